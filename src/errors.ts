@@ -1,0 +1,74 @@
+/**
+ * The one error class of svc. Every layer throws it with an S3 error code; the S3 surface renders
+ * it as an XML error document, the admin API as JSON. The status comes from the code's table so a
+ * code always answers with the same status.
+ */
+
+/** S3 error codes svc returns, with their HTTP status. */
+export const ERROR_STATUS = {
+  AccessDenied: 403,
+  BadDigest: 400,
+  BucketAlreadyExists: 409,
+  BucketAlreadyOwnedByYou: 409,
+  BucketNotEmpty: 409,
+  EntityTooLarge: 400,
+  EntityTooSmall: 400,
+  IncompleteBody: 400,
+  InternalError: 500,
+  InvalidArgument: 400,
+  InvalidBucketName: 400,
+  InvalidDigest: 400,
+  InvalidObjectName: 400,
+  InvalidPart: 400,
+  InvalidPartOrder: 400,
+  InvalidRange: 416,
+  InvalidRequest: 400,
+  KeyTooLongError: 400,
+  MalformedXML: 400,
+  MetadataTooLarge: 400,
+  MethodNotAllowed: 405,
+  MissingContentLength: 411,
+  NoSuchBucket: 404,
+  NoSuchKey: 404,
+  NoSuchUpload: 404,
+  NotImplemented: 501,
+  NotModified: 304,
+  ObjectPathConflict: 409,
+  PreconditionFailed: 412,
+  ConditionalRequestConflict: 409,
+  RequestTimeout: 504,
+  ServiceUnavailable: 503,
+  SlowDown: 503,
+  XAmzContentSHA256Mismatch: 400,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra elements for the S3 error document (e.g. BucketName, Key, UploadId). */
+  readonly details: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, string> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = "SvcError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = details;
+  }
+}
+
+/** Wraps anything thrown into an SvcError; unknown failures become InternalError. */
+export function toSvcError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new SvcError("InternalError", "We encountered an internal error. Please try again.", {}, {
+    cause: err ?? new Error(message),
+  });
+}

@@ -1,0 +1,122 @@
+/**
+ * The storage interface every backend (filesystem, s3) implements. Backends store bytes and one
+ * metadata record per object under the names they are given; they know nothing of HTTP, delta
+ * compression or IAM. Absence is `null`; every other failure throws, so a caller never reads an
+ * error as "absent".
+ */
+
+/** Standard headers that round-trip with an object, stored lowercase. */
+export const STORED_HEADERS = [
+  "cache-control",
+  "content-disposition",
+  "content-encoding",
+  "content-language",
+  "expires",
+] as const;
+export type StoredHeader = typeof STORED_HEADERS[number];
+
+/** How the bytes of an object are stored. Only `passthrough` exists until delta compression. */
+export type StorageKind = "passthrough" | "delta" | "reference";
+
+/** The metadata record persisted with every object. Field names are the on-disk format. */
+export interface ObjectMeta {
+  /** Logical size in bytes: what a client reads back. */
+  size: number;
+  /** ETag without quotes: md5 hex, or `md5-of-md5s-N` for multipart uploads. */
+  etag: string;
+  /** Hex md5 of the logical body, kept even for multipart objects. */
+  md5: string;
+  /** Hex sha256 of the logical body. */
+  sha256: string;
+  contentType: string;
+  /** User metadata, keys lowercase without the `x-amz-meta-` prefix. */
+  userMeta: Record<string, string>;
+  headers: Partial<Record<StoredHeader, string>>;
+  /** Last-Modified, epoch milliseconds. */
+  lastModified: number;
+  /** Number of parts when the object came from a multipart upload. */
+  partsCount?: number;
+  storage: StorageKind;
+}
+
+export interface ObjectInfo {
+  key: string;
+  /** Bytes the object occupies on the backend (differs from meta.size for deltas). */
+  storedSize: number;
+  meta: ObjectMeta;
+}
+
+export interface BucketEntry {
+  name: string;
+  created: Date;
+}
+
+export interface ByteRange {
+  /** First byte, inclusive. */
+  start: number;
+  /** Last byte, inclusive. */
+  end: number;
+}
+
+export interface ListOptions {
+  prefix: string;
+  /** Only keys strictly greater than this (UTF-8 byte order). */
+  startAfter?: string;
+  delimiter?: string;
+  /** Entries (objects plus common prefixes) in one page, at least 1. */
+  maxKeys: number;
+}
+
+export interface ListPage {
+  objects: ObjectInfo[];
+  commonPrefixes: string[];
+  isTruncated: boolean;
+  /** The last key or common prefix returned: the startAfter of the next page. */
+  nextStartAfter?: string;
+}
+
+/** A body written to the backend but not yet visible. Exactly one of commit/abort is called. */
+export interface StagedObject {
+  /** Bytes written. */
+  readonly size: number;
+  /** Makes the object visible atomically with this metadata, replacing any previous object. */
+  commit(meta: ObjectMeta): Promise<ObjectInfo>;
+  /** Discards the staged bytes. Safe to call after a failed commit. */
+  abort(): Promise<void>;
+}
+
+export interface ObjectBody {
+  info: ObjectInfo;
+  body: ReadableStream<Uint8Array>;
+}
+
+export interface Backend {
+  readonly kind: "filesystem" | "s3";
+
+  listBuckets(): Promise<BucketEntry[]>;
+  /** null when the bucket does not exist. */
+  headBucket(bucket: string): Promise<BucketEntry | null>;
+  /** Throws BucketAlreadyOwnedByYou when it exists. */
+  createBucket(bucket: string): Promise<void>;
+  /** Throws NoSuchBucket, or BucketNotEmpty while any object remains. */
+  deleteBucket(bucket: string): Promise<void>;
+
+  /** null when the key does not exist; throws NoSuchBucket for a missing bucket. */
+  headObject(bucket: string, key: string): Promise<ObjectInfo | null>;
+  /** The stored bytes, optionally one byte range of them (already validated by the caller). */
+  getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null>;
+  /**
+   * Writes the body to a hidden temporary place. Throws NoSuchBucket before reading the body,
+   * and the key's own errors (InvalidObjectName, KeyTooLongError, ObjectPathConflict).
+   */
+  stageObject(
+    bucket: string,
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<StagedObject>;
+  /** Removes one object; false when it did not exist. */
+  deleteObject(bucket: string, key: string): Promise<boolean>;
+  /** One page of keys in UTF-8 byte order. Throws NoSuchBucket. */
+  listObjects(bucket: string, options: ListOptions): Promise<ListPage>;
+}

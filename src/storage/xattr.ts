@@ -1,0 +1,123 @@
+/**
+ * Extended attributes through libc, because Deno has no xattr API. The filesystem backend keeps
+ * each object's metadata in one attribute set on the temp file before the rename, so the rename
+ * commits bytes and metadata together.
+ */
+
+const ENOENT = 2;
+const ENODATA = 61;
+const ERANGE = 34;
+const ENOTSUP = 95;
+
+const symbols = {
+  getxattr: { parameters: ["buffer", "buffer", "buffer", "usize"], result: "isize" },
+  setxattr: { parameters: ["buffer", "buffer", "buffer", "usize", "i32"], result: "i32" },
+  removexattr: { parameters: ["buffer", "buffer"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
+
+function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
+  lib ??= Deno.dlopen("libc.so.6", symbols);
+  return lib.symbols;
+}
+
+const encoder = new TextEncoder();
+
+function cString(value: string): Uint8Array<ArrayBuffer> {
+  const bytes = encoder.encode(value);
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  return out;
+}
+
+function errno(): number {
+  const pointer = libc().__errno_location();
+  if (pointer === null) return 0;
+  return new Deno.UnsafePointerView(pointer).getInt32();
+}
+
+/** Raised for every xattr failure other than a missing attribute. */
+export class XattrError extends Error {
+  readonly errno: number;
+  constructor(operation: string, path: string, code: number) {
+    const reason = code === ENOTSUP
+      ? "extended attributes are not supported on this filesystem"
+      : code === ENOENT
+      ? "no such file"
+      : `errno ${code}`;
+    super(`${operation} "${path}" failed: ${reason}`);
+    this.name = "XattrError";
+    this.errno = code;
+  }
+  get notFound(): boolean {
+    return this.errno === ENOENT;
+  }
+}
+
+/** Reads one attribute; null when the file has no such attribute. */
+export function getXattr(path: string, name: string): Uint8Array | null {
+  const pathC = cString(path);
+  const nameC = cString(name);
+  let buffer = new Uint8Array(4096);
+  for (;;) {
+    const n = Number(libc().getxattr(pathC, nameC, buffer, BigInt(buffer.length)));
+    if (n >= 0) return buffer.slice(0, n);
+    const code = errno();
+    if (code === ENODATA) return null;
+    if (code === ERANGE && buffer.length < 1 << 20) {
+      buffer = new Uint8Array(buffer.length * 4);
+      continue;
+    }
+    throw new XattrError("getxattr", path, code);
+  }
+}
+
+export function setXattr(path: string, name: string, value: Uint8Array): void {
+  const copy = new Uint8Array(value);
+  const rc = libc().setxattr(cString(path), cString(name), copy, BigInt(copy.length), 0);
+  if (rc !== 0) throw new XattrError("setxattr", path, errno());
+}
+
+/** Removes one attribute; a missing attribute is not an error. */
+export function removeXattr(path: string, name: string): void {
+  const rc = libc().removexattr(cString(path), cString(name));
+  if (rc !== 0) {
+    const code = errno();
+    if (code !== ENODATA) throw new XattrError("removexattr", path, code);
+  }
+}
+
+/** Reads a JSON attribute; null when absent. */
+export function getJsonXattr<T>(path: string, name: string): T | null {
+  const raw = getXattr(path, name);
+  return raw === null ? null : JSON.parse(new TextDecoder().decode(raw)) as T;
+}
+
+export function setJsonXattr(path: string, name: string, value: unknown): void {
+  setXattr(path, name, encoder.encode(JSON.stringify(value)));
+}
+
+/**
+ * Checks that `dir` supports user extended attributes by writing one on a probe file.
+ * Throws an Error whose message says what to do.
+ */
+export async function assertXattrSupport(dir: string): Promise<void> {
+  const probe = `${dir}/.svc-xattr-probe-${crypto.randomUUID()}`;
+  await Deno.writeFile(probe, new Uint8Array());
+  try {
+    setXattr(probe, "user.svc.probe", encoder.encode("1"));
+    const back = getXattr(probe, "user.svc.probe");
+    if (back === null || back[0] !== 0x31) throw new Error("attribute did not read back");
+  } catch (err) {
+    throw new Error(
+      `Data directory "${dir}" does not support user extended attributes (${
+        (err as Error).message
+      }); svc keeps object metadata in them. Use an ext4, xfs, btrfs or tmpfs (Linux 6.6+) ` +
+        `directory, or mount with user_xattr.`,
+    );
+  } finally {
+    await Deno.remove(probe).catch(() => {});
+  }
+}
