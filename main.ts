@@ -1,0 +1,97 @@
+/**
+ * svc command line: `svc [serve] [--config <path>] [--listen <addr>] [--verbose]`.
+ */
+import { loadConfig } from "./src/config/load.ts";
+import { ConfigError } from "./src/config/schema.ts";
+import { configureLogging, getLogger } from "./src/observability/log.ts";
+import { startServer } from "./src/runtime/server.ts";
+import { StartupError } from "./src/runtime/startup-checks.ts";
+import { VERSION } from "./src/version.ts";
+
+const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
+
+Usage:
+  svc [serve] [--config <path>] [--listen <host:port>] [--verbose]
+  svc --version | --help
+
+Configuration comes from --config, else SVC_CONFIG, else ./svc.yaml, ./svc.yml,
+/etc/svc/config.yaml, /etc/svc/config.yml; SVC_* environment variables override the file and
+--listen overrides both. Without any file svc serves ./data on 0.0.0.0:9000.
+`;
+
+interface Cli {
+  command: "serve" | "help" | "version";
+  config?: string;
+  listen?: string;
+  verbose: boolean;
+}
+
+export function parseArgs(args: string[]): Cli {
+  const cli: Cli = { command: "serve", verbose: false };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = () => {
+      const next = args[++i];
+      if (next === undefined) throw new ConfigError(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === "serve") cli.command = "serve";
+    else if (arg === "--help" || arg === "-h" || arg === "help") cli.command = "help";
+    else if (arg === "--version" || arg === "-V") cli.command = "version";
+    else if (arg === "--verbose" || arg === "-v") cli.verbose = true;
+    else if (arg === "--config" || arg === "-c") cli.config = value();
+    else if (arg.startsWith("--config=")) cli.config = arg.slice(9);
+    else if (arg === "--listen" || arg === "-l") cli.listen = value();
+    else if (arg.startsWith("--listen=")) cli.listen = arg.slice(9);
+    else throw new ConfigError(`Unknown argument "${arg}" (see svc --help)`);
+  }
+  return cli;
+}
+
+async function main(args: string[]): Promise<number> {
+  let cli: Cli;
+  try {
+    cli = parseArgs(args);
+  } catch (err) {
+    console.error(`svc: ${(err as Error).message}`);
+    return 2;
+  }
+  if (cli.command === "help") {
+    console.log(USAGE);
+    return 0;
+  }
+  if (cli.command === "version") {
+    console.log(`svc ${VERSION}`);
+    return 0;
+  }
+  const env = Deno.env.toObject();
+  try {
+    const loaded = await loadConfig({ configPath: cli.config, listen: cli.listen, env });
+    configureLogging({
+      level: env.RUST_LOG ?? env.SVC_LOG_LEVEL ?? loaded.config.advanced.log_level ??
+        (cli.verbose ? "trace" : undefined),
+      format: env.SVC_LOG_FORMAT,
+    });
+    const log = getLogger("svc");
+    for (const warning of loaded.warnings) log.warn(warning);
+    log.info(`svc ${VERSION} starting`, { config: loaded.path ?? "(embedded defaults)" });
+    const server = await startServer(loaded.config);
+    const stop = () => {
+      log.info("shutting down");
+      server.stop();
+    };
+    Deno.addSignalListener("SIGINT", stop);
+    Deno.addSignalListener("SIGTERM", stop);
+    await server.finished;
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof StartupError) {
+      console.error(`svc: ${err.message}`);
+      return 1;
+    }
+    console.error(`svc: failed to start: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

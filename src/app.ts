@@ -1,0 +1,21 @@
+/**
+ * Composes the surfaces on one Hono app: operator routes under `/_/`, S3 for everything else.
+ * No logic lives here.
+ */
+import { Hono } from "hono";
+
+export interface AppSurfaces {
+  s3: (request: Request) => Promise<Response>;
+}
+
+export function createApp(surfaces: AppSurfaces): Hono {
+  const app = new Hono();
+  // Liveness: no backend I/O and no version, so it answers even when storage is down.
+  app.get("/_/health", (c) => c.json({ status: "ok" }));
+  app.all(
+    "/_/*",
+    (c) => c.json({ error: "not_found", message: `No route for ${c.req.path}` }, 404),
+  );
+  app.all("*", (c) => surfaces.s3(c.req.raw));
+  return app;
+}

@@ -1,0 +1,86 @@
+/**
+ * The configuration model: four optional sections (`admission`, `access`, `storage`,
+ * `advanced`), each field with its type, range and default. The schema is the single source of
+ * defaults; `Config` is what the rest of svc reads (through one snapshot per request).
+ */
+import * as v from "valibot";
+
+const bool = v.boolean();
+const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
+const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+const filesystemPath = v.pipe(
+  v.string(),
+  v.minLength(1, "expected a non-empty path"),
+  v.check(
+    (path) => !path.split(/[\\/]/).includes(".."),
+    'must not contain ".." components',
+  ),
+);
+
+export const accessSchema = v.object({
+  iam_mode: v.optional(v.picklist(["gui", "declarative"]), "gui"),
+  /** `none` = open access; absent = decided by whether credentials exist. */
+  authentication: v.optional(v.string()),
+  access_key_id: v.optional(v.pipe(v.string(), v.minLength(1))),
+  secret_access_key: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
+
+export const backendSchema = v.object({
+  type: v.picklist(["filesystem", "s3"]),
+  path: v.optional(filesystemPath),
+  endpoint: v.optional(v.string()),
+  region: v.optional(v.string(), "us-east-1"),
+  force_path_style: v.optional(bool, true),
+  access_key_id: v.optional(v.string()),
+  secret_access_key: v.optional(v.string()),
+});
+
+export const storageSchema = v.object({
+  filesystem: v.optional(filesystemPath),
+  backend: v.optional(backendSchema),
+});
+
+export const advancedSchema = v.object({
+  listen_addr: v.optional(v.string(), "0.0.0.0:9000"),
+  log_level: v.optional(v.string()),
+  request_timeout_secs: v.optional(positiveInt, 300),
+  max_concurrent_requests: v.optional(positiveInt, 1024),
+  max_multipart_uploads: v.optional(positiveInt, 1000),
+  multipart_idle_ttl_hours: v.optional(v.pipe(v.number(), v.minValue(0)), 24),
+  max_object_size: v.optional(nonNegativeInt, 104857600),
+  debug_headers: v.optional(bool, false),
+  cors_permissive: v.optional(bool, false),
+  trust_proxy_headers: v.optional(bool, false),
+});
+
+export const configSchema = v.object({
+  admission: v.optional(v.unknown()),
+  access: v.optional(accessSchema, {}),
+  storage: v.optional(storageSchema, {}),
+  advanced: v.optional(advancedSchema, {}),
+});
+
+export type Config = v.InferOutput<typeof configSchema>;
+export type AccessConfig = v.InferOutput<typeof accessSchema>;
+export type StorageConfig = v.InferOutput<typeof storageSchema>;
+export type AdvancedConfig = v.InferOutput<typeof advancedSchema>;
+
+/** Raised for a document that does not match the model; the message carries the field path. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Validates a parsed document, filling defaults. Throws ConfigError naming the first bad path. */
+export function validateConfig(document: unknown): Config {
+  const result = v.safeParse(configSchema, document ?? {});
+  if (result.success) return result.output;
+  const lines = result.issues.map((issue) => {
+    const path = v.getDotPath(issue) ?? "(document)";
+    return `${path}: ${issue.message}`;
+  });
+  throw new ConfigError(lines.join("; "));
+}

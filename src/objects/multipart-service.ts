@@ -1,0 +1,272 @@
+/**
+ * Multipart uploads over the on-disk multipart store: limits, part validation at completion,
+ * the multipart ETag, and the completion itself, which streams the parts in order through the
+ * object service's one write path (hash, verify, commit under the key lock).
+ */
+import { createHash } from "node:crypto";
+import { SvcError } from "../errors.ts";
+import type { ObjectInfo } from "../storage/backend.ts";
+import { tooLarge } from "./body-digest.ts";
+import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
+import type { ClientMetadata, ObjectService, WritePrecondition } from "./object-service.ts";
+
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
+
+export interface MultipartLimits {
+  maxUploads: number;
+  idleTtlHours: number;
+}
+
+export interface CompletedPart {
+  partNumber: number;
+  /** ETag as the client sent it, quotes stripped. */
+  etag: string;
+}
+
+export class MultipartService {
+  readonly #objects: ObjectService;
+  readonly #store: MultipartStore;
+  readonly #limits: () => MultipartLimits;
+  /** Completions in flight per bucket; DeleteBucket waits for them. */
+  readonly #completing = new Map<string, Set<Promise<unknown>>>();
+
+  constructor(objects: ObjectService, store: MultipartStore, limits: () => MultipartLimits) {
+    this.#objects = objects;
+    this.#store = store;
+    this.#limits = limits;
+  }
+
+  async create(bucket: string, key: string, metadata: ClientMetadata): Promise<UploadRecord> {
+    await this.#objects.headBucket(bucket);
+    this.#objects.checkDeclaredSize(undefined);
+    const max = this.#limits().maxUploads;
+    if (await this.#store.count() >= max) {
+      throw new SvcError(
+        "SlowDown",
+        `Too many multipart uploads in progress (at most ${max}); complete or abort some first`,
+      );
+    }
+    return await this.#store.create({
+      bucket,
+      key,
+      contentType: metadata.contentType ?? "",
+      userMeta: metadata.userMeta,
+      headers: metadata.headers,
+    });
+  }
+
+  /** The upload, checked against the bucket and key the client addressed. */
+  async upload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
+    const record = await this.#store.get(uploadId);
+    if (record === null || record.bucket !== bucket || record.key !== key) {
+      throw new SvcError(
+        "NoSuchUpload",
+        "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+        { UploadId: uploadId },
+      );
+    }
+    return record;
+  }
+
+  async uploadPart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    options: { contentLength?: number; expectedMd5?: string; signal?: AbortSignal },
+  ): Promise<PartInfo> {
+    await this.upload(bucket, key, uploadId);
+    const maxObjectSize = this.#objects.limits.maxObjectSize;
+    this.#objects.checkDeclaredSize(options.contentLength);
+    // The upload as a whole must fit max_object_size: count the other parts already stored.
+    const others = (await this.#store.listParts(uploadId))
+      .filter((part) => part.partNumber !== partNumber)
+      .reduce((sum, part) => sum + part.size, 0);
+    if (others + (options.contentLength ?? 0) > maxObjectSize) throw tooLarge(maxObjectSize);
+    // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
+    // decoder) before the part is committed; a longer one is cut off here.
+    return await this.#store.putPart(uploadId, partNumber, body, {
+      signal: options.signal,
+      maxBytes: Math.min(maxObjectSize - others, options.contentLength ?? Infinity),
+      expectedMd5: options.expectedMd5,
+    });
+  }
+
+  async complete(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    requested: CompletedPart[],
+    precondition: WritePrecondition | undefined,
+    signal?: AbortSignal,
+  ): Promise<ObjectInfo> {
+    const record = await this.upload(bucket, key, uploadId);
+    const stored = new Map((await this.#store.listParts(uploadId)).map((p) => [p.partNumber, p]));
+    const parts = validateCompletion(requested, stored);
+    const total = parts.reduce((sum, part) => sum + part.size, 0);
+    const maxObjectSize = this.#objects.limits.maxObjectSize;
+    if (total > maxObjectSize) throw tooLarge(maxObjectSize);
+    if (precondition) precondition(await this.#objects.backend.headObject(bucket, key));
+
+    const work = this.#objects.store(bucket, key, this.#concatenate(uploadId, parts), {
+      metadata: {
+        contentType: record.contentType || undefined,
+        userMeta: record.userMeta,
+        headers: record.headers,
+      },
+      maxBytes: maxObjectSize,
+      verify: (digest) => {
+        if (digest.bytes !== total) {
+          throw new SvcError(
+            "InternalError",
+            `Upload "${uploadId}" changed while it was being completed`,
+          );
+        }
+        return { etag: multipartEtag(parts), partsCount: parts.length };
+      },
+      precondition,
+      signal,
+    });
+    const info = await this.#track(bucket, work);
+    await this.#store.remove(uploadId);
+    return info;
+  }
+
+  async abort(bucket: string, key: string, uploadId: string): Promise<void> {
+    await this.upload(bucket, key, uploadId);
+    await this.#store.remove(uploadId);
+  }
+
+  async listParts(bucket: string, key: string, uploadId: string) {
+    const record = await this.upload(bucket, key, uploadId);
+    return { record, parts: await this.#store.listParts(uploadId) };
+  }
+
+  async listUploads(bucket: string): Promise<UploadRecord[]> {
+    await this.#objects.headBucket(bucket);
+    return (await this.#store.list()).filter((u) => u.bucket === bucket);
+  }
+
+  /** Runs `work` once no completion is writing into the bucket. */
+  async whileBucketQuiet<T>(bucket: string, work: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const pending = this.#completing.get(bucket);
+      if (!pending || pending.size === 0) return await work();
+      await Promise.allSettled([...pending]);
+    }
+  }
+
+  /** Removes every upload of a deleted bucket. */
+  async purgeBucket(bucket: string): Promise<number> {
+    const uploads = (await this.#store.list()).filter((u) => u.bucket === bucket);
+    for (const upload of uploads) await this.#store.remove(upload.uploadId);
+    return uploads.length;
+  }
+
+  /** Removes uploads idle for longer than the TTL. */
+  sweep(now = Date.now()) {
+    const ttlMs = this.#limits().idleTtlHours * 3600_000;
+    return this.#store.sweep(ttlMs, now);
+  }
+
+  async #track<T>(bucket: string, work: Promise<T>): Promise<T> {
+    let set = this.#completing.get(bucket);
+    if (!set) this.#completing.set(bucket, set = new Set());
+    set.add(work);
+    try {
+      return await work;
+    } finally {
+      set.delete(work);
+      if (set.size === 0) this.#completing.delete(bucket);
+    }
+  }
+
+  /** The parts' bytes in order, one part file open at a time. */
+  #concatenate(uploadId: string, parts: PartInfo[]): ReadableStream<Uint8Array> {
+    const store = this.#store;
+    let index = 0;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          if (reader === undefined) {
+            if (index >= parts.length) return controller.close();
+            const partNumber = parts[index++].partNumber;
+            const part = await store.openPart(uploadId, partNumber);
+            if (part === null) {
+              throw new SvcError(
+                "NoSuchUpload",
+                `Part ${partNumber} of upload "${uploadId}" disappeared during completion`,
+              );
+            }
+            reader = part.getReader();
+          }
+          const { done, value } = await reader.read();
+          if (!done) return controller.enqueue(value);
+          reader = undefined;
+        }
+      },
+      async cancel(reason) {
+        await reader?.cancel(reason);
+      },
+    });
+  }
+}
+
+/** Checks the client's part list against the stored parts; returns the stored parts in order. */
+export function validateCompletion(
+  requested: CompletedPart[],
+  stored: Map<number, PartInfo>,
+): PartInfo[] {
+  if (requested.length === 0) {
+    throw new SvcError(
+      "MalformedXML",
+      "The XML you provided was not well-formed or did not validate against our published schema (no parts)",
+    );
+  }
+  const parts: PartInfo[] = [];
+  let previous = 0;
+  for (const { partNumber, etag } of requested) {
+    if (partNumber <= previous) {
+      throw new SvcError(
+        "InvalidPartOrder",
+        "The list of parts was not in ascending order. Parts must be ordered by part number.",
+      );
+    }
+    previous = partNumber;
+    const part = stored.get(partNumber);
+    if (part === undefined || part.etag !== etag) {
+      throw new SvcError(
+        "InvalidPart",
+        `One or more of the specified parts could not be found (part ${partNumber}, ETag "${etag}"). The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.`,
+        { PartNumber: String(partNumber), ETag: etag },
+      );
+    }
+    parts.push(part);
+  }
+  parts.slice(0, -1).forEach((part) => {
+    if (part.size < MIN_PART_SIZE) {
+      throw new SvcError(
+        "EntityTooSmall",
+        "Your proposed upload is smaller than the minimum allowed size",
+        {
+          ProposedSize: String(part.size),
+          MinSizeAllowed: String(MIN_PART_SIZE),
+          PartNumber: String(part.partNumber),
+          ETag: part.etag,
+        },
+      );
+    }
+  });
+  return parts;
+}
+
+/** `md5(concatenated binary part md5s)-N`, the ETag S3 gives multipart objects. */
+export function multipartEtag(parts: PartInfo[]): string {
+  const hash = createHash("md5");
+  for (const part of parts) {
+    hash.update(Uint8Array.from(part.etag.match(/../g)!, (h) => parseInt(h, 16)));
+  }
+  return `${hash.digest("hex")}-${parts.length}`;
+}

@@ -1,0 +1,320 @@
+/**
+ * The object service: the one place where PUT/GET/COPY/DELETE/LIST semantics are composed over a
+ * backend. It hashes bodies on the way in, validates before anything becomes visible, runs write
+ * preconditions and the commit under a per-key lock, and knows nothing of HTTP.
+ */
+import { SvcError } from "../errors.ts";
+import type {
+  Backend,
+  BucketEntry,
+  ByteRange,
+  ListOptions,
+  ListPage,
+  ObjectBody,
+  ObjectInfo,
+  ObjectMeta,
+  StoredHeader,
+} from "../storage/backend.ts";
+import { BodyDigest, tooLarge } from "./body-digest.ts";
+import { KeyLock } from "./key-lock.ts";
+
+export interface ObjectLimits {
+  /** Largest object or upload body in bytes; 0 refuses every upload. */
+  maxObjectSize: number;
+}
+
+/** Metadata a client sets on an object (PUT, CreateMultipartUpload, COPY with REPLACE). */
+export interface ClientMetadata {
+  contentType?: string;
+  userMeta: Record<string, string>;
+  headers: Partial<Record<StoredHeader, string>>;
+}
+
+/** Runs under the key lock with the current object (or null) just before commit; throws to refuse. */
+export type WritePrecondition = (existing: ObjectInfo | null) => void;
+
+export interface PutOptions {
+  metadata: ClientMetadata;
+  /** Declared logical length; a body of another length is IncompleteBody. */
+  contentLength?: number;
+  /** Hex md5 from Content-MD5. */
+  expectedMd5?: string;
+  /** Hex sha256 from x-amz-content-sha256. */
+  expectedSha256?: string;
+  precondition?: WritePrecondition;
+  signal?: AbortSignal;
+}
+
+export interface CopyOptions {
+  /** null keeps the source's metadata (COPY directive). */
+  metadata: ClientMetadata | null;
+  /** Checks the source (copy-source conditionals); throws to refuse. */
+  sourceCheck?: (source: ObjectInfo) => void;
+  precondition?: WritePrecondition;
+  signal?: AbortSignal;
+}
+
+/** What a finished body turns into: the digests plus how the ETag is formed. */
+export interface CommitPlan {
+  etag?: string;
+  partsCount?: number;
+}
+
+export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+
+export class ObjectService {
+  readonly backend: Backend;
+  readonly #limits: () => ObjectLimits;
+  readonly #locks = new KeyLock();
+
+  constructor(backend: Backend, limits: () => ObjectLimits) {
+    this.backend = backend;
+    this.#limits = limits;
+  }
+
+  get limits(): ObjectLimits {
+    return this.#limits();
+  }
+
+  // ── buckets ──────────────────────────────────────────────────────────────
+
+  listBuckets(): Promise<BucketEntry[]> {
+    return this.backend.listBuckets();
+  }
+
+  async headBucket(bucket: string): Promise<BucketEntry> {
+    const entry = await this.backend.headBucket(bucket);
+    if (entry === null) throw noSuchBucket(bucket);
+    return entry;
+  }
+
+  createBucket(bucket: string): Promise<void> {
+    return this.backend.createBucket(bucket);
+  }
+
+  deleteBucket(bucket: string): Promise<void> {
+    return this.backend.deleteBucket(bucket);
+  }
+
+  // ── reads ────────────────────────────────────────────────────────────────
+
+  async head(bucket: string, key: string): Promise<ObjectInfo> {
+    const info = await this.backend.headObject(bucket, key);
+    if (info === null) throw noSuchKey(key);
+    return info;
+  }
+
+  /**
+   * Opens the object's bytes. `expectedEtag` guards against a replacement between the caller's
+   * HEAD (conditionals, range maths) and this open: the caller then re-plans on the new version.
+   */
+  async get(
+    bucket: string,
+    key: string,
+    range?: ByteRange,
+    expectedEtag?: string,
+  ): Promise<ObjectBody> {
+    const result = await this.backend.getObject(bucket, key, range);
+    if (result === null) throw noSuchKey(key);
+    if (expectedEtag !== undefined && result.info.meta.etag !== expectedEtag) {
+      await result.body.cancel();
+      throw new ObjectChangedError();
+    }
+    return result;
+  }
+
+  listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
+    return this.backend.listObjects(bucket, options);
+  }
+
+  // ── writes ───────────────────────────────────────────────────────────────
+
+  /** Checks size limits that can be known before the body arrives. */
+  checkDeclaredSize(length: number | undefined): void {
+    const max = this.limits.maxObjectSize;
+    if (max === 0 || (length !== undefined && length > max)) throw tooLarge(max);
+  }
+
+  async put(
+    bucket: string,
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    options: PutOptions,
+  ): Promise<ObjectInfo> {
+    this.checkDeclaredSize(options.contentLength);
+    if (options.precondition) {
+      options.precondition(await this.backend.headObject(bucket, key));
+    }
+    return await this.store(bucket, key, body, {
+      metadata: options.metadata,
+      maxBytes: this.limits.maxObjectSize,
+      verify: (digest) => {
+        if (options.contentLength !== undefined && digest.bytes !== options.contentLength) {
+          throw new SvcError(
+            "IncompleteBody",
+            `You did not provide the number of bytes specified by the Content-Length HTTP header (${options.contentLength} declared, ${digest.bytes} received)`,
+          );
+        }
+        const { md5, sha256 } = digest.result();
+        if (options.expectedMd5 !== undefined && options.expectedMd5 !== md5) {
+          throw new SvcError(
+            "BadDigest",
+            "The Content-MD5 you specified did not match what we received",
+          );
+        }
+        if (options.expectedSha256 !== undefined && options.expectedSha256 !== sha256) {
+          throw new SvcError(
+            "XAmzContentSHA256Mismatch",
+            "The provided 'x-amz-content-sha256' header does not match what was computed",
+            {
+              ClientComputedContentSHA256: options.expectedSha256,
+              S3ComputedContentSHA256: sha256,
+            },
+          );
+        }
+        return {};
+      },
+      precondition: options.precondition,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Stages a body through the digest, lets `verify` judge it, then commits under the key lock
+   * after the precondition. Anything thrown before the commit leaves no trace.
+   */
+  async store(
+    bucket: string,
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    plan: {
+      metadata: ClientMetadata;
+      maxBytes: number;
+      verify: (digest: BodyDigest) => CommitPlan;
+      precondition?: WritePrecondition;
+      signal?: AbortSignal;
+    },
+  ): Promise<ObjectInfo> {
+    const digest = new BodyDigest(plan.maxBytes);
+    const staged = await this.backend.stageObject(
+      bucket,
+      key,
+      body.pipeThrough(digest.transform),
+      plan.signal,
+    );
+    try {
+      const { etag, partsCount } = plan.verify(digest);
+      const { md5, sha256 } = digest.result();
+      const meta: ObjectMeta = {
+        size: digest.bytes,
+        etag: etag ?? md5,
+        md5,
+        sha256,
+        contentType: plan.metadata.contentType || DEFAULT_CONTENT_TYPE,
+        userMeta: plan.metadata.userMeta,
+        headers: plan.metadata.headers,
+        lastModified: Date.now(),
+        storage: "passthrough",
+        ...(partsCount !== undefined ? { partsCount } : {}),
+      };
+      plan.signal?.throwIfAborted();
+      return await this.#locks.run(`${bucket}/${key}`, async () => {
+        if (plan.precondition) plan.precondition(await this.backend.headObject(bucket, key));
+        return await staged.commit(meta);
+      });
+    } catch (err) {
+      await staged.abort();
+      throw err;
+    }
+  }
+
+  async copy(
+    source: { bucket: string; key: string },
+    target: { bucket: string; key: string },
+    options: CopyOptions,
+  ): Promise<ObjectInfo> {
+    const sourceInfo = await this.head(source.bucket, source.key);
+    options.sourceCheck?.(sourceInfo);
+    const sameObject = source.bucket === target.bucket && source.key === target.key;
+    if (sameObject && options.metadata === null) {
+      throw new SvcError(
+        "InvalidRequest",
+        "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
+      );
+    }
+    this.checkDeclaredSize(sourceInfo.meta.size);
+    const { info, body } = await this.get(
+      source.bucket,
+      source.key,
+      undefined,
+      sourceInfo.meta.etag,
+    );
+    const metadata = options.metadata ?? {
+      contentType: info.meta.contentType,
+      userMeta: info.meta.userMeta,
+      headers: info.meta.headers,
+    };
+    return await this.store(target.bucket, target.key, body, {
+      metadata,
+      maxBytes: this.limits.maxObjectSize,
+      verify: (digest) => {
+        // The copy re-reads stored bytes: a different hash means the source is damaged.
+        if (digest.result().sha256 !== info.meta.sha256 || digest.bytes !== info.meta.size) {
+          throw new SvcError("InternalError", `Source object "${source.key}" failed verification`);
+        }
+        // A copy keeps a multipart ETag, so HEAD, GET and LIST of the copy agree with the source.
+        return info.meta.partsCount !== undefined
+          ? { etag: info.meta.etag, partsCount: info.meta.partsCount }
+          : {};
+      },
+      precondition: options.precondition,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Deletes one key; a key ending in `/` deletes every object under that prefix (the marker
+   * itself included). A missing key is success. Returns how many objects were removed.
+   */
+  async delete(bucket: string, key: string): Promise<number> {
+    await this.headBucket(bucket);
+    if (!key.endsWith("/")) return (await this.deleteOne(bucket, key)) ? 1 : 0;
+    let removed = 0;
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await this.backend.listObjects(bucket, {
+        prefix: key,
+        startAfter,
+        maxKeys: 1000,
+      });
+      for (const object of page.objects) {
+        if (await this.deleteOne(bucket, object.key)) removed++;
+      }
+      if (!page.isTruncated || page.nextStartAfter === undefined) return removed;
+      startAfter = page.nextStartAfter;
+    }
+  }
+
+  /** Deletes exactly one key (no prefix semantics); false when it did not exist. */
+  deleteOne(bucket: string, key: string): Promise<boolean> {
+    return this.#locks.run(`${bucket}/${key}`, () => this.backend.deleteObject(bucket, key));
+  }
+}
+
+/** The object changed between planning a read and opening it; the caller should re-plan. */
+export class ObjectChangedError extends Error {
+  constructor() {
+    super("Object changed while it was being read");
+    this.name = "ObjectChangedError";
+  }
+}
+
+export function noSuchBucket(bucket: string): SvcError {
+  return new SvcError("NoSuchBucket", `The specified bucket "${bucket}" does not exist`, {
+    BucketName: bucket,
+  });
+}
+
+export function noSuchKey(key: string): SvcError {
+  return new SvcError("NoSuchKey", `The specified key "${key}" does not exist`, { Key: key });
+}

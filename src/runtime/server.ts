@@ -1,0 +1,101 @@
+/**
+ * Builds the running service from one config snapshot: backend, object and multipart services,
+ * the S3 handler, background tasks, and the listener. `stop()` ends all of them.
+ */
+import { createApp } from "../app.ts";
+import type { Config } from "../config/schema.ts";
+import { parseListenAddress } from "../config/load.ts";
+import { Semaphore } from "../http/semaphore.ts";
+import { MultipartService } from "../objects/multipart-service.ts";
+import { MultipartStore } from "../objects/multipart-store.ts";
+import { ObjectService } from "../objects/object-service.ts";
+import { getLogger } from "../observability/log.ts";
+import { createS3Handler } from "../s3/handler.ts";
+import { FilesystemBackend } from "../storage/filesystem-backend.ts";
+import { checkStartupAuth } from "./startup-checks.ts";
+
+const log = getLogger("svc::runtime");
+
+/** How often idle multipart uploads are looked for. */
+const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
+
+export interface RunningServer {
+  hostname: string;
+  port: number;
+  stop(): Promise<void>;
+  finished: Promise<void>;
+}
+
+/** Holds the current config snapshot; readers take `current` once per request. */
+export class ConfigHolder {
+  #current: Config;
+  constructor(initial: Config) {
+    this.#current = initial;
+  }
+  get current(): Config {
+    return this.#current;
+  }
+  swap(next: Config): void {
+    this.#current = next;
+  }
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  for (const warning of checkStartupAuth(config.access)) log.warn(warning);
+  const holder = new ConfigHolder(config);
+  const dataDir = config.storage.backend?.path ?? config.storage.filesystem ?? "./data";
+  if (config.storage.backend?.type === "s3") {
+    throw new Error(
+      "storage.backend.type s3 is not available in this build yet; use a filesystem backend",
+    );
+  }
+  const backend = await FilesystemBackend.open(dataDir);
+  const store = await MultipartStore.open(`${dataDir}/.svc/multipart`);
+  const objects = new ObjectService(backend, () => ({
+    maxObjectSize: holder.current.advanced.max_object_size,
+  }));
+  const multipart = new MultipartService(objects, store, () => ({
+    maxUploads: holder.current.advanced.max_multipart_uploads,
+    idleTtlHours: holder.current.advanced.multipart_idle_ttl_hours,
+  }));
+  const s3 = createS3Handler({
+    services: { objects, multipart },
+    semaphore: new Semaphore(config.advanced.max_concurrent_requests),
+    requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
+  });
+  const app = createApp({ s3 });
+
+  const sweep = async () => {
+    try {
+      const result = await multipart.sweep();
+      if (result.count > 0) {
+        log.info("swept idle multipart uploads", { uploads: result.count, bytes: result.bytes });
+      }
+    } catch (err) {
+      log.error("multipart sweep failed", { error: String(err) });
+    }
+  };
+  await sweep();
+  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
+  Deno.unrefTimer(sweeper);
+
+  const { hostname, port } = parseListenAddress(config.advanced.listen_addr);
+  let resolveListening!: (addr: Deno.NetAddr) => void;
+  const listening = new Promise<Deno.NetAddr>((resolve) => resolveListening = resolve);
+  const server = Deno.serve({
+    hostname,
+    port,
+    onListen: (addr) => resolveListening(addr as Deno.NetAddr),
+  }, app.fetch);
+  const addr = await listening;
+  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, { data_dir: dataDir });
+  return {
+    hostname: addr.hostname,
+    port: addr.port,
+    finished: server.finished,
+    async stop() {
+      clearInterval(sweeper);
+      await server.shutdown();
+    },
+  };
+}

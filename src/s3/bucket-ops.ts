@@ -1,0 +1,144 @@
+/**
+ * Bucket-level operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket and the stubs
+ * (GetBucketLocation, GetBucketVersioning, GetBucketAcl).
+ */
+import { SvcError } from "../errors.ts";
+import type { ObjectService } from "../objects/object-service.ts";
+import type { MultipartService } from "../objects/multipart-service.ts";
+import { validateBucketName } from "./names.ts";
+import { uploadBody } from "./request-body.ts";
+import { intParam, type S3Request } from "./request.ts";
+import { isoDate, OWNER, ownerOnlyAcl, xmlResponse } from "./response.ts";
+import { childrenNamed, parseXml } from "./xml.ts";
+
+export const REGION = "us-east-1";
+
+/** Reads a small request body (XML documents) up to `limit` bytes. */
+export async function readSmallBody(request: S3Request, limit = 1 << 20): Promise<string> {
+  const { stream } = uploadBody(request);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw new SvcError("MalformedXML", `The request body is larger than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function encodeToken(value: string): string {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(value)))
+    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function decodeToken(token: string): string {
+  try {
+    const binary = atob(token.replace(/-/g, "+").replace(/_/g, "/"));
+    return new TextDecoder("utf-8", { fatal: true }).decode(
+      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
+    );
+  } catch {
+    throw new SvcError("InvalidArgument", "The continuation token provided is incorrect", {
+      ArgumentName: "continuation-token",
+    });
+  }
+}
+
+/** Opaque continuation tokens: the last key or name returned, base64url-encoded. */
+export const continuationToken = { encode: encodeToken, decode: decodeToken };
+
+export async function listBuckets(objects: ObjectService, request: S3Request): Promise<Response> {
+  const prefix = request.query.get("prefix") ?? "";
+  const limit = request.query.has("max-buckets")
+    ? intParam(request.query, "max-buckets", 10000, 1, 10000)
+    : Infinity;
+  const token = request.query.get("continuation-token");
+  const after = token ? decodeToken(token) : "";
+  const all = (await objects.listBuckets())
+    .filter((b) => b.name.startsWith(prefix) && b.name > after)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const page = all.slice(0, limit);
+  const truncated = all.length > page.length;
+  return xmlResponse("ListAllMyBucketsResult", {
+    Owner: OWNER,
+    Buckets: {
+      Bucket: page.map((b) => ({
+        Name: b.name,
+        CreationDate: isoDate(b.created.getTime()),
+        BucketRegion: REGION,
+      })),
+    },
+    ContinuationToken: truncated ? encodeToken(page[page.length - 1].name) : undefined,
+    Prefix: request.query.has("prefix") ? prefix : undefined,
+  });
+}
+
+export async function createBucket(objects: ObjectService, request: S3Request): Promise<Response> {
+  const bucket = request.bucket!;
+  validateBucketName(bucket);
+  const text = await readSmallBody(request, 64 * 1024);
+  if (text.trim() !== "") {
+    const root = parseXml(text);
+    if (root.name !== "CreateBucketConfiguration") {
+      throw new SvcError(
+        "MalformedXML",
+        "The XML you provided was not well-formed or did not validate against our published schema",
+      );
+    }
+    // svc is region-agnostic: any LocationConstraint is accepted and reported as us-east-1.
+    childrenNamed(root, "LocationConstraint");
+  }
+  await objects.createBucket(bucket);
+  return new Response(null, { headers: { location: `/${bucket}` } });
+}
+
+export async function deleteBucket(
+  objects: ObjectService,
+  multipart: MultipartService,
+  request: S3Request,
+): Promise<Response> {
+  const bucket = request.bucket!;
+  await objects.headBucket(bucket);
+  await multipart.whileBucketQuiet(bucket, () => objects.deleteBucket(bucket));
+  await multipart.purgeBucket(bucket);
+  return new Response(null, { status: 204 });
+}
+
+export async function headBucket(objects: ObjectService, request: S3Request): Promise<Response> {
+  await objects.headBucket(request.bucket!);
+  return new Response(null, { headers: { "x-amz-bucket-region": REGION } });
+}
+
+export async function getBucketLocation(
+  objects: ObjectService,
+  request: S3Request,
+): Promise<Response> {
+  await objects.headBucket(request.bucket!);
+  return xmlResponse("LocationConstraint", {});
+}
+
+export async function getBucketVersioning(
+  objects: ObjectService,
+  request: S3Request,
+): Promise<Response> {
+  await objects.headBucket(request.bucket!);
+  return xmlResponse("VersioningConfiguration", {});
+}
+
+export async function getAcl(objects: ObjectService, request: S3Request): Promise<Response> {
+  if (request.key === null) await objects.headBucket(request.bucket!);
+  else await objects.head(request.bucket!, request.key);
+  return ownerOnlyAcl();
+}

@@ -1,0 +1,89 @@
+/**
+ * The S3 entry point: request id, concurrency queue, deadline, dispatch, and one place where any
+ * failure becomes an S3 error document. The server stays up whatever a request throws.
+ */
+import { SvcError } from "../errors.ts";
+import type { Semaphore } from "../http/semaphore.ts";
+import { getLogger } from "../observability/log.ts";
+import { parseS3Request, splitRawUrl } from "./request.ts";
+import { errorResponse } from "./response.ts";
+import { dispatchS3, type S3Services } from "./router.ts";
+
+const log = getLogger("svc::s3");
+
+export interface S3HandlerOptions {
+  services: S3Services;
+  semaphore: Semaphore;
+  /** Read per request so a config reload applies to the next request. */
+  requestTimeoutMs: () => number;
+}
+
+export function newRequestId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("").toUpperCase();
+}
+
+function resourceOf(url: string): string {
+  const { path } = splitRawUrl(url);
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Resolves with `work` or rejects with the deadline's reason once it has passed. */
+function withDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> {
+  if (deadline.aborted) return Promise.reject(deadline.reason);
+  work.catch(() => {}); // the loser of the race must not surface as an unhandled rejection
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(deadline.reason);
+    deadline.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => deadline.removeEventListener("abort", onAbort));
+  });
+}
+
+export function createS3Handler(options: S3HandlerOptions): (raw: Request) => Promise<Response> {
+  return async (raw) => {
+    const requestId = newRequestId();
+    const deadline = new AbortController();
+    const timeoutMs = options.requestTimeoutMs();
+    const timer = setTimeout(() => {
+      deadline.abort(
+        new SvcError(
+          "RequestTimeout",
+          `The request did not complete within ${timeoutMs / 1000} seconds`,
+        ),
+      );
+    }, timeoutMs);
+    const signal = AbortSignal.any([raw.signal, deadline.signal]);
+    let response: Response;
+    try {
+      // The signal covers the deadline: a request that waits too long leaves the queue with 504.
+      await options.semaphore.acquire(signal);
+      try {
+        const request = parseS3Request(raw, requestId, signal);
+        response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
+      } finally {
+        options.semaphore.release();
+      }
+    } catch (err) {
+      if (!(err instanceof SvcError)) {
+        log.error("request failed", {
+          requestId,
+          method: raw.method,
+          error: err instanceof Error ? err.stack ?? err.message : String(err),
+        });
+      }
+      response = errorResponse(err, resourceOf(raw.url), requestId);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (raw.method === "HEAD" && response.body !== null) {
+      response = new Response(null, { status: response.status, headers: response.headers });
+    }
+    response.headers.set("x-amz-request-id", requestId);
+    response.headers.set("x-amz-id-2", requestId);
+    return response;
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * Single-object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject.
+ */
+import { SvcError } from "../errors.ts";
+import {
+  type ClientMetadata,
+  ObjectChangedError,
+  type ObjectService,
+  type WritePrecondition,
+} from "../objects/object-service.ts";
+import { type ObjectInfo, STORED_HEADERS, type StoredHeader } from "../storage/backend.ts";
+import {
+  assertCopySourceConditions,
+  assertReadConditions,
+  copySourceConditionHeaders,
+  evaluateReadConditions,
+  evaluateWriteConditions,
+  readConditionHeaders,
+  validateWriteConditionHeaders,
+  writeConditionHeaders,
+} from "./conditionals.ts";
+import { parseUserMetadata, validateObjectKey } from "./names.ts";
+import { contentRange, parseRange } from "./range.ts";
+import { uploadBody } from "./request-body.ts";
+import type { S3Request } from "./request.ts";
+import {
+  applyResponseOverrides,
+  httpDate,
+  isoDate,
+  objectHeaders,
+  quoteEtag,
+  xmlResponse,
+} from "./response.ts";
+
+/** Object metadata a client sends with PutObject, CreateMultipartUpload or a REPLACE copy. */
+export function clientMetadata(headers: Headers): ClientMetadata {
+  const stored: Partial<Record<StoredHeader, string>> = {};
+  for (const name of STORED_HEADERS) {
+    const value = headers.get(name);
+    // aws-chunked is transfer framing, not a property of the object.
+    if (name === "content-encoding" && value !== null) {
+      const kept = value.split(",").map((v) => v.trim()).filter((v) => v && v !== "aws-chunked");
+      if (kept.length > 0) stored[name] = kept.join(", ");
+      continue;
+    }
+    if (value !== null) stored[name] = value;
+  }
+  return {
+    contentType: headers.get("content-type") ?? undefined,
+    userMeta: parseUserMetadata(headers),
+    headers: stored,
+  };
+}
+
+/** If-Match / If-None-Match on a write, checked again under the key lock at commit. */
+export function writePrecondition(headers: Headers): WritePrecondition | undefined {
+  const conditions = writeConditionHeaders(headers);
+  if (conditions.ifMatch === null && conditions.ifNoneMatch === null) return undefined;
+  // Refuse unsupported shapes before the body is read.
+  validateWriteConditionHeaders(conditions);
+  return (existing) =>
+    evaluateWriteConditions(conditions, existing ? { etag: existing.meta.etag } : null);
+}
+
+export async function getObject(
+  objects: ObjectService,
+  request: S3Request,
+  headOnly: boolean,
+): Promise<Response> {
+  const bucket = request.bucket!, key = request.key!;
+  // A concurrent overwrite between planning (conditionals, range) and opening is retried.
+  for (let attempt = 0;; attempt++) {
+    const info = await objects.head(bucket, key);
+    const verdict = evaluateReadConditions(readConditionHeaders(request.headers), info.meta);
+    if (verdict === "not-modified") {
+      return new Response(null, {
+        status: 304,
+        headers: {
+          etag: quoteEtag(info.meta.etag),
+          "last-modified": httpDate(info.meta.lastModified),
+        },
+      });
+    }
+    if (verdict === "precondition-failed") {
+      assertReadConditions(readConditionHeaders(request.headers), info.meta);
+    }
+    const size = info.meta.size;
+    const range = parseRange(request.headers.get("range"), size) ?? undefined;
+    const headers = objectHeaders(info);
+    applyResponseOverrides(headers, request.query);
+    const status = range ? 206 : 200;
+    if (range) headers.set("content-range", contentRange(range, size));
+    headers.set("content-length", String(range ? range.end - range.start + 1 : size));
+    if (headOnly) return new Response(null, { status, headers });
+    try {
+      const { body } = await objects.get(bucket, key, range, info.meta.etag);
+      return new Response(body, { status, headers });
+    } catch (err) {
+      if (err instanceof ObjectChangedError && attempt < 3) continue;
+      throw err;
+    }
+  }
+}
+
+export async function putObject(objects: ObjectService, request: S3Request): Promise<Response> {
+  const key = request.key!;
+  validateObjectKey(key);
+  const body = uploadBody(request);
+  objects.checkDeclaredSize(body.length);
+  const info = await objects.put(request.bucket!, key, body.stream, {
+    metadata: clientMetadata(request.headers),
+    contentLength: body.length,
+    expectedMd5: body.expectedMd5,
+    expectedSha256: body.expectedSha256,
+    precondition: writePrecondition(request.headers),
+    signal: request.signal,
+  });
+  return new Response(null, { headers: { etag: quoteEtag(info.meta.etag) } });
+}
+
+/** Parses `x-amz-copy-source`: `bucket/key` or `/bucket/key`, URL-encoded, optional `?versionId`. */
+export function parseCopySource(value: string): { bucket: string; key: string } {
+  let source = value.trim();
+  const question = source.indexOf("?");
+  if (question >= 0) {
+    const versionId = new URLSearchParams(source.slice(question + 1)).get("versionId");
+    if (versionId !== null && versionId !== "null") {
+      throw new SvcError(
+        "InvalidArgument",
+        `Object versions are not supported (versionId "${versionId}")`,
+      );
+    }
+    source = source.slice(0, question);
+  }
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(source).replace(/^\/+/, "");
+  } catch {
+    throw new SvcError("InvalidArgument", `Invalid copy source "${value}"`);
+  }
+  const slash = decoded.indexOf("/");
+  if (slash <= 0 || slash === decoded.length - 1) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Copy Source must mention the source bucket and key: sourcebucket/sourcekey, got "${value}"`,
+    );
+  }
+  return { bucket: decoded.slice(0, slash), key: decoded.slice(slash + 1) };
+}
+
+/** x-amz-copy-source-if-* checks, all answered 412 on failure. */
+export function copySourceCheck(headers: Headers): (source: ObjectInfo) => void {
+  const conditions = copySourceConditionHeaders(headers);
+  return (source) => assertCopySourceConditions(conditions, source.meta);
+}
+
+export async function copyObject(objects: ObjectService, request: S3Request): Promise<Response> {
+  const key = request.key!;
+  validateObjectKey(key);
+  const source = parseCopySource(request.headers.get("x-amz-copy-source")!);
+  const directive = (request.headers.get("x-amz-metadata-directive") ?? "COPY").toUpperCase();
+  if (directive !== "COPY" && directive !== "REPLACE") {
+    throw new SvcError("InvalidArgument", `Unknown metadata directive "${directive}"`, {
+      ArgumentName: "x-amz-metadata-directive",
+    });
+  }
+  const info = await objects.copy(source, { bucket: request.bucket!, key }, {
+    metadata: directive === "REPLACE" ? clientMetadata(request.headers) : null,
+    sourceCheck: copySourceCheck(request.headers),
+    precondition: writePrecondition(request.headers),
+    signal: request.signal,
+  });
+  return xmlResponse("CopyObjectResult", {
+    LastModified: isoDate(info.meta.lastModified),
+    ETag: quoteEtag(info.meta.etag),
+  });
+}
+
+export async function deleteObject(objects: ObjectService, request: S3Request): Promise<Response> {
+  await objects.delete(request.bucket!, request.key!);
+  return new Response(null, { status: 204 });
+}

@@ -1,0 +1,82 @@
+/**
+ * The upload body of a request in the shape the object service wants: a plain byte stream of the
+ * object's content, its declared length, and the digests the client vouched for. aws-chunked
+ * bodies (every current SDK's default for streamed uploads) are unframed here, strictly.
+ */
+import { SvcError } from "../errors.ts";
+import { decodeAwsChunked } from "./aws-chunked.ts";
+import { validateContentMd5 } from "./names.ts";
+import type { S3Request } from "./request.ts";
+
+export interface UploadBody {
+  stream: ReadableStream<Uint8Array>;
+  /** Logical length when the client declared one. */
+  length?: number;
+  expectedMd5?: string;
+  expectedSha256?: string;
+}
+
+const STREAMING_PREFIX = "STREAMING-";
+const HEX_SHA256 = /^[0-9a-f]{64}$/;
+
+function declaredLength(value: string | null, header: string): number | undefined {
+  if (value === null) return undefined;
+  if (!/^\d+$/.test(value.trim())) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Header ${header} must be a non-negative integer, got "${value}"`,
+    );
+  }
+  return Number(value);
+}
+
+export function emptyStream(): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start: (controller) => controller.close() });
+}
+
+export function uploadBody(request: S3Request): UploadBody {
+  const headers = request.headers;
+  const contentSha256 = headers.get("x-amz-content-sha256") ?? "";
+  const encoding = (headers.get("content-encoding") ?? "").toLowerCase();
+  const chunked = contentSha256.startsWith(STREAMING_PREFIX) ||
+    encoding.split(",").some((part) => part.trim() === "aws-chunked");
+  const md5Header = headers.get("content-md5");
+  const expectedMd5 = validateContentMd5(md5Header) ?? undefined;
+  const raw = request.raw.body ?? emptyStream();
+
+  if (!chunked) {
+    return {
+      stream: raw,
+      length: declaredLength(headers.get("content-length"), "Content-Length"),
+      expectedMd5,
+      expectedSha256: HEX_SHA256.test(contentSha256) ? contentSha256 : undefined,
+    };
+  }
+
+  const decodedLength = declaredLength(
+    headers.get("x-amz-decoded-content-length"),
+    "x-amz-decoded-content-length",
+  );
+  if (decodedLength === undefined) {
+    throw new SvcError(
+      "MissingContentLength",
+      "You must provide the x-amz-decoded-content-length header with an aws-chunked body",
+    );
+  }
+  const mode = contentSha256 || "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
+  if (!mode.startsWith(STREAMING_PREFIX)) {
+    throw new SvcError(
+      "InvalidArgument",
+      `x-amz-content-sha256 "${contentSha256}" cannot describe an aws-chunked body`,
+    );
+  }
+  const decoded = decodeAwsChunked(raw, {
+    decodedLength,
+    signed: !mode.startsWith("STREAMING-UNSIGNED"),
+    trailer: mode.endsWith("-TRAILER"),
+  });
+  // Trailer checksums are verified with the signature work; a trailer parse error still fails
+  // the body stream itself, so nothing with bad framing is ever stored.
+  decoded.trailers.catch(() => {});
+  return { stream: decoded.stream, length: decodedLength, expectedMd5 };
+}

@@ -1,0 +1,124 @@
+/**
+ * Building S3 responses: XML documents, error documents, and the headers that describe an object.
+ */
+import { SvcError, toSvcError } from "../errors.ts";
+import type { ObjectInfo } from "../storage/backend.ts";
+import { xmlDocument, xmlEscape } from "./xml.ts";
+
+export const S3_NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/";
+
+/** svc has one owner for everything; S3 clients expect an Owner element in listings and ACLs. */
+export const OWNER = {
+  ID: "75aa57f09aa0c8caeab4f8c24e99d10f8e7faeebf76c078efc7c6caea54ba06a",
+  DisplayName: "svc",
+};
+
+const XML_TYPE = "application/xml";
+
+export function xmlResponse(
+  root: string,
+  children: Record<string, unknown>,
+  init: { status?: number; headers?: HeadersInit } = {},
+): Response {
+  const headers = new Headers(init.headers);
+  headers.set("content-type", XML_TYPE);
+  return new Response(xmlDocument(root, children, { xmlns: S3_NAMESPACE }), {
+    status: init.status ?? 200,
+    headers,
+  });
+}
+
+/** The S3 error document for anything thrown while serving `resource`. */
+export function errorResponse(err: unknown, resource: string, requestId: string): Response {
+  const error = toSvcError(err);
+  const headers = new Headers({ "content-type": XML_TYPE });
+  if (error.code === "NotModified") return new Response(null, { status: 304 });
+  // HEAD responses carry no body; S3 clients read the status and x-amz headers.
+  const body = xmlDocument("Error", {
+    Code: error.code,
+    Message: error.message,
+    ...error.details,
+    Resource: resource,
+    RequestId: requestId,
+  });
+  if (error.code === "MethodNotAllowed") headers.set("allow", error.details.Allow ?? "");
+  return new Response(body, { status: error.status, headers });
+}
+
+export function quoteEtag(etag: string): string {
+  return `"${etag}"`;
+}
+
+/** ISO-8601 with milliseconds, as S3 writes LastModified in listings. */
+export function isoDate(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** RFC 7231 date for Last-Modified and friends. */
+export function httpDate(ms: number): string {
+  return new Date(ms).toUTCString();
+}
+
+/** Headers describing an object on GET and HEAD (before response-* overrides). */
+export function objectHeaders(info: ObjectInfo): Headers {
+  const { meta } = info;
+  const headers = new Headers({
+    "content-type": meta.contentType,
+    etag: quoteEtag(meta.etag),
+    "last-modified": httpDate(meta.lastModified),
+    "accept-ranges": "bytes",
+  });
+  for (const [name, value] of Object.entries(meta.headers)) {
+    if (value !== undefined) headers.set(name, value);
+  }
+  for (const [name, value] of Object.entries(meta.userMeta)) {
+    headers.set(`x-amz-meta-${name}`, value);
+  }
+  if (meta.partsCount !== undefined) headers.set("x-amz-mp-parts-count", String(meta.partsCount));
+  return headers;
+}
+
+/** `?response-content-type=…` and friends override the stored headers on GET. */
+const RESPONSE_OVERRIDES: Record<string, string> = {
+  "response-content-type": "content-type",
+  "response-content-language": "content-language",
+  "response-expires": "expires",
+  "response-cache-control": "cache-control",
+  "response-content-disposition": "content-disposition",
+  "response-content-encoding": "content-encoding",
+};
+
+export function applyResponseOverrides(headers: Headers, query: URLSearchParams): void {
+  for (const [param, header] of Object.entries(RESPONSE_OVERRIDES)) {
+    const value = query.get(param);
+    if (value !== null) headers.set(header, value);
+  }
+}
+
+/**
+ * S3's `encoding-type=url` form: percent-encode everything but unreserved characters and `/`.
+ * Both decodeURIComponent and Python's unquote_plus read it back exactly.
+ */
+export function urlEncodeKey(value: string): string {
+  return encodeURIComponent(value).replace(/%2F/g, "/").replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/** The ACL document every bucket and object reports: the single owner with full control. */
+export function ownerOnlyAcl(): Response {
+  const owner = `<ID>${xmlEscape(OWNER.ID)}</ID><DisplayName>${
+    xmlEscape(OWNER.DisplayName)
+  }</DisplayName>`;
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<AccessControlPolicy xmlns="${S3_NAMESPACE}"><Owner>${owner}</Owner><AccessControlList>` +
+    `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">` +
+    `${owner}</Grantee><Permission>FULL_CONTROL</Permission></Grant></AccessControlList>` +
+    `</AccessControlPolicy>`;
+  return new Response(body, { headers: { "content-type": XML_TYPE } });
+}
+
+export function notImplemented(what: string): SvcError {
+  return new SvcError("NotImplemented", `${what} is not implemented by svc`);
+}

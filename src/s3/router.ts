@@ -1,0 +1,172 @@
+/**
+ * S3 operation dispatch: method + bucket/key + subresource query → one handler. Families svc
+ * does not implement answer NotImplemented; ACL puts and tagging answer 501 with a message.
+ */
+import { SvcError } from "../errors.ts";
+import type { MultipartService } from "../objects/multipart-service.ts";
+import type { ObjectService } from "../objects/object-service.ts";
+import * as buckets from "./bucket-ops.ts";
+import { deleteObjects } from "./delete-objects.ts";
+import { listObjectsV1, listObjectsV2 } from "./list-ops.ts";
+import * as multipart from "./multipart-ops.ts";
+import * as objectOps from "./object-ops.ts";
+import type { S3Request } from "./request.ts";
+import { notImplemented } from "./response.ts";
+
+export interface S3Services {
+  objects: ObjectService;
+  multipart: MultipartService;
+}
+
+/** The bounded `operation` label of a request (metrics), decided by method and path shape. */
+export type OperationLabel =
+  | "list_buckets"
+  | "head_root"
+  | "list_objects"
+  | "create_bucket"
+  | "delete_bucket"
+  | "head_bucket"
+  | "post_bucket"
+  | "get_object"
+  | "put_object"
+  | "delete_object"
+  | "head_object"
+  | "post_object";
+
+export function operationLabel(request: S3Request): OperationLabel | undefined {
+  const m = request.method;
+  if (request.bucket === null) {
+    return m === "GET" ? "list_buckets" : m === "HEAD" ? "head_root" : undefined;
+  }
+  if (request.key === null) {
+    const labels: Record<string, OperationLabel> = {
+      GET: "list_objects",
+      PUT: "create_bucket",
+      DELETE: "delete_bucket",
+      HEAD: "head_bucket",
+      POST: "post_bucket",
+    };
+    return labels[m];
+  }
+  const labels: Record<string, OperationLabel> = {
+    GET: "get_object",
+    PUT: "put_object",
+    DELETE: "delete_object",
+    HEAD: "head_object",
+    POST: "post_object",
+  };
+  return labels[m];
+}
+
+/** Subresources of families svc leaves to its own config/admin API (or does not offer). */
+const UNSUPPORTED_BUCKET_SUBRESOURCES = [
+  "policy",
+  "policyStatus",
+  "lifecycle",
+  "replication",
+  "notification",
+  "object-lock",
+  "cors",
+  "website",
+  "logging",
+  "accelerate",
+  "requestPayment",
+  "inventory",
+  "metrics",
+  "analytics",
+  "intelligent-tiering",
+  "encryption",
+  "ownershipControls",
+  "publicAccessBlock",
+  "versions",
+];
+const UNSUPPORTED_OBJECT_SUBRESOURCES = [
+  "retention",
+  "legal-hold",
+  "restore",
+  "select",
+  "torrent",
+  "attributes",
+];
+
+function unsupportedSubresource(query: URLSearchParams, names: string[]): string | undefined {
+  return names.find((name) => query.has(name));
+}
+
+function methodNotAllowed(request: S3Request): SvcError {
+  return new SvcError(
+    "MethodNotAllowed",
+    `The specified method "${request.method}" is not allowed against this resource`,
+    { Method: request.method, ResourceType: request.key === null ? "BUCKET" : "OBJECT" },
+  );
+}
+
+export async function dispatchS3(services: S3Services, request: S3Request): Promise<Response> {
+  const { objects } = services;
+  const q = request.query;
+  const m = request.method;
+
+  if (request.bucket === null) {
+    if (m === "GET") return await buckets.listBuckets(objects, request);
+    if (m === "HEAD") return new Response(null, { status: 200 });
+    throw methodNotAllowed(request);
+  }
+
+  if (request.key === null) {
+    const family = unsupportedSubresource(q, UNSUPPORTED_BUCKET_SUBRESOURCES);
+    if (family) throw notImplemented(`The bucket "${family}" API`);
+    if (q.has("tagging")) throw notImplemented("Bucket tagging");
+    switch (m) {
+      case "GET":
+        if (q.has("location")) return await buckets.getBucketLocation(objects, request);
+        if (q.has("versioning")) return await buckets.getBucketVersioning(objects, request);
+        if (q.has("acl")) return await buckets.getAcl(objects, request);
+        if (q.has("uploads")) return await multipart.listMultipartUploads(services, request);
+        if (q.get("list-type") === "2") return await listObjectsV2(objects, request);
+        return await listObjectsV1(objects, request);
+      case "HEAD":
+        return await buckets.headBucket(objects, request);
+      case "PUT":
+        if (q.has("acl")) throw notImplemented("Setting bucket ACLs");
+        if (q.has("versioning")) throw notImplemented("Object versioning");
+        return await buckets.createBucket(objects, request);
+      case "DELETE":
+        return await buckets.deleteBucket(objects, services.multipart, request);
+      case "POST":
+        if (q.has("delete")) return await deleteObjects(objects, request);
+        throw notImplemented("Browser POST object upload");
+    }
+    throw methodNotAllowed(request);
+  }
+
+  const family = unsupportedSubresource(q, UNSUPPORTED_OBJECT_SUBRESOURCES);
+  if (family) throw notImplemented(`The object "${family}" API`);
+  if (q.has("tagging")) throw notImplemented("Object tagging");
+  switch (m) {
+    case "GET":
+      if (q.has("acl")) return await buckets.getAcl(objects, request);
+      if (q.has("uploadId")) return await multipart.listParts(services, request);
+      return await objectOps.getObject(objects, request, false);
+    case "HEAD":
+      return await objectOps.getObject(objects, request, true);
+    case "PUT":
+      if (q.has("acl")) throw notImplemented("Setting object ACLs");
+      if (q.has("uploadId") || q.has("partNumber")) {
+        return request.headers.has("x-amz-copy-source")
+          ? await multipart.uploadPartCopy(services, request)
+          : await multipart.uploadPart(services, request);
+      }
+      if (request.headers.has("x-amz-copy-source")) {
+        return await objectOps.copyObject(objects, request);
+      }
+      return await objectOps.putObject(objects, request);
+    case "DELETE":
+      if (q.has("uploadId")) return await multipart.abortMultipartUpload(services, request);
+      return await objectOps.deleteObject(objects, request);
+    case "POST":
+      if (q.has("uploads")) return await multipart.createMultipartUpload(services, request);
+      if (q.has("uploadId")) return await multipart.completeMultipartUpload(services, request);
+      throw methodNotAllowed(request);
+  }
+  throw methodNotAllowed(request);
+}
