@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import type { ObjectInfo } from "../storage/backend.ts";
 import { tooLarge } from "./body-digest.ts";
+import { KeyLock } from "./key-lock.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
 import type { ClientMetadata, ObjectService, WritePrecondition } from "./object-service.ts";
 
@@ -29,6 +30,7 @@ export class MultipartService {
   readonly #limits: () => MultipartLimits;
   /** Completions in flight per bucket; DeleteBucket waits for them. */
   readonly #completing = new Map<string, Set<Promise<unknown>>>();
+  readonly #createLock = new KeyLock();
 
   constructor(objects: ObjectService, store: MultipartStore, limits: () => MultipartLimits) {
     this.#objects = objects;
@@ -39,19 +41,22 @@ export class MultipartService {
   async create(bucket: string, key: string, metadata: ClientMetadata): Promise<UploadRecord> {
     await this.#objects.headBucket(bucket);
     this.#objects.checkDeclaredSize(undefined);
-    const max = this.#limits().maxUploads;
-    if (await this.#store.count() >= max) {
-      throw new SvcError(
-        "SlowDown",
-        `Too many multipart uploads in progress (at most ${max}); complete or abort some first`,
-      );
-    }
-    return await this.#store.create({
-      bucket,
-      key,
-      contentType: metadata.contentType ?? "",
-      userMeta: metadata.userMeta,
-      headers: metadata.headers,
+    // Count and create as one step, so concurrent Creates cannot overshoot the cap.
+    return await this.#createLock.run("create", async () => {
+      const max = this.#limits().maxUploads;
+      if (await this.#store.count() >= max) {
+        throw new SvcError(
+          "SlowDown",
+          `Too many multipart uploads in progress (at most ${max}); complete or abort some first`,
+        );
+      }
+      return await this.#store.create({
+        bucket,
+        key,
+        contentType: metadata.contentType ?? "",
+        userMeta: metadata.userMeta,
+        headers: metadata.headers,
+      });
     });
   }
 
@@ -74,7 +79,12 @@ export class MultipartService {
     uploadId: string,
     partNumber: number,
     body: ReadableStream<Uint8Array>,
-    options: { contentLength?: number; expectedMd5?: string; signal?: AbortSignal },
+    options: {
+      contentLength?: number;
+      expectedMd5?: string;
+      expectedSha256?: string;
+      signal?: AbortSignal;
+    },
   ): Promise<PartInfo> {
     await this.upload(bucket, key, uploadId);
     const maxObjectSize = this.#objects.limits.maxObjectSize;
@@ -90,6 +100,7 @@ export class MultipartService {
       signal: options.signal,
       maxBytes: Math.min(maxObjectSize - others, options.contentLength ?? Infinity),
       expectedMd5: options.expectedMd5,
+      expectedSha256: options.expectedSha256,
     });
   }
 

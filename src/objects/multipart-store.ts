@@ -60,6 +60,8 @@ export interface PutPartOptions {
   maxBytes?: number;
   /** md5 hex from Content-MD5; BadDigest on mismatch. */
   expectedMd5?: string | null;
+  /** sha256 hex from x-amz-content-sha256; XAmzContentSHA256Mismatch on mismatch. */
+  expectedSha256?: string;
 }
 
 export interface SweptUpload {
@@ -160,7 +162,7 @@ export class MultipartStore<M = unknown> {
     body: ReadableStream<Uint8Array>,
     options: PutPartOptions = {},
   ): Promise<PartInfo> {
-    const { signal, maxBytes, expectedMd5 } = options;
+    const { signal, maxBytes, expectedMd5, expectedSha256 } = options;
     validatePartNumber(partNumber);
     await this.requireUpload(uploadId);
     const dir = this.uploadDir(uploadId);
@@ -177,6 +179,7 @@ export class MultipartStore<M = unknown> {
         throw err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
       });
       const hash = createHash("md5");
+      const sha256 = expectedSha256 ? createHash("sha256") : undefined;
       let size = 0;
       for (;;) {
         const { done, value } = await reader.read();
@@ -191,6 +194,7 @@ export class MultipartStore<M = unknown> {
           );
         }
         hash.update(value);
+        sha256?.update(value);
         await writeAll(file, value);
       }
       const etag = hash.digest("hex");
@@ -200,6 +204,14 @@ export class MultipartStore<M = unknown> {
           `The Content-MD5 you specified did not match what we received: expected ` +
             `"${expectedMd5}", got "${etag}".`,
           { ExpectedDigest: expectedMd5, CalculatedDigest: etag },
+        );
+      }
+      const computed = sha256?.digest("hex");
+      if (computed !== undefined && computed !== expectedSha256) {
+        throw new SvcError(
+          "XAmzContentSHA256Mismatch",
+          "The provided 'x-amz-content-sha256' header does not match what was computed",
+          { ClientComputedContentSHA256: expectedSha256!, S3ComputedContentSHA256: computed },
         );
       }
       const info: PartInfo = { partNumber, etag, size, lastModified: Date.now() };

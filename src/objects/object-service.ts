@@ -61,6 +61,8 @@ export interface CommitPlan {
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+/** Opens of a copy source retried when it is replaced between its HEAD and the open. */
+const COPY_SOURCE_ATTEMPTS = 5;
 
 export class ObjectService {
   readonly backend: Backend;
@@ -233,22 +235,7 @@ export class ObjectService {
     target: { bucket: string; key: string },
     options: CopyOptions,
   ): Promise<ObjectInfo> {
-    const sourceInfo = await this.head(source.bucket, source.key);
-    options.sourceCheck?.(sourceInfo);
-    const sameObject = source.bucket === target.bucket && source.key === target.key;
-    if (sameObject && options.metadata === null) {
-      throw new SvcError(
-        "InvalidRequest",
-        "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
-      );
-    }
-    this.checkDeclaredSize(sourceInfo.meta.size);
-    const { info, body } = await this.get(
-      source.bucket,
-      source.key,
-      undefined,
-      sourceInfo.meta.etag,
-    );
+    const { info, body } = await this.openCopySource(source, target, options);
     const metadata = options.metadata ?? {
       contentType: info.meta.contentType,
       userMeta: info.meta.userMeta,
@@ -270,6 +257,40 @@ export class ObjectService {
       precondition: options.precondition,
       signal: options.signal,
     });
+  }
+
+  /**
+   * Heads, checks and opens a copy source. A source replaced between its HEAD and the open is
+   * judged again as the new version, so a concurrent overwrite is never a failed copy.
+   */
+  private async openCopySource(
+    source: { bucket: string; key: string },
+    target: { bucket: string; key: string },
+    options: CopyOptions,
+  ): Promise<ObjectBody> {
+    for (let attempt = 1;; attempt++) {
+      const sourceInfo = await this.head(source.bucket, source.key);
+      options.sourceCheck?.(sourceInfo);
+      const sameObject = source.bucket === target.bucket && source.key === target.key;
+      if (sameObject && options.metadata === null) {
+        throw new SvcError(
+          "InvalidRequest",
+          "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
+        );
+      }
+      this.checkDeclaredSize(sourceInfo.meta.size);
+      try {
+        return await this.get(source.bucket, source.key, undefined, sourceInfo.meta.etag);
+      } catch (err) {
+        if (!(err instanceof ObjectChangedError)) throw err;
+        if (attempt >= COPY_SOURCE_ATTEMPTS) {
+          throw new SvcError(
+            "SlowDown",
+            `Copy source "${source.key}" is being replaced too often to be copied`,
+          );
+        }
+      }
+    }
   }
 
   /**

@@ -1,8 +1,8 @@
 /**
  * Strict streaming decoder for `Content-Encoding: aws-chunked` request bodies.
  *
- * Wire format (AWS "sigv4-streaming" and "sigv4-streaming-trailers"; checked against the bytes
- * @aws-sdk/client-s3 v3 and the Rust SDK write):
+ * Wire format (AWS "sigv4-streaming" and "sigv4-streaming-trailers"; checked against bytes
+ * captured from @aws-sdk/client-s3 v3 and against the Rust SDK's encoder):
  *
  *   <hex-size>[;chunk-signature=<sig>]\r\n<size bytes>\r\n     repeated, size > 0
  *   0[;chunk-signature=<sig>]\r\n                              the final chunk
@@ -33,8 +33,8 @@
  *
  * Errors: every framing fault, truncation and length mismatch is `IncompleteBody`. That is what
  * AWS S3 itself answers for malformed aws-chunked bodies (bad size, missing CRLF, missing or
- * malformed chunk-signature, truncated body; observed against S3 and reported in versitygw
- * issues #1660, #1666, #1685), so clients see the same code here. The detail goes in the message.
+ * malformed chunk-signature, truncated body: S3's answers as reported in versitygw issues
+ * #1660, #1666, #1685), so clients see the same code here. The detail goes in the message.
  * Not enforced: S3's 8 KiB minimum for non-final chunks (InvalidChunkSizeError), since the JS
  * SDK itself sends smaller chunks unless asked to buffer.
  */

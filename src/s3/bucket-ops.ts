@@ -2,6 +2,7 @@
  * Bucket-level operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket and the stubs
  * (GetBucketLocation, GetBucketVersioning, GetBucketAcl).
  */
+import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import type { MultipartService } from "../objects/multipart-service.ts";
@@ -13,9 +14,9 @@ import { childrenNamed, parseXml } from "./xml.ts";
 
 export const REGION = "us-east-1";
 
-/** Reads a small request body (XML documents) up to `limit` bytes. */
+/** Reads a small request body (XML documents) up to `limit` bytes, checking its digests. */
 export async function readSmallBody(request: S3Request, limit = 1 << 20): Promise<string> {
-  const { stream } = uploadBody(request);
+  const { stream, expectedMd5, expectedSha256 } = uploadBody(request);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -34,6 +35,17 @@ export async function readSmallBody(request: S3Request, limit = 1 << 20): Promis
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
+  }
+  if (expectedMd5 !== undefined && createHash("md5").update(bytes).digest("hex") !== expectedMd5) {
+    throw new SvcError("BadDigest", "The Content-MD5 you specified did not match what we received");
+  }
+  const sha256 = expectedSha256 && createHash("sha256").update(bytes).digest("hex");
+  if (sha256 !== undefined && sha256 !== expectedSha256) {
+    throw new SvcError(
+      "XAmzContentSHA256Mismatch",
+      "The provided 'x-amz-content-sha256' header does not match what was computed",
+      { ClientComputedContentSHA256: expectedSha256!, S3ComputedContentSHA256: sha256 },
+    );
   }
   return new TextDecoder().decode(bytes);
 }

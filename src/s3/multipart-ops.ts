@@ -15,6 +15,7 @@ import {
   writePrecondition,
 } from "./object-ops.ts";
 import { uploadBody } from "./request-body.ts";
+import { compareUtf8 } from "../storage/fs-walk.ts";
 import { intParam, type S3Request } from "./request.ts";
 import { isoDate, OWNER, quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
 import { childrenNamed, childText, parseXml } from "./xml.ts";
@@ -28,17 +29,18 @@ function uploadIdOf(request: S3Request): string {
   return request.query.get("uploadId") ?? "";
 }
 
+/** `partNumber`, an integer in 1..10000; anything else (10001 included) is refused, not clamped. */
 function partNumberOf(request: S3Request): number {
-  return intParam(request.query, "partNumber", 0, 1, 10000) ||
-    (() => {
-      throw new SvcError(
-        "InvalidArgument",
-        "Part number must be an integer between 1 and 10000, inclusive",
-        {
-          ArgumentName: "partNumber",
-        },
-      );
-    })();
+  const raw = request.query.get("partNumber") ?? "";
+  const value = /^\d{1,5}$/.test(raw) ? Number(raw) : 0;
+  if (value < 1 || value > 10000) {
+    throw new SvcError(
+      "InvalidArgument",
+      "Part number must be an integer between 1 and 10000, inclusive",
+      { ArgumentName: "partNumber", ArgumentValue: raw },
+    );
+  }
+  return value;
 }
 
 export async function createMultipartUpload(
@@ -64,7 +66,12 @@ export async function uploadPart(ctx: MultipartContext, request: S3Request): Pro
     uploadIdOf(request),
     partNumber,
     body.stream,
-    { contentLength: body.length, expectedMd5: body.expectedMd5, signal: request.signal },
+    {
+      contentLength: body.length,
+      expectedMd5: body.expectedMd5,
+      expectedSha256: body.expectedSha256,
+      signal: request.signal,
+    },
   );
   return new Response(null, { headers: { etag: quoteEtag(part.etag) } });
 }
@@ -209,14 +216,16 @@ export async function listMultipartUploads(
 
   const uploads = (await ctx.multipart.listUploads(request.bucket!))
     .filter((u) => u.key.startsWith(prefix))
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.initiated - b.initiated));
+    .sort((a, b) => compareUtf8(a.key, b.key) || a.initiated - b.initiated);
   // Resume after (key-marker, upload-id-marker); without an upload-id-marker skip the whole key.
   let start = 0;
   if (keyMarker) {
     const markerIndex = uploadIdMarker
       ? uploads.findIndex((u) => u.key === keyMarker && u.uploadId === uploadIdMarker)
       : -1;
-    start = markerIndex >= 0 ? markerIndex + 1 : uploads.findIndex((u) => u.key > keyMarker);
+    start = markerIndex >= 0
+      ? markerIndex + 1
+      : uploads.findIndex((u) => compareUtf8(u.key, keyMarker) > 0);
     if (start < 0) start = uploads.length;
   }
   const entries: { upload?: typeof uploads[number]; prefix?: string }[] = [];
@@ -229,6 +238,10 @@ export async function listMultipartUploads(
       if (at >= 0) commonPrefix = upload.key.slice(0, at + delimiter.length);
     }
     if (commonPrefix !== undefined && seenPrefixes.has(commonPrefix)) continue;
+    // A common prefix at or before the key marker was returned by an earlier page.
+    if (commonPrefix !== undefined && keyMarker && compareUtf8(commonPrefix, keyMarker) <= 0) {
+      continue;
+    }
     if (entries.length >= maxUploads) {
       truncated = true;
       break;
@@ -238,13 +251,15 @@ export async function listMultipartUploads(
       entries.push({ prefix: commonPrefix });
     } else entries.push({ upload });
   }
-  const lastUpload = [...entries].reverse().find((e) => e.upload)?.upload;
+  // Resume after the last entry of the page, upload or common prefix.
+  const last = entries[entries.length - 1];
+  const nextKeyMarker = last?.upload?.key ?? last?.prefix;
   return xmlResponse("ListMultipartUploadsResult", {
     Bucket: request.bucket!,
     KeyMarker: encode(keyMarker),
     UploadIdMarker: uploadIdMarker,
-    NextKeyMarker: truncated && lastUpload ? encode(lastUpload.key) : undefined,
-    NextUploadIdMarker: truncated && lastUpload ? lastUpload.uploadId : undefined,
+    NextKeyMarker: truncated && nextKeyMarker !== undefined ? encode(nextKeyMarker) : undefined,
+    NextUploadIdMarker: truncated ? last?.upload?.uploadId : undefined,
     Delimiter: delimiter ? encode(delimiter) : undefined,
     Prefix: encode(prefix),
     EncodingType: query.get("encoding-type") ?? undefined,

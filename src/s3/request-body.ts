@@ -34,6 +34,32 @@ export function emptyStream(): ReadableStream<Uint8Array> {
   return new ReadableStream({ start: (controller) => controller.close() });
 }
 
+/**
+ * The request body with read failures (the client went away, or sent fewer bytes than its
+ * Content-Length) turned into IncompleteBody: a client fault, never an internal error.
+ */
+function clientBody(raw: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = raw.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch (err) {
+        throw err instanceof SvcError ? err : new SvcError(
+          "IncompleteBody",
+          "The request body ended before the number of bytes the request declared",
+          {},
+          { cause: err },
+        );
+      }
+      if (result.done) controller.close();
+      else controller.enqueue(result.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
 export function uploadBody(request: S3Request): UploadBody {
   const headers = request.headers;
   const contentSha256 = headers.get("x-amz-content-sha256") ?? "";
@@ -42,7 +68,7 @@ export function uploadBody(request: S3Request): UploadBody {
     encoding.split(",").some((part) => part.trim() === "aws-chunked");
   const md5Header = headers.get("content-md5");
   const expectedMd5 = validateContentMd5(md5Header) ?? undefined;
-  const raw = request.raw.body ?? emptyStream();
+  const raw = request.raw.body ? clientBody(request.raw.body) : emptyStream();
 
   if (!chunked) {
     return {

@@ -79,6 +79,15 @@ const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   "ownershipControls",
   "publicAccessBlock",
   "versions",
+  // Newer families: without these entries they would fall through to the plain bucket calls,
+  // and `DELETE ?metadataTable` would delete the bucket itself.
+  "metadataTable",
+  "metadataConfiguration",
+  "metadataAnnotationTable",
+  "metadataInventoryTable",
+  "metadataJournalTable",
+  "abac",
+  "session",
 ];
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [
   "retention",
@@ -87,6 +96,10 @@ const UNSUPPORTED_OBJECT_SUBRESOURCES = [
   "select",
   "torrent",
   "attributes",
+  // Would otherwise be PutObject / DeleteObject on the key: overwrite or delete the object.
+  "annotation",
+  "renameObject",
+  "encryption",
 ];
 
 function unsupportedSubresource(query: URLSearchParams, names: string[]): string | undefined {

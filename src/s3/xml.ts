@@ -1,22 +1,19 @@
 /**
- * XML for the S3 surface: a builder for response documents and a strict parser for the few
- * request bodies S3 accepts (DeleteObjects, CompleteMultipartUpload, CreateBucketConfiguration,
- * and similar small configuration documents).
+ * XML for the S3 surface: a builder for response documents and a strict parser for the small
+ * request bodies S3 accepts (DeleteObjects, CompleteMultipartUpload, CreateBucketConfiguration…).
  *
- * Characters XML 1.0 cannot carry. S3 keys may hold C0 control characters, which XML 1.0 forbids
- * even as character references. The builder writes them as `&#xN;`, exactly as AWS S3 does, so a
- * lenient parser (the AWS SDKs') gets the exact key back; strict parsers reject such a document
- * on S3 too, and clients use `encoding-type=url` for these keys. Replacing them instead (option
- * `forbidden: "replace"`, U+FFFD) keeps the document well-formed but reports keys that do not
- * exist and can collide. CR, LF, TAB, NEL and LS are always written as references so XML
- * end-of-line and attribute normalization cannot change a key. Unpaired surrogates cannot come
- * from a UTF-8 request and become U+FFFD.
+ * Characters XML 1.0 cannot carry: S3 keys may hold C0 controls, which XML 1.0 forbids even as
+ * references. The builder writes them as `&#xN;`, as AWS S3 does, so lenient parsers (the AWS
+ * SDKs') get the exact key back; strict parsers fail on S3 too, and use `encoding-type=url`.
+ * Option `forbidden: "replace"` writes U+FFFD instead: well-formed, but the keys reported then do
+ * not exist and can collide. CR, LF, TAB, NEL and LS are always references, so end-of-line and
+ * attribute normalization cannot change a key. NUL and unpaired surrogates become U+FFFD.
  *
- * The parser mirrors that: it accepts C0 controls (U+0001-U+001F) raw or as references, because
+ * The parser mirrors that: C0 controls (U+0001-U+001F) are accepted raw or as references, since
  * @aws-sdk/xml-builder sends them unescaped in DeleteObjects keys; NUL, U+FFFE/U+FFFF and unpaired
- * surrogates are refused. DOCTYPE (and so any ENTITY declaration) is refused outright: no
- * entity-expansion attacks, no external fetches. Text is never trimmed (S3 keys may start or end
- * with spaces); callers decide. Every fault is `MalformedXML`, with the detail in `cause`.
+ * surrogates are refused. DOCTYPE (so any ENTITY declaration) is refused outright: no entity
+ * expansion, no external fetches. Text is never trimmed (S3 keys may start or end with spaces);
+ * callers decide. Every fault is `MalformedXML`, the detail in `cause`.
  */
 
 import { SvcError } from "../errors.ts";
@@ -27,20 +24,9 @@ export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 export const XML_MAX_LENGTH = 2 * 1024 * 1024;
 const MAX_DEPTH = 32;
 
-// ---------------------------------------------------------------------------------------------
-// Builder
-
 /** A value to render: text, a nested element, repeated elements, or nothing (skipped). */
-export type XmlValue =
-  | string
-  | number
-  | bigint
-  | boolean
-  | Date
-  | XmlChildren
-  | readonly XmlValue[]
-  | null
-  | undefined;
+export type XmlScalar = string | number | bigint | boolean | Date;
+export type XmlValue = XmlScalar | XmlChildren | readonly XmlValue[] | null | undefined;
 
 /**
  * Child elements by name, in insertion order; the key "@" holds the element's attributes. Values
@@ -58,13 +44,9 @@ export interface XmlOptions {
   forbidden?: "charref" | "replace";
 }
 
-const ESCAPES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&apos;",
-};
+/** The five predefined entities, by name; escaping uses the same table the other way round. */
+const NAMED_ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+const ESCAPES = Object.fromEntries(Object.entries(NAMED_ENTITIES).map(([n, c]) => [c, `&${n};`]));
 // deno-lint-ignore no-control-regex
 const ESCAPE_RE = /[&<>"'\x00-\x1f\x85\u2028\uFFFE\uFFFF]|\p{Cs}/gu;
 const NAME_START =
@@ -164,7 +146,6 @@ export function xmlDocument(rootName: string, content: XmlValue, options: XmlOpt
   return out.join("");
 }
 
-// ---------------------------------------------------------------------------------------------
 // Parser
 
 export interface XmlElement {
@@ -187,28 +168,20 @@ export function malformedXml(detail: string): SvcError {
 
 // deno-lint-ignore no-control-regex
 const ILLEGAL_CHAR = /[\x00\uFFFE\uFFFF]|\p{Cs}/u;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 const SPACE = /[ \t\r\n]/;
 const OPTIONAL_SPACE = /[ \t\r\n]*/y;
 const END_TAG_CLOSE = /[ \t\r\n]*>/y;
 const ATTRIBUTE_EQ = /[ \t\r\n]*=[ \t\r\n]*(["'])/y;
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: "&",
-  lt: "<",
-  gt: ">",
-  quot: '"',
-  apos: "'",
-};
 
 /** Parses UTF-8 bytes (a leading BOM allowed); invalid UTF-8 is MalformedXML. */
 export function parseXmlBytes(bytes: Uint8Array, maxLength = XML_MAX_LENGTH): XmlElement {
   if (bytes.length > maxLength) throw malformedXml("body too large");
-  let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw malformedXml("body is not valid UTF-8");
+    return parseXml(UTF8.decode(bytes), maxLength);
+  } catch (err) {
+    throw err instanceof SvcError ? err : malformedXml("body is not valid UTF-8");
   }
-  return parseXml(text, maxLength);
 }
 
 /** Parses one XML document into its root element, or throws MalformedXML. */
@@ -292,7 +265,9 @@ class XmlParser {
       if (top && !this.src.startsWith("<", this.#pos)) {
         const lt = this.src.indexOf("<", this.#pos);
         if (lt < 0) throw malformedXml(`unclosed element ${top.qname}`);
-        top.text.push(decodeText(this.src.slice(this.#pos, lt)));
+        const raw = this.src.slice(this.#pos, lt);
+        if (raw.includes("]]>")) throw malformedXml("']]>' in text");
+        top.text.push(decodeText(raw));
         this.#pos = lt;
         continue;
       }
@@ -339,7 +314,8 @@ class XmlParser {
       if (this.src.startsWith(">", this.#pos) || this.src.startsWith("/>", this.#pos)) {
         const selfClosing = this.src[this.#pos] === "/";
         this.#pos += selfClosing ? 2 : 1;
-        return { element: newElement(localName(qname), attributes), qname, selfClosing };
+        const element = { name: localName(qname), attributes, children: [], text: "" };
+        return { element, qname, selfClosing };
       }
       if (space.length === 0) throw malformedXml(`malformed start tag ${qname}`);
       const attribute = this.#name(this.#pos);
@@ -362,10 +338,6 @@ class XmlParser {
   }
 }
 
-function newElement(name: string, attributes: Record<string, string>): XmlElement {
-  return { name, attributes, children: [], text: "" };
-}
-
 function localName(qname: string): string {
   const parts = qname.split(":");
   if (parts.length > 2 || parts.some((p) => p === "")) throw malformedXml(`bad name ${qname}`);
@@ -379,12 +351,11 @@ function normalizeNewlines(text: string): string {
 
 /** Decodes references in character data; an '&' that is not a valid reference is malformed. */
 function decodeText(raw: string): string {
-  if (raw.includes("]]>")) throw malformedXml("']]>' in text");
   const text = normalizeNewlines(raw);
   if (!text.includes("&")) return text;
   return text.replace(/&([^;&<]{0,12});?/g, (whole, ref: string) => {
     if (!whole.endsWith(";")) throw malformedXml("'&' is not the start of a reference");
-    if (ref in NAMED_ENTITIES) return NAMED_ENTITIES[ref];
+    if (Object.hasOwn(NAMED_ENTITIES, ref)) return NAMED_ENTITIES[ref];
     const match = /^#(?:x([0-9A-Fa-f]{1,6})|([0-9]{1,7}))$/.exec(ref);
     if (!match) throw malformedXml(`unknown entity &${ref};`);
     const code = match[1] !== undefined ? parseInt(match[1], 16) : parseInt(match[2], 10);
@@ -395,7 +366,6 @@ function decodeText(raw: string): string {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
 // Helpers for reading request bodies
 
 /** Child elements with a given local name. */

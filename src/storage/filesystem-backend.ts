@@ -122,7 +122,7 @@ export class FilesystemBackend implements Backend {
     const bucketDir = await this.requireBucket(bucket);
     const notEmpty = () =>
       new SvcError("BucketNotEmpty", `Bucket "${bucket}" is not empty`, { BucketName: bucket });
-    if (await firstObjectKey(bucketDir, "") !== undefined) throw notEmpty();
+    if (firstObjectKey(bucketDir, "") !== undefined) throw notEmpty();
     // Bottom-up rather than a recursive remove: an object committed meanwhile makes an rmdir
     // fail (or is seen) instead of being deleted with the tree.
     if (!removeTreeWithoutObjects(bucketDir, { unlinkFiles: true })) throw notEmpty();
@@ -233,7 +233,7 @@ export class FilesystemBackend implements Backend {
       skip,
     });
     let last: string | undefined;
-    for await (const item of walk) {
+    for (const item of walk) {
       let commonPrefix: string | undefined;
       let info: ObjectInfo | null = null;
       if (item.kind === "prefix") {

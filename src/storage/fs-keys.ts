@@ -101,7 +101,7 @@ export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): 
     throw pathConflict(key, segments.join("/"), readMeta(targetPath) !== null);
   }
   if (!parsed.marker && target.isDirectory) {
-    const below = await firstObjectKey(bucketDir, `${key}/`);
+    const below = firstObjectKey(bucketDir, `${key}/`);
     if (below !== undefined) throw pathConflict(key, below, true);
   }
 }
@@ -123,7 +123,7 @@ export async function placeFile(tmpPath: string, bucketDir: string, parsed: Pars
       if (attempt >= PLACE_ATTEMPTS) throw err;
       if (code === "ENOENT") continue; // a parent was pruned between mkdir and rename
       if (code !== "EISDIR") throw err;
-      await clearStaleDirectory(bucketDir, parsed, target);
+      clearStaleDirectorySync(bucketDir, parsed, target);
     }
   }
   await fsyncDirectory(target.slice(0, target.lastIndexOf("/")));
@@ -157,7 +157,8 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
     Deno.mkdirSync(path);
   } catch (err) {
     const code = errorCode(err);
-    if (code === "ENOENT") return "retry";
+    // A parent was pruned, or became a file, since makeParents: its next run sorts that out.
+    if (code === "ENOENT" || code === "ENOTDIR") return "retry";
     if (code !== "EEXIST") throw err;
     if (!isDirectorySync(path)) return "file";
   }
@@ -172,6 +173,9 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
 async function makeParents(bucketDir: string, parsed: ParsedKey): Promise<void> {
   const dirs = parsed.segments.slice(0, -1);
   if ((await Deno.lstat([bucketDir, ...dirs].join("/")).catch(nullIfAbsent))?.isDirectory) return;
+  if (!(await Deno.lstat(bucketDir).catch(nullIfAbsent))?.isDirectory) {
+    throw noSuchBucket(bucketDir);
+  }
   let restarts = 0;
   for (let i = 0, path = bucketDir; i < dirs.length; i++) {
     const parent = path;
@@ -185,12 +189,7 @@ async function makeParents(bucketDir: string, parsed: ParsedKey): Promise<void> 
         [i, path] = [-1, bucketDir]; // a concurrent delete pruned a parent: start over
         continue;
       }
-      if (code === "ENOENT" && i === 0) {
-        const bucket = bucketDir.slice(bucketDir.lastIndexOf("/") + 1);
-        throw new SvcError("NoSuchBucket", `Bucket "${bucket}" does not exist`, {
-          BucketName: bucket,
-        });
-      }
+      if (code === "ENOENT" && i === 0) throw noSuchBucket(bucketDir);
       if (code !== "EEXIST" && code !== "ENOTDIR") throw err;
       if ((await Deno.lstat(path).catch(nullIfAbsent))?.isDirectory) continue;
       throw await blockingFileConflict(bucketDir, parsed);
@@ -198,9 +197,12 @@ async function makeParents(bucketDir: string, parsed: ParsedKey): Promise<void> 
   }
 }
 
-/** Removes a directory standing where file `target` goes, unless an object lives in it. */
-async function clearStaleDirectory(bucketDir: string, parsed: ParsedKey, target: string) {
-  const below = await firstObjectKey(bucketDir, `${parsed.key}/`);
+/**
+ * Removes a directory standing where file `target` goes, unless an object lives in it. One
+ * synchronous step, so no marker or object of this process lands between check and removal.
+ */
+function clearStaleDirectorySync(bucketDir: string, parsed: ParsedKey, target: string): void {
+  const below = firstObjectKey(bucketDir, `${parsed.key}/`);
   if (below !== undefined) throw pathConflict(parsed.key, below, true);
   if (!removeTreeWithoutObjects(target, { unlinkFiles: false })) {
     throw new SvcError(
@@ -229,6 +231,12 @@ async function blockingFileConflict(bucketDir: string, parsed: ParsedKey): Promi
     `Key "${parsed.key}" conflicts with a concurrent write; retry`,
     { Key: parsed.key },
   );
+}
+
+/** The bucket was deleted while an upload into it was staged. */
+function noSuchBucket(bucketDir: string): SvcError {
+  const bucket = bucketDir.slice(bucketDir.lastIndexOf("/") + 1);
+  return new SvcError("NoSuchBucket", `Bucket "${bucket}" does not exist`, { BucketName: bucket });
 }
 
 function pathConflict(key: string, other: string, otherIsObject: boolean): SvcError {

