@@ -396,3 +396,17 @@ Deno.test("wire: max_concurrent_requests queues the excess instead of refusing i
   held.forEach((c) => c.close());
   assert.equal((await call(svc, "/queue/held1")).text, "12345abcde");
 });
+
+Deno.test("a versionId other than null is refused and touches nothing", async () => {
+  await using svc = await startSvc();
+  await fetch(`${svc.url}/vbucket`, { method: "PUT" }).then((r) => r.body?.cancel());
+  await fetch(`${svc.url}/vbucket/k`, { method: "PUT", body: "v1" }).then((r) => r.body?.cancel());
+  for (const method of ["GET", "HEAD", "DELETE"]) {
+    const res = await fetch(`${svc.url}/vbucket/k?versionId=abc`, { method });
+    const text = await res.text();
+    assert.equal(res.status, 400, method);
+    if (method !== "HEAD") assert.match(text, /<Code>InvalidArgument<\/Code>/);
+  }
+  const nullVersion = await fetch(`${svc.url}/vbucket/k?versionId=null`);
+  assert.equal(await nullVersion.text(), "v1");
+});

@@ -5,7 +5,7 @@
  *
  *   node_modules/.bin/deno run -A scripts/bench/throughput.ts [--size-mib 1024] [--small 4000]
  */
-import { drain, fmt, generatedBody, GiB, MiB, peakRss, startProcess, timed } from "./lib.ts";
+import { drain, fmt, GiB, MiB, peakRss, rawPut, startProcess, timed } from "./lib.ts";
 
 const args = Deno.args;
 const arg = (name: string, fallback: number) => {
@@ -40,9 +40,8 @@ try {
   for (let round = 0; round < 2; round++) {
     for (const t of round === 0 ? targets : [...targets].reverse()) {
       const put = await timed(async () => {
-        const res = await fetch(`${t.base}/big`, { method: "PUT", body: generatedBody(sizeBytes) });
-        await res.body?.cancel();
-        if (!res.ok) throw new Error(`${t.name} PUT ${res.status}`);
+        const { status, response } = await rawPut(`${t.base}/big`, sizeBytes);
+        if (status !== 200) throw new Error(`${t.name} PUT ${status}: ${response}`);
       });
       const get = await timed(async () => {
         const res = await fetch(`${t.base}/big`);

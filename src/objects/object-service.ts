@@ -13,6 +13,7 @@ import type {
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
+  StagedObject,
   StoredHeader,
 } from "../storage/backend.ts";
 import { BodyDigest, tooLarge } from "./body-digest.ts";
@@ -61,8 +62,8 @@ export interface CommitPlan {
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
-/** Opens of a copy source retried when it is replaced between its HEAD and the open. */
-const COPY_SOURCE_ATTEMPTS = 5;
+/** Opens retried when the object is replaced between its HEAD and the open. */
+const OPEN_ATTEMPTS = 5;
 
 export class ObjectService {
   readonly backend: Backend;
@@ -198,13 +199,20 @@ export class ObjectService {
     },
   ): Promise<ObjectInfo> {
     const digest = new BodyDigest(plan.maxBytes);
-    const staged = await this.backend.stageObject(
-      bucket,
-      key,
-      body.pipeThrough(digest.transform),
-      plan.signal,
-    );
+    let staged: StagedObject;
     try {
+      staged = await this.backend.stageObject(
+        bucket,
+        key,
+        body.pipeThrough(digest.transform),
+        plan.signal,
+      );
+    } catch (err) {
+      digest.discard();
+      throw err;
+    }
+    try {
+      await digest.finish();
       const { etag, partsCount } = plan.verify(digest);
       const { md5, sha256 } = digest.result();
       const meta: ObjectMeta = {
@@ -260,16 +268,35 @@ export class ObjectService {
   }
 
   /**
-   * Heads, checks and opens a copy source. A source replaced between its HEAD and the open is
-   * judged again as the new version, so a concurrent overwrite is never a failed copy.
+   * Heads an object, lets `plan` judge it (conditionals, size, range; throw to refuse) and opens
+   * the planned bytes. An object replaced between the HEAD and the open is judged again as the
+   * new version, so a concurrent overwrite never fails a read.
    */
-  private async openCopySource(
+  async openPlanned(
+    bucket: string,
+    key: string,
+    plan: (info: ObjectInfo) => ByteRange | undefined,
+  ): Promise<ObjectBody & { range?: ByteRange }> {
+    for (let attempt = 1;; attempt++) {
+      const info = await this.head(bucket, key);
+      const range = plan(info);
+      try {
+        return { ...await this.get(bucket, key, range, info.meta.etag), range };
+      } catch (err) {
+        if (!(err instanceof ObjectChangedError)) throw err;
+        if (attempt >= OPEN_ATTEMPTS) {
+          throw new SvcError("SlowDown", `Object "${key}" is being replaced too often to be read`);
+        }
+      }
+    }
+  }
+
+  private openCopySource(
     source: { bucket: string; key: string },
     target: { bucket: string; key: string },
     options: CopyOptions,
   ): Promise<ObjectBody> {
-    for (let attempt = 1;; attempt++) {
-      const sourceInfo = await this.head(source.bucket, source.key);
+    return this.openPlanned(source.bucket, source.key, (sourceInfo) => {
       options.sourceCheck?.(sourceInfo);
       const sameObject = source.bucket === target.bucket && source.key === target.key;
       if (sameObject && options.metadata === null) {
@@ -279,18 +306,8 @@ export class ObjectService {
         );
       }
       this.checkDeclaredSize(sourceInfo.meta.size);
-      try {
-        return await this.get(source.bucket, source.key, undefined, sourceInfo.meta.etag);
-      } catch (err) {
-        if (!(err instanceof ObjectChangedError)) throw err;
-        if (attempt >= COPY_SOURCE_ATTEMPTS) {
-          throw new SvcError(
-            "SlowDown",
-            `Copy source "${source.key}" is being replaced too often to be copied`,
-          );
-        }
-      }
-    }
+      return undefined;
+    });
   }
 
   /**

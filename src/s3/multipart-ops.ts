@@ -104,10 +104,11 @@ export async function uploadPartCopy(ctx: MultipartContext, request: S3Request):
   const uploadId = uploadIdOf(request);
   await ctx.multipart.upload(request.bucket!, request.key!, uploadId);
   const source = parseCopySource(request.headers.get("x-amz-copy-source")!);
-  const info = await ctx.objects.head(source.bucket, source.key);
-  copySourceCheck(request.headers)(info);
-  const range = copySourceRange(request.headers.get("x-amz-copy-source-range"), info.meta.size);
-  const { body } = await ctx.objects.get(source.bucket, source.key, range, info.meta.etag);
+  const check = copySourceCheck(request.headers);
+  const { info, body, range } = await ctx.objects.openPlanned(source.bucket, source.key, (info) => {
+    check(info);
+    return copySourceRange(request.headers.get("x-amz-copy-source-range"), info.meta.size);
+  });
   const part = await ctx.multipart.uploadPart(
     request.bucket!,
     request.key!,

@@ -4,16 +4,19 @@
 import { SvcError } from "../errors.ts";
 import {
   type ClientMetadata,
-  ObjectChangedError,
   type ObjectService,
   type WritePrecondition,
 } from "../objects/object-service.ts";
-import { type ObjectInfo, STORED_HEADERS, type StoredHeader } from "../storage/backend.ts";
+import {
+  type ByteRange,
+  type ObjectInfo,
+  STORED_HEADERS,
+  type StoredHeader,
+} from "../storage/backend.ts";
 import {
   assertCopySourceConditions,
   assertReadConditions,
   copySourceConditionHeaders,
-  evaluateReadConditions,
   evaluateWriteConditions,
   readConditionHeaders,
   validateWriteConditionHeaders,
@@ -68,38 +71,41 @@ export async function getObject(
   headOnly: boolean,
 ): Promise<Response> {
   const bucket = request.bucket!, key = request.key!;
-  // A concurrent overwrite between planning (conditionals, range) and opening is retried.
-  for (let attempt = 0;; attempt++) {
-    const info = await objects.head(bucket, key);
-    const verdict = evaluateReadConditions(readConditionHeaders(request.headers), info.meta);
-    if (verdict === "not-modified") {
+  const conditions = readConditionHeaders(request.headers);
+  let judged: ObjectInfo | undefined;
+  // Conditionals and the range are judged on the version that is then opened.
+  const plan = (info: ObjectInfo) => {
+    judged = info;
+    assertReadConditions(conditions, info.meta);
+    return parseRange(request.headers.get("range"), info.meta.size) ?? undefined;
+  };
+  let opened: { info: ObjectInfo; body: ReadableStream<Uint8Array> | null; range?: ByteRange };
+  try {
+    if (headOnly) {
+      const info = await objects.head(bucket, key);
+      opened = { info, body: null, range: plan(info) };
+    } else {
+      opened = await objects.openPlanned(bucket, key, plan);
+    }
+  } catch (err) {
+    if (err instanceof SvcError && err.code === "NotModified" && judged) {
       return new Response(null, {
         status: 304,
         headers: {
-          etag: quoteEtag(info.meta.etag),
-          "last-modified": httpDate(info.meta.lastModified),
+          etag: quoteEtag(judged.meta.etag),
+          "last-modified": httpDate(judged.meta.lastModified),
         },
       });
     }
-    if (verdict === "precondition-failed") {
-      assertReadConditions(readConditionHeaders(request.headers), info.meta);
-    }
-    const size = info.meta.size;
-    const range = parseRange(request.headers.get("range"), size) ?? undefined;
-    const headers = objectHeaders(info);
-    applyResponseOverrides(headers, request.query);
-    const status = range ? 206 : 200;
-    if (range) headers.set("content-range", contentRange(range, size));
-    headers.set("content-length", String(range ? range.end - range.start + 1 : size));
-    if (headOnly) return new Response(null, { status, headers });
-    try {
-      const { body } = await objects.get(bucket, key, range, info.meta.etag);
-      return new Response(body, { status, headers });
-    } catch (err) {
-      if (err instanceof ObjectChangedError && attempt < 3) continue;
-      throw err;
-    }
+    throw err;
   }
+  const { info, body, range } = opened;
+  const size = info.meta.size;
+  const headers = objectHeaders(info);
+  applyResponseOverrides(headers, request.query);
+  if (range) headers.set("content-range", contentRange(range, size));
+  headers.set("content-length", String(range ? range.end - range.start + 1 : size));
+  return new Response(body, { status: range ? 206 : 200, headers });
 }
 
 export async function putObject(objects: ObjectService, request: S3Request): Promise<Response> {

@@ -152,6 +152,14 @@ export async function dispatchS3(services: S3Services, request: S3Request): Prom
     throw methodNotAllowed(request);
   }
 
+  // Object versioning is not implemented: only the "null" version (the current object) exists.
+  const versionId = q.get("versionId");
+  if (versionId !== null && versionId !== "null") {
+    throw new SvcError("InvalidArgument", `Invalid version id specified: "${versionId}"`, {
+      ArgumentName: "versionId",
+      ArgumentValue: versionId,
+    });
+  }
   const family = unsupportedSubresource(q, UNSUPPORTED_OBJECT_SUBRESOURCES);
   if (family) throw notImplemented(`The object "${family}" API`);
   if (q.has("tagging")) throw notImplemented("Object tagging");

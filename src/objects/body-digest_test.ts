@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { BodyDigest, INLINE_LIMIT, terminateHashWorkers } from "./body-digest.ts";
+
+function hex(algorithm: string, data: Uint8Array): string {
+  return createHash(algorithm).update(data).digest("hex");
+}
+
+async function digestOf(data: Uint8Array, chunk: number, maxBytes = Infinity) {
+  const digest = new BodyDigest(maxBytes);
+  const source = new ReadableStream<Uint8Array>({
+    start(controller) {
+      // Views into one buffer, as network reads often are.
+      for (let i = 0; i < data.length; i += chunk) controller.enqueue(data.subarray(i, i + chunk));
+      controller.close();
+    },
+  });
+  let passed = 0;
+  for await (const part of source.pipeThrough(digest.transform)) passed += part.byteLength;
+  return { digests: await digest.finish(), passed, bytes: digest.bytes };
+}
+
+Deno.test("body digest: inline and worker paths give the same digests as a one-shot hash", async () => {
+  try {
+    for (const size of [0, 1, 1000, INLINE_LIMIT, INLINE_LIMIT + 1, 5 * INLINE_LIMIT + 17]) {
+      const data = crypto.getRandomValues(new Uint8Array(Math.min(size, 65536)));
+      const body = new Uint8Array(size);
+      for (let i = 0; i < size; i += data.length) body.set(data.subarray(0, Math.min(data.length, size - i)), i);
+      const { digests, passed, bytes } = await digestOf(body, 65536 + 3);
+      assert.equal(passed, size);
+      assert.equal(bytes, size);
+      assert.equal(digests.md5, hex("md5", body), `md5 of ${size} bytes`);
+      assert.equal(digests.sha256, hex("sha256", body), `sha256 of ${size} bytes`);
+    }
+  } finally {
+    terminateHashWorkers();
+  }
+});
+
+Deno.test("body digest: passing maxBytes errors the stream with EntityTooLarge", async () => {
+  try {
+    await assert.rejects(digestOf(new Uint8Array(3 * INLINE_LIMIT), 65536, 2 * INLINE_LIMIT), (err) => {
+      assert.equal((err as { code?: string }).code, "EntityTooLarge");
+      return true;
+    });
+  } finally {
+    terminateHashWorkers();
+  }
+});
