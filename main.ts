@@ -32,17 +32,22 @@ export function parseArgs(args: string[]): Cli {
     const arg = args[i];
     const value = () => {
       const next = args[++i];
-      if (next === undefined) throw new ConfigError(`${arg} needs a value`);
+      if (next === undefined || next === "") throw new ConfigError(`${arg} needs a value`);
       return next;
+    };
+    const inline = (flag: string) => {
+      const given = arg.slice(flag.length + 1);
+      if (given === "") throw new ConfigError(`${flag} needs a value`);
+      return given;
     };
     if (arg === "serve") cli.command = "serve";
     else if (arg === "--help" || arg === "-h" || arg === "help") cli.command = "help";
     else if (arg === "--version" || arg === "-V") cli.command = "version";
     else if (arg === "--verbose" || arg === "-v") cli.verbose = true;
     else if (arg === "--config" || arg === "-c") cli.config = value();
-    else if (arg.startsWith("--config=")) cli.config = arg.slice(9);
+    else if (arg.startsWith("--config=")) cli.config = inline("--config");
     else if (arg === "--listen" || arg === "-l") cli.listen = value();
-    else if (arg.startsWith("--listen=")) cli.listen = arg.slice(9);
+    else if (arg.startsWith("--listen=")) cli.listen = inline("--listen");
     else throw new ConfigError(`Unknown argument "${arg}" (see svc --help)`);
   }
   return cli;

@@ -129,7 +129,7 @@ try {
     if (res.status !== 200 || n !== totalBytes) throw new Error(`GET ${res.status}, ${n} bytes`);
   });
   rows.push({
-    phase: `GET whole object`,
+    phase: "GET whole object",
     bytes: totalBytes,
     seconds: get.seconds,
     rss: await peakRss(svc.pid),
@@ -146,7 +146,7 @@ try {
     }
   });
   rows.push({
-    phase: `GET range, last ${fmt(rangeBytes / GiB, 0)} GiB`,
+    phase: `GET range, last ${rangeBytes / MiB} MiB`,
     bytes: rangeBytes,
     seconds: ranged.seconds,
     rss: await peakRss(svc.pid),

@@ -74,21 +74,35 @@ function setPath(document: Record<string, unknown>, path: string[], value: unkno
 
 /**
  * Applies the environment onto a parsed (sectioned) document in place. `SVC_DATA_DIR` sets the
- * filesystem path of whichever filesystem backend the document uses.
+ * filesystem path of whichever filesystem backend the document uses. Returns which dotted
+ * document path each applied variable set, so validation can name the variable.
  */
 export function applyEnvironment(
   document: Record<string, unknown>,
   env: Record<string, string | undefined>,
-): void {
+): Map<string, string> {
+  const sources = new Map<string, string>();
   for (const { name, path, kind } of ENV_BINDINGS) {
     const raw = env[name];
-    if (raw !== undefined) setPath(document, path, parseValue(name, raw, kind));
+    if (raw === undefined) continue;
+    setPath(document, path, parseValue(name, raw, kind));
+    sources.set(path.join("."), name);
   }
   const dataDir = env.SVC_DATA_DIR;
   if (dataDir !== undefined) {
-    const storage = (document.storage ??= {}) as Record<string, unknown>;
-    const backend = storage.backend as Record<string, unknown> | undefined;
-    if (backend?.type === "filesystem") backend.path = dataDir;
-    else if (backend === undefined) storage.filesystem = dataDir;
+    const storage = document.storage ??= {};
+    if (typeof storage !== "object" || Array.isArray(storage)) {
+      throw new ConfigError(`storage: cannot apply SVC_DATA_DIR over a non-object "storage"`);
+    }
+    const section = storage as Record<string, unknown>;
+    const backend = section.backend as Record<string, unknown> | undefined;
+    if (backend?.type === "filesystem") {
+      backend.path = dataDir;
+      sources.set("storage.backend.path", "SVC_DATA_DIR");
+    } else if (backend === undefined) {
+      section.filesystem = dataDir;
+      sources.set("storage.filesystem", "SVC_DATA_DIR");
+    }
   }
+  return sources;
 }

@@ -177,7 +177,9 @@ Deno.test("SVC_DATA_DIR sets storage.backend.path for a filesystem backend", () 
 
   const withoutPath: Doc = { storage: { backend: { type: "filesystem" } } };
   applyEnvironment(withoutPath, { SVC_DATA_DIR: "/srv/data" });
-  assert.deepEqual(withoutPath, { storage: { backend: { type: "filesystem", path: "/srv/data" } } });
+  assert.deepEqual(withoutPath, {
+    storage: { backend: { type: "filesystem", path: "/srv/data" } },
+  });
 });
 
 Deno.test("SVC_DATA_DIR leaves an s3 backend alone", () => {

@@ -2,9 +2,10 @@
  * Finds, reads and validates the configuration: file (search order from the spec), `${env:NAME}`
  * placeholders, `SVC_*` environment on top, then CLI flags on top of everything.
  */
+import { isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { applyEnvironment } from "./env.ts";
-import { type Config, ConfigError, validateConfig } from "./schema.ts";
+import { type Config, ConfigError, splitListenAddress, validateConfig } from "./schema.ts";
 
 export const TOML_REMOVED_MESSAGE =
   "TOML configs are no longer supported; convert the file to YAML (svc.yaml) before starting";
@@ -25,6 +26,11 @@ export interface LoadOptions {
   /** `--listen`: overrides file and environment. */
   listen?: string;
   env: Record<string, string | undefined>;
+  /**
+   * Directory the `./` candidates and a relative `--config` / `SVC_CONFIG` are resolved against;
+   * the process's working directory when absent.
+   */
+  cwd?: string;
 }
 
 export interface LoadedConfig {
@@ -44,13 +50,23 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** The file to load: `SVC_CONFIG` wins unconditionally, then the first search-order match. */
+/** `path` as seen from `cwd` (unchanged without a `cwd` or when absolute). */
+function resolveFrom(cwd: string | undefined, path: string): string {
+  return cwd === undefined || isAbsolute(path) ? path : join(cwd, path);
+}
+
+/**
+ * The file to load: `SVC_CONFIG` wins unconditionally, then the first search-order match.
+ * Relative candidates are looked up in `cwd` when given.
+ */
 export async function findConfigFile(
   env: Record<string, string | undefined>,
+  cwd?: string,
 ): Promise<string | null> {
-  if (env.SVC_CONFIG) return env.SVC_CONFIG;
+  if (env.SVC_CONFIG) return resolveFrom(cwd, env.SVC_CONFIG);
   for (const candidate of SEARCH_ORDER) {
-    if (await exists(candidate)) return candidate;
+    const path = resolveFrom(cwd, candidate);
+    if (await exists(path)) return path;
   }
   return null;
 }
@@ -83,7 +99,10 @@ export function expandPlaceholders(
   return node;
 }
 
-/** Parses YAML text into a plain document; the message names the problem's line. */
+/**
+ * Parses YAML text into a plain document; the message names the problem's line. A top-level
+ * section left empty (every field commented out, so YAML null) counts as absent.
+ */
 export function parseDocument(text: string, source: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -95,13 +114,20 @@ export function parseDocument(text: string, source: string): Record<string, unkn
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(`${source}: the document must be a mapping of sections`);
   }
-  return parsed as Record<string, unknown>;
+  const document: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (value !== null) document[key] = value;
+  }
+  return document;
 }
 
 export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   const warnings: string[] = [];
-  const path = options.configPath ?? await findConfigFile(options.env);
+  const path = options.configPath !== undefined
+    ? resolveFrom(options.cwd, options.configPath)
+    : await findConfigFile(options.env, options.cwd);
   let document: Record<string, unknown> = {};
+  let fromFile = false;
   if (path !== null) {
     if (path.toLowerCase().endsWith(".toml")) {
       throw new ConfigError(`${path}: ${TOML_REMOVED_MESSAGE}`);
@@ -117,31 +143,35 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
       warnings.push(`Config file "${path}" (SVC_CONFIG) does not exist; using defaults`);
     }
     if (text !== null) {
+      fromFile = true;
       document = expandPlaceholders(parseDocument(text, path), options.env) as Record<
         string,
         unknown
       >;
     }
   }
-  applyEnvironment(document, options.env);
+  const sources = applyEnvironment(document, options.env);
   if (options.listen !== undefined) {
-    const advanced = (document.advanced ??= {}) as Record<string, unknown>;
-    advanced.listen_addr = options.listen;
+    const advanced = document.advanced ??= {};
+    if (typeof advanced !== "object" || Array.isArray(advanced)) {
+      throw new ConfigError(`advanced: cannot apply --listen over a non-object "advanced"`);
+    }
+    (advanced as Record<string, unknown>).listen_addr = options.listen;
+    sources.set("advanced.listen_addr", "--listen");
   }
-  const config = validateConfig(document);
+  const config = validateConfig(document, sources);
   if (!config.storage.backend && !config.storage.filesystem) config.storage.filesystem = "./data";
   if (config.storage.backend && config.storage.filesystem) {
     throw new ConfigError("storage: only one of backend / s3 / filesystem may be set");
   }
-  return { config, path: path !== null && document !== null ? path : null, warnings };
+  return { config, path: fromFile ? path : null, warnings };
 }
 
 /** Splits `host:port`, `[v6]:port` or `:port` into Deno.serve options. */
 export function parseListenAddress(address: string): { hostname: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address.trim());
-  const port = match ? Number(match[3]) : NaN;
-  if (!match || port > 65535) {
+  const parsed = splitListenAddress(address);
+  if (parsed === null) {
     throw new ConfigError(`advanced.listen_addr: expected host:port, got "${address}"`);
   }
-  return { hostname: match[1] ?? (match[2] || "0.0.0.0"), port };
+  return parsed;
 }

@@ -170,7 +170,9 @@ advanced:
 });
 
 Deno.test("a filesystem backend block is loaded with its defaults and no shorthand", async () => {
-  const { config } = await loadYaml("storage:\n  backend:\n    type: filesystem\n    path: /srv/b\n");
+  const { config } = await loadYaml(
+    "storage:\n  backend:\n    type: filesystem\n    path: /srv/b\n",
+  );
   assert.deepEqual(config.storage.backend, {
     type: "filesystem",
     path: "/srv/b",
@@ -507,6 +509,9 @@ Deno.test("parseListenAddress rejects junk with a ConfigError naming listen_addr
       "[]:9000",
       "host:-1",
       "host:90 00",
+      "a b:80",
+      "[::1:9000",
+      "[a]b:80",
     ]
   ) {
     assertConfigError(
@@ -515,4 +520,16 @@ Deno.test("parseListenAddress rejects junk with a ConfigError naming listen_addr
       `"${junk}"`,
     );
   }
+});
+
+Deno.test("validateConfig names the variable or flag that set a bad path", () => {
+  assertConfigError(
+    () =>
+      validateConfig(
+        { advanced: { max_object_size: -1, request_timeout_secs: 0 } },
+        new Map([["advanced.max_object_size", "SVC_MAX_OBJECT_SIZE"]]),
+      ),
+    "advanced.max_object_size (from SVC_MAX_OBJECT_SIZE): ",
+    /advanced\.request_timeout_secs: /,
+  );
 });

@@ -14,7 +14,27 @@ const filesystemPath = v.pipe(
   v.minLength(1, "expected a non-empty path"),
   v.check(
     (path) => !path.split(/[\\/]/).includes(".."),
-    'must not contain ".." components',
+    (issue) => `must not contain ".." components, got "${issue.input}"`,
+  ),
+);
+
+/**
+ * Splits `host:port`, `[v6]:port` or `:port` (host defaults to 0.0.0.0); null when the text is
+ * not one of those or the port is above 65535. Port 0 asks the system for a free port.
+ */
+export function splitListenAddress(address: string): { hostname: string; port: number } | null {
+  const match = /^(?:\[([^\[\]\s]+)\]|([^:\[\]\s]*)):(\d{1,5})$/.exec(address.trim());
+  if (!match) return null;
+  const port = Number(match[3]);
+  if (port > 65535) return null;
+  return { hostname: match[1] ?? (match[2] || "0.0.0.0"), port };
+}
+
+const listenAddress = v.pipe(
+  v.string(),
+  v.check(
+    (address) => splitListenAddress(address) !== null,
+    (issue) => `expected host:port, got "${issue.input}"`,
   ),
 );
 
@@ -42,7 +62,7 @@ export const storageSchema = v.object({
 });
 
 export const advancedSchema = v.object({
-  listen_addr: v.optional(v.string(), "0.0.0.0:9000"),
+  listen_addr: v.optional(listenAddress, "0.0.0.0:9000"),
   log_level: v.optional(v.string()),
   request_timeout_secs: v.optional(positiveInt, 300),
   max_concurrent_requests: v.optional(positiveInt, 1024),
@@ -74,13 +94,20 @@ export class ConfigError extends Error {
   }
 }
 
-/** Validates a parsed document, filling defaults. Throws ConfigError naming the first bad path. */
-export function validateConfig(document: unknown): Config {
+/**
+ * Validates a parsed document, filling defaults. Throws ConfigError naming every bad path; when
+ * `sources` says a path was set by an environment variable or flag, the message names it too.
+ */
+export function validateConfig(
+  document: unknown,
+  sources: ReadonlyMap<string, string> = new Map(),
+): Config {
   const result = v.safeParse(configSchema, document ?? {});
   if (result.success) return result.output;
   const lines = result.issues.map((issue) => {
     const path = v.getDotPath(issue) ?? "(document)";
-    return `${path}: ${issue.message}`;
+    const source = sources.get(path);
+    return `${path}${source ? ` (from ${source})` : ""}: ${issue.message}`;
   });
   throw new ConfigError(lines.join("; "));
 }

@@ -34,7 +34,8 @@ class HashPool {
 
   #spawn(): Worker {
     const worker = new Worker(new URL("./hash-worker.ts", import.meta.url), { type: "module" });
-    worker.onmessage = (event: MessageEvent<Reply>) => this.#listeners.get(event.data.id)?.(event.data);
+    worker.onmessage = (event: MessageEvent<Reply>) =>
+      this.#listeners.get(event.data.id)?.(event.data);
     return worker;
   }
 
@@ -112,7 +113,10 @@ export class BodyDigest {
     // A view into a larger buffer would clone the whole buffer: send just its bytes.
     const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
     this.#inFlight += chunk.byteLength;
-    this.#remote!.worker.postMessage({ id: this.#remote!.id, chunk: whole ? chunk : chunk.slice() });
+    this.#remote!.worker.postMessage({
+      id: this.#remote!.id,
+      chunk: whole ? chunk : chunk.slice(),
+    });
   }
 
   async #post(chunk: Uint8Array): Promise<void> {

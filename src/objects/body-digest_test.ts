@@ -25,7 +25,9 @@ Deno.test("body digest: inline and worker paths give the same digests as a one-s
     for (const size of [0, 1, 1000, INLINE_LIMIT, INLINE_LIMIT + 1, 5 * INLINE_LIMIT + 17]) {
       const data = crypto.getRandomValues(new Uint8Array(Math.min(size, 65536)));
       const body = new Uint8Array(size);
-      for (let i = 0; i < size; i += data.length) body.set(data.subarray(0, Math.min(data.length, size - i)), i);
+      for (let i = 0; i < size; i += data.length) {
+        body.set(data.subarray(0, Math.min(data.length, size - i)), i);
+      }
       const { digests, passed, bytes } = await digestOf(body, 65536 + 3);
       assert.equal(passed, size);
       assert.equal(bytes, size);
@@ -39,10 +41,13 @@ Deno.test("body digest: inline and worker paths give the same digests as a one-s
 
 Deno.test("body digest: passing maxBytes errors the stream with EntityTooLarge", async () => {
   try {
-    await assert.rejects(digestOf(new Uint8Array(3 * INLINE_LIMIT), 65536, 2 * INLINE_LIMIT), (err) => {
-      assert.equal((err as { code?: string }).code, "EntityTooLarge");
-      return true;
-    });
+    await assert.rejects(
+      digestOf(new Uint8Array(3 * INLINE_LIMIT), 65536, 2 * INLINE_LIMIT),
+      (err) => {
+        assert.equal((err as { code?: string }).code, "EntityTooLarge");
+        return true;
+      },
+    );
   } finally {
     terminateHashWorkers();
   }

@@ -30,7 +30,11 @@ self.onmessage = (event: MessageEvent<Message>) => {
   } else if ("end" in message) {
     const job = jobs.get(message.id) ?? { md5: createHash("md5"), sha256: createHash("sha256") };
     jobs.delete(message.id);
-    self.postMessage({ id: message.id, md5: job.md5.digest("hex"), sha256: job.sha256.digest("hex") });
+    self.postMessage({
+      id: message.id,
+      md5: job.md5.digest("hex"),
+      sha256: job.sha256.digest("hex"),
+    });
   } else {
     jobs.delete(message.id);
   }
