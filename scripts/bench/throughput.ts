@@ -17,6 +17,17 @@ const smallCount = arg("--small", 4000);
 const CONCURRENCY = 32;
 const ROOT = new URL("../../", import.meta.url).pathname;
 
+/** Runs `smallCount` operations from CONCURRENCY concurrent clients; returns ops/s. */
+async function hammer(work: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const { seconds } = await timed(() =>
+    Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (next < smallCount) await work(next++);
+    }))
+  );
+  return smallCount / seconds;
+}
+
 const bareDir = await Deno.makeTempDir({ prefix: "bench-bare-" });
 const svcDir = await Deno.makeTempDir({ prefix: "bench-svc-" });
 const bare = await startProcess([`${ROOT}scripts/bench/bare-server.ts`, bareDir]);
@@ -58,15 +69,6 @@ try {
   }
 
   const small = crypto.getRandomValues(new Uint8Array(4096));
-  async function hammer(work: (i: number) => Promise<void>): Promise<number> {
-    let next = 0;
-    const { seconds } = await timed(() =>
-      Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (next < smallCount) await work(next++);
-      }))
-    );
-    return smallCount / seconds;
-  }
   for (const t of targets) {
     const r = results[t.name];
     r.smallPut = await hammer(async (i) => {
