@@ -10,8 +10,13 @@ import { SvcError } from "../errors.ts";
 
 /** Bodies up to this size are hashed on the main thread: a worker round trip costs more. */
 export const INLINE_LIMIT = 1 << 20;
-/** Bytes posted to the worker and not yet hashed; past this the upload waits (flat memory). */
-const MAX_IN_FLIGHT = 16 << 20;
+/** Bytes travel to the worker in reusable buffers of this size, transferred, never cloned. */
+const BUFFER_BYTES = 1 << 20;
+/** Buffers at the worker per body; past this the upload waits for acknowledgements. */
+const MAX_IN_FLIGHT = 8;
+/** Idle buffers kept for reuse across bodies. */
+const POOL_LIMIT = 32;
+const freeBuffers: ArrayBuffer[] = [];
 
 export interface Digests {
   md5: string;
@@ -20,7 +25,7 @@ export interface Digests {
 
 interface Reply {
   id: number;
-  acked?: number;
+  buffer?: ArrayBuffer;
   md5?: string;
   sha256?: string;
 }
@@ -69,14 +74,23 @@ export class BodyDigest {
   /** Chunks seen while the body is still small enough to hash inline. */
   #held: Uint8Array[] = [];
   #remote: { id: number; worker: Worker } | undefined;
+  /** The buffer being filled for the worker, and how much of it is filled. */
+  #fill: Uint8Array | undefined;
+  #filled = 0;
   #inFlight = 0;
   #drained: (() => void) | undefined;
   #digest: ((d: Digests) => void) | undefined;
   #done: Digests | undefined;
+  readonly #withMd5: boolean;
   readonly transform: TransformStream<Uint8Array, Uint8Array>;
 
-  /** @param maxBytes the body errors with EntityTooLarge once it passes this many bytes. */
-  constructor(maxBytes: number) {
+  /**
+   * @param maxBytes the body errors with EntityTooLarge once it passes this many bytes.
+   * @param options.md5 false skips the md5 (reported as ""), for bodies whose ETag comes from
+   *   elsewhere: md5 is the slowest of the two hashes.
+   */
+  constructor(maxBytes: number, options: { md5?: boolean } = {}) {
+    this.#withMd5 = options.md5 ?? true;
     this.transform = new TransformStream({
       transform: async (chunk, controller) => {
         this.#bytes += chunk.byteLength;
@@ -87,8 +101,8 @@ export class BodyDigest {
         }
         if (this.#remote === undefined && this.#bytes <= INLINE_LIMIT) this.#held.push(chunk);
         else {
-          if (this.#remote === undefined) this.#goRemote();
-          await this.#post(chunk);
+          if (this.#remote === undefined) await this.#goRemote();
+          await this.#feed(chunk);
         }
         controller.enqueue(chunk);
       },
@@ -99,29 +113,40 @@ export class BodyDigest {
     return this.#bytes;
   }
 
-  #goRemote(): void {
+  async #goRemote(): Promise<void> {
     this.#remote = pool.open((reply) => {
-      if (reply.acked !== undefined) {
-        this.#inFlight -= reply.acked;
+      if (reply.buffer !== undefined) {
+        if (freeBuffers.length < POOL_LIMIT) freeBuffers.push(reply.buffer);
+        this.#inFlight--;
         if (this.#inFlight <= MAX_IN_FLIGHT / 2) this.#drained?.();
       } else if (reply.md5 !== undefined) this.#digest?.({ md5: reply.md5, sha256: reply.sha256! });
     });
-    for (const held of this.#held.splice(0)) this.#send(held);
+    for (const held of this.#held.splice(0)) await this.#feed(held);
   }
 
-  #send(chunk: Uint8Array): void {
-    // A view into a larger buffer would clone the whole buffer: send just its bytes.
-    const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
-    this.#inFlight += chunk.byteLength;
-    this.#remote!.worker.postMessage({
-      id: this.#remote!.id,
-      chunk: whole ? chunk : chunk.slice(),
-    });
+  /** Copies a chunk into pooled buffers, sending each one as it fills. */
+  async #feed(chunk: Uint8Array): Promise<void> {
+    for (let offset = 0; offset < chunk.byteLength;) {
+      this.#fill ??= new Uint8Array(freeBuffers.pop() ?? new ArrayBuffer(BUFFER_BYTES));
+      const n = Math.min(BUFFER_BYTES - this.#filled, chunk.byteLength - offset);
+      this.#fill.set(chunk.subarray(offset, offset + n), this.#filled);
+      this.#filled += n;
+      offset += n;
+      if (this.#filled === BUFFER_BYTES) await this.#send();
+    }
   }
 
-  async #post(chunk: Uint8Array): Promise<void> {
-    this.#send(chunk);
-    if (this.#inFlight > MAX_IN_FLIGHT) {
+  async #send(): Promise<void> {
+    const buffer = this.#fill!.buffer as ArrayBuffer;
+    const remote = this.#remote!;
+    remote.worker.postMessage(
+      { id: remote.id, buffer, length: this.#filled, md5: this.#withMd5 },
+      [buffer],
+    );
+    this.#fill = undefined;
+    this.#filled = 0;
+    this.#inFlight++;
+    if (this.#inFlight >= MAX_IN_FLIGHT) {
       await new Promise<void>((resolve) => this.#drained = resolve);
       this.#drained = undefined;
     }
@@ -139,15 +164,16 @@ export class BodyDigest {
   async finish(): Promise<Digests> {
     if (this.#done) return this.#done;
     if (this.#remote === undefined) {
-      const md5 = createHash("md5"), sha256 = createHash("sha256");
+      const md5 = this.#withMd5 ? createHash("md5") : null, sha256 = createHash("sha256");
       for (const chunk of this.#held) {
-        md5.update(chunk);
+        md5?.update(chunk);
         sha256.update(chunk);
       }
       this.#held = [];
-      this.#done = { md5: md5.digest("hex"), sha256: sha256.digest("hex") };
+      this.#done = { md5: md5?.digest("hex") ?? "", sha256: sha256.digest("hex") };
       return this.#done;
     }
+    if (this.#filled > 0) await this.#send();
     const remote = this.#remote;
     const digest = new Promise<Digests>((resolve) => this.#digest = resolve);
     remote.worker.postMessage({ id: remote.id, end: true });

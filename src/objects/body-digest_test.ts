@@ -52,3 +52,24 @@ Deno.test("body digest: passing maxBytes errors the stream with EntityTooLarge",
     terminateHashWorkers();
   }
 });
+
+Deno.test("body digest: md5 can be skipped on both paths", async () => {
+  try {
+    for (const size of [10, 3 * INLINE_LIMIT]) {
+      const body = new Uint8Array(size).fill(7);
+      const digest = new BodyDigest(Infinity, { md5: false });
+      const source = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(body);
+          controller.close();
+        },
+      });
+      for await (const _ of source.pipeThrough(digest.transform)) { /* drain */ }
+      const digests = await digest.finish();
+      assert.equal(digests.md5, "");
+      assert.equal(digests.sha256, hex("sha256", body));
+    }
+  } finally {
+    terminateHashWorkers();
+  }
+});

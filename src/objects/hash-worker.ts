@@ -1,39 +1,50 @@
 /**
  * Worker thread that computes md5 and sha256 of large bodies, so hashing runs on a second core
  * while the main thread moves bytes between the socket and the disk. Protocol (one job per id):
- * `{id, chunk}` feeds bytes and is acknowledged with `{id, acked}` (the sender's backpressure);
+ * `{id, buffer, length}` feeds bytes in a transferred buffer, which is transferred back with the
+ * acknowledgement `{id, buffer}` so the sender can reuse it (no garbage, flat memory);
  * `{id, end: true}` answers `{id, md5, sha256}`; `{id, abort: true}` forgets the job.
  */
 /// <reference lib="deno.worker" />
 import { createHash, type Hash } from "node:crypto";
 
 interface Job {
-  md5: Hash;
+  /** null when the sender does not need an md5 (multipart objects take their ETag from parts). */
+  md5: Hash | null;
   sha256: Hash;
 }
 
 type Message =
-  | { id: number; chunk: Uint8Array }
+  | { id: number; buffer: ArrayBuffer; length: number; md5: boolean }
   | { id: number; end: true }
   | { id: number; abort: true };
 
 const jobs = new Map<number, Job>();
 
+function job(id: number, withMd5 = true): Job {
+  let found = jobs.get(id);
+  if (!found) {
+    found = { md5: withMd5 ? createHash("md5") : null, sha256: createHash("sha256") };
+    jobs.set(id, found);
+  }
+  return found;
+}
+
 self.onmessage = (event: MessageEvent<Message>) => {
   const message = event.data;
-  if ("chunk" in message) {
-    let job = jobs.get(message.id);
-    if (!job) jobs.set(message.id, job = { md5: createHash("md5"), sha256: createHash("sha256") });
-    job.md5.update(message.chunk);
-    job.sha256.update(message.chunk);
-    self.postMessage({ id: message.id, acked: message.chunk.byteLength });
+  if ("buffer" in message) {
+    const bytes = new Uint8Array(message.buffer, 0, message.length);
+    const { md5, sha256 } = job(message.id, message.md5);
+    md5?.update(bytes);
+    sha256.update(bytes);
+    self.postMessage({ id: message.id, buffer: message.buffer }, [message.buffer]);
   } else if ("end" in message) {
-    const job = jobs.get(message.id) ?? { md5: createHash("md5"), sha256: createHash("sha256") };
+    const { md5, sha256 } = job(message.id);
     jobs.delete(message.id);
     self.postMessage({
       id: message.id,
-      md5: job.md5.digest("hex"),
-      sha256: job.sha256.digest("hex"),
+      md5: md5?.digest("hex") ?? "",
+      sha256: sha256.digest("hex"),
     });
   } else {
     jobs.delete(message.id);

@@ -136,6 +136,7 @@ export class MultipartService {
         }
         return { etag: multipartEtag(parts), partsCount: parts.length };
       },
+      md5: false,
       precondition,
       signal,
     });

@@ -269,7 +269,8 @@ export class MultipartStore<M = unknown> {
     if (file === null) return null;
     try {
       // Pull-based: one chunk read per consumer read, so memory stays flat.
-      return fileRangeStream(file, 0, (await file.stat()).size);
+      const { size } = await file.stat();
+      return fileRangeStream(file, 0, size, size);
     } catch (err) {
       file.close();
       throw err;

@@ -194,11 +194,13 @@ export class ObjectService {
       metadata: ClientMetadata;
       maxBytes: number;
       verify: (digest: BodyDigest) => CommitPlan;
+      /** false when the ETag does not come from the body's md5 (multipart completion). */
+      md5?: boolean;
       precondition?: WritePrecondition;
       signal?: AbortSignal;
     },
   ): Promise<ObjectInfo> {
-    const digest = new BodyDigest(plan.maxBytes);
+    const digest = new BodyDigest(plan.maxBytes, { md5: plan.md5 });
     let staged: StagedObject;
     try {
       staged = await this.backend.stageObject(

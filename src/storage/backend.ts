@@ -24,7 +24,7 @@ export interface ObjectMeta {
   size: number;
   /** ETag without quotes: md5 hex, or `md5-of-md5s-N` for multipart uploads. */
   etag: string;
-  /** Hex md5 of the logical body, kept even for multipart objects. */
+  /** Hex md5 of the logical body; "" for multipart objects, whose ETag comes from the parts. */
   md5: string;
   /** Hex sha256 of the logical body. */
   sha256: string;

@@ -151,7 +151,9 @@ export class FilesystemBackend implements Backend {
       }
       if (parsed.marker) return { info, body: emptyStream() };
       const file = await openIfUnchanged(objectPath(this.bucketDir(bucket), parsed), ino);
-      if (file) return { info, body: fileRangeStream(file, start, end - start + 1) };
+      if (file) {
+        return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
+      }
       if (attempt === READ_ATTEMPTS - 1) {
         throw new SvcError("SlowDown", `Object "${key}" is being replaced too often to be read`);
       }
