@@ -7,6 +7,14 @@
 /** S3 error codes svc returns, with their HTTP status. */
 export const ERROR_STATUS = {
   AccessDenied: 403,
+  AuthorizationHeaderMalformed: 400,
+  AuthorizationQueryParametersError: 400,
+  InvalidAccessKeyId: 403,
+  InvalidPolicyDocument: 400,
+  MaxPostPreDataLengthExceeded: 400,
+  MissingSecurityHeader: 400,
+  RequestTimeTooSkewed: 403,
+  SignatureDoesNotMatch: 403,
   BadDigest: 400,
   BucketAlreadyExists: 409,
   BucketAlreadyOwnedByYou: 409,
