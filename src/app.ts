@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 
 export interface AppSurfaces {
-  s3: (request: Request) => Promise<Response>;
+  s3: (request: Request, remoteAddress?: string) => Promise<Response>;
 }
 
 export function createApp(surfaces: AppSurfaces): Hono {
@@ -16,6 +16,10 @@ export function createApp(surfaces: AppSurfaces): Hono {
     "/_/*",
     (c) => c.json({ error: "not_found", message: `No route for ${c.req.path}` }, 404),
   );
-  app.all("*", (c) => surfaces.s3(c.req.raw));
+  app.all("*", (c) => {
+    // Deno.serve hands Hono its connection info as the env.
+    const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
+    return surfaces.s3(c.req.raw, info?.remoteAddr?.hostname);
+  });
   return app;
 }

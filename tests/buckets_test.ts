@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import * as S3 from "@aws-sdk/client-s3";
-import { randomBytes, startSvc } from "./helpers/svc.ts";
+import { randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 
 const NS = "http://s3.amazonaws.com/doc/2006-03-01/";
 

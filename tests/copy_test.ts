@@ -13,29 +13,11 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { bytesOf, randomBytes, startSvc } from "./helpers/svc.ts";
+import { bytesOf, randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import { assertError, assertSdkError, codeOf, md5Hex } from "./helpers/assertions.ts";
 
 const SRC = "copy-src";
 const DST = "copy-dst";
-const md5Hex = (data: Uint8Array | string) => createHash("md5").update(data).digest("hex");
-
-function codeOf(xml: string): string | undefined {
-  return /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
-}
-
-async function assertError(response: Response, status: number, code: string): Promise<void> {
-  const text = await response.text();
-  assert.equal(response.status, status, text);
-  assert.equal(codeOf(text), code, text);
-}
-
-async function assertSdkError(work: Promise<unknown>, status: number, name: string) {
-  await assert.rejects(work, (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => {
-    assert.equal(err.$metadata?.httpStatusCode, status, String(err));
-    assert.equal(err.name, name);
-    return true;
-  });
-}
 
 const source = (bucket: string, key: string) =>
   `${bucket}/${key.split("/").map(encodeURIComponent).join("/")}`;

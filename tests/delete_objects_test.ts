@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as S3 from "@aws-sdk/client-s3";
-import { startSvc } from "./helpers/svc.ts";
+import { signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 
 const B = "del-bucket";
 

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput } from "@aws-sdk/client-s3";
-import { startSvc } from "./helpers/svc.ts";
+import { signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import { codeOf } from "./helpers/assertions.ts";
 
 const BUCKET = "listing";
 const utf8 = new TextEncoder();
@@ -104,10 +105,6 @@ async function rawList(base: string, query: Record<string, string>): Promise<Raw
     truncated: field(xml, "IsTruncated") === "true",
     next: field(xml, "NextContinuationToken") ?? field(xml, "NextMarker"),
   };
-}
-
-function codeOf(xml: string): string | undefined {
-  return /<Code>([^<]*)<\/Code>/.exec(xml)?.[1];
 }
 
 async function putAll(base: string, keys: string[], concurrency = 32): Promise<void> {

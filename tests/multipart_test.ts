@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as S3 from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { bytesOf, randomBytes, startSvc } from "./helpers/svc.ts";
+import { bytesOf, randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 
 const MiB = 1024 * 1024;
 const EMPTY = new Uint8Array(0);

@@ -24,7 +24,12 @@ const cache = new Map<string, Uint8Array>();
 const CACHE_LIMIT = 1024;
 
 /** kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request"). */
-export function signingKey(secret: string, date: string, region: string, service: string): Uint8Array {
+export function signingKey(
+  secret: string,
+  date: string,
+  region: string,
+  service: string,
+): Uint8Array {
   const id = `${sha256Hex(secret)}/${date}/${region}/${service}`;
   const cached = cache.get(id);
   if (cached) return cached;

@@ -72,6 +72,11 @@ export const advancedSchema = v.object({
   debug_headers: v.optional(bool, false),
   cors_permissive: v.optional(bool, false),
   trust_proxy_headers: v.optional(bool, false),
+  clock_skew_seconds: v.optional(nonNegativeInt, 300),
+  replay_window_secs: v.optional(nonNegativeInt, 2),
+  rate_limit_max_attempts: v.optional(positiveInt, 100),
+  rate_limit_window_secs: v.optional(positiveInt, 300),
+  rate_limit_lockout_secs: v.optional(nonNegativeInt, 600),
 });
 
 export const configSchema = v.object({

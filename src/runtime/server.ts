@@ -3,6 +3,8 @@
  * the S3 handler, background tasks, and the listener. `stop()` ends all of them.
  */
 import { createApp } from "../app.ts";
+import { Authenticator } from "../auth/authenticator.ts";
+import { BootstrapCredentials, type CredentialStore } from "../auth/credentials.ts";
 import type { Config } from "../config/schema.ts";
 import { parseListenAddress } from "../config/load.ts";
 import { Semaphore } from "../http/semaphore.ts";
@@ -58,8 +60,33 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxUploads: holder.current.advanced.max_multipart_uploads,
     idleTtlHours: holder.current.advanced.multipart_idle_ttl_hours,
   }));
+  // One credential store per config snapshot, rebuilt when a reload swaps the snapshot.
+  let keys: { config: Config; store: CredentialStore } | undefined;
+  const credentials = () => {
+    const config = holder.current;
+    if (keys?.config !== config) {
+      const { access_key_id, secret_access_key } = config.access;
+      keys = { config, store: new BootstrapCredentials(access_key_id, secret_access_key) };
+    }
+    return keys.store;
+  };
+  const authenticator = new Authenticator(credentials, () => {
+    const { access, advanced } = holder.current;
+    return {
+      open: access.authentication?.trim().toLowerCase() === "none",
+      clockSkewSeconds: advanced.clock_skew_seconds,
+      replayWindowSeconds: advanced.replay_window_secs,
+      trustProxyHeaders: advanced.trust_proxy_headers,
+      lockout: {
+        maxAttempts: advanced.rate_limit_max_attempts,
+        windowSeconds: advanced.rate_limit_window_secs,
+        lockoutSeconds: advanced.rate_limit_lockout_secs,
+      },
+    };
+  });
   const s3 = createS3Handler({
-    services: { objects, multipart },
+    authenticator,
+    services: { objects, multipart, credentials },
     semaphore: new Semaphore(config.advanced.max_concurrent_requests),
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
   });

@@ -2,6 +2,7 @@
  * The S3 entry point: request id, concurrency queue, deadline, dispatch, and one place where any
  * failure becomes an S3 error document. The server stays up whatever a request throws.
  */
+import type { Authenticator } from "../auth/authenticator.ts";
 import { SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
 import { getLogger } from "../observability/log.ts";
@@ -13,6 +14,7 @@ const log = getLogger("svc::s3");
 
 export interface S3HandlerOptions {
   services: S3Services;
+  authenticator: Authenticator;
   semaphore: Semaphore;
   /** Read per request so a config reload applies to the next request. */
   requestTimeoutMs: () => number;
@@ -43,8 +45,10 @@ function withDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> {
   });
 }
 
-export function createS3Handler(options: S3HandlerOptions): (raw: Request) => Promise<Response> {
-  return async (raw) => {
+export type S3Handler = (raw: Request, remoteAddress?: string) => Promise<Response>;
+
+export function createS3Handler(options: S3HandlerOptions): S3Handler {
+  return async (raw, remoteAddress) => {
     const requestId = newRequestId();
     const deadline = new AbortController();
     const timeoutMs = options.requestTimeoutMs();
@@ -63,6 +67,7 @@ export function createS3Handler(options: S3HandlerOptions): (raw: Request) => Pr
       await options.semaphore.acquire(signal);
       try {
         const request = parseS3Request(raw, requestId, signal);
+        request.auth = options.authenticator.authenticate(request, remoteAddress);
         response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
       } finally {
         options.semaphore.release();

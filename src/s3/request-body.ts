@@ -3,6 +3,11 @@
  * object's content, its declared length, and the digests the client vouched for. aws-chunked
  * bodies (every current SDK's default for streamed uploads) are unframed here, strictly.
  */
+import {
+  BodyChecksum,
+  chunkSignatureHooks,
+  unsignedTrailerHooks,
+} from "../auth/chunk-signatures.ts";
 import { SvcError } from "../errors.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
 import { validateContentMd5 } from "./names.ts";
@@ -62,7 +67,9 @@ function clientBody(raw: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
 
 export function uploadBody(request: S3Request): UploadBody {
   const headers = request.headers;
-  const contentSha256 = headers.get("x-amz-content-sha256") ?? "";
+  const verified = request.auth?.verified;
+  // The signed payload hash: the header, or a presigned URL's query parameter.
+  const contentSha256 = verified?.payloadHash ?? headers.get("x-amz-content-sha256") ?? "";
   const encoding = (headers.get("content-encoding") ?? "").toLowerCase();
   const chunked = contentSha256.startsWith(STREAMING_PREFIX) ||
     encoding.split(",").some((part) => part.trim() === "aws-chunked");
@@ -71,8 +78,10 @@ export function uploadBody(request: S3Request): UploadBody {
   const raw = request.raw.body ? clientBody(request.raw.body) : emptyStream();
 
   if (!chunked) {
+    // x-amz-checksum-<alg> on a plain body (what SDKs send by default) is checked as it streams.
+    const checksum = BodyChecksum.fromHeaders(headers);
     return {
-      stream: raw,
+      stream: checksum ? raw.pipeThrough(checksum.transform()) : raw,
       length: declaredLength(headers.get("content-length"), "Content-Length"),
       expectedMd5,
       expectedSha256: HEX_SHA256.test(contentSha256) ? contentSha256 : undefined,
@@ -96,13 +105,24 @@ export function uploadBody(request: S3Request): UploadBody {
       `x-amz-content-sha256 "${contentSha256}" cannot describe an aws-chunked body`,
     );
   }
+  const signed = !mode.startsWith("STREAMING-UNSIGNED");
+  const trailer = mode.endsWith("-TRAILER");
+  const trailerHeader = headers.get("x-amz-trailer");
+  // Signed chunks are verified against the request's signature chain; with authentication
+  // none there is no chain to check, but trailer checksums still are.
+  const hooks = signed && verified
+    ? chunkSignatureHooks(verified, trailerHeader)
+    : trailer
+    ? unsignedTrailerHooks(trailerHeader)
+    : undefined;
   const decoded = decodeAwsChunked(raw, {
     decodedLength,
-    signed: !mode.startsWith("STREAMING-UNSIGNED"),
-    trailer: mode.endsWith("-TRAILER"),
+    signed,
+    trailer,
+    onChunk: hooks?.onChunk,
+    onTrailers: hooks?.onTrailers,
   });
-  // Trailer checksums are verified with the signature work; a trailer parse error still fails
-  // the body stream itself, so nothing with bad framing is ever stored.
+  // Trailer faults error the body stream itself, so nothing with bad framing is ever stored.
   decoded.trailers.catch(() => {});
   return { stream: decoded.stream, length: decodedLength, expectedMd5 };
 }

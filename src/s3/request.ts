@@ -3,6 +3,7 @@
  * the raw path, never normalised by a URL parser, so `..` segments are seen and refused rather
  * than silently resolved), query and headers.
  */
+import type { AuthOutcome } from "../auth/authenticator.ts";
 import { SvcError } from "../errors.ts";
 
 export interface S3Request {
@@ -18,6 +19,8 @@ export interface S3Request {
   signal: AbortSignal;
   /** `/bucket/key` as the client sent it, for error documents. */
   resource: string;
+  /** Who signed the request; set by the handler before dispatch. */
+  auth?: AuthOutcome;
 }
 
 /** The raw path and query of a request URL, without any normalisation. */

@@ -2,6 +2,7 @@
  * S3 operation dispatch: method + bucket/key + subresource query → one handler. Families svc
  * does not implement answer NotImplemented; ACL puts and tagging answer 501 with a message.
  */
+import type { CredentialStore } from "../auth/credentials.ts";
 import { SvcError } from "../errors.ts";
 import type { MultipartService } from "../objects/multipart-service.ts";
 import type { ObjectService } from "../objects/object-service.ts";
@@ -16,6 +17,8 @@ import { notImplemented } from "./response.ts";
 export interface S3Services {
   objects: ObjectService;
   multipart: MultipartService;
+  /** The current credential store (POST policy uploads verify against it). */
+  credentials: () => CredentialStore;
 }
 
 /** The bounded `operation` label of a request (metrics), decided by method and path shape. */

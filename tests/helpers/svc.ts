@@ -3,6 +3,7 @@
  * hands out clients for it. Every black-box test talks to svc only over HTTP.
  */
 import { S3Client } from "@aws-sdk/client-s3";
+import { AwsClient } from "aws4fetch";
 
 export const ACCESS_KEY = "AKIATESTSVC000000000";
 export const SECRET_KEY = "test-secret-key-for-the-black-box-suite";
@@ -66,6 +67,9 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
       SVC_ACCESS_KEY_ID: ACCESS_KEY,
       SVC_SECRET_ACCESS_KEY: SECRET_KEY,
       SVC_LOG_LEVEL: "info",
+      // Identical signed retries within a second would count as replays; tests/auth_test.ts
+      // turns detection on where it is the subject.
+      SVC_REPLAY_WINDOW_SECS: "0",
       ...options.env,
     },
     stdout: "piped",
@@ -126,6 +130,23 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
     stop,
     [Symbol.asyncDispose]: stop,
   };
+}
+
+const signer = new AwsClient({
+  accessKeyId: ACCESS_KEY,
+  secretAccessKey: SECRET_KEY,
+  service: "s3",
+  region: "us-east-1",
+  retries: 0,
+});
+
+/**
+ * `fetch` with a SigV4 header signature by the test credentials (aws4fetch), for black-box tests
+ * that need raw HTTP. Import it as `fetch` to sign every call in a file.
+ */
+export async function signedFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const signed = await signer.sign(String(input), init);
+  return await globalThis.fetch(signed);
 }
 
 /** Reads a whole response body (SDK or fetch) into bytes. */

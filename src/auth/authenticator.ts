@@ -1,0 +1,151 @@
+/**
+ * Authentication of S3 requests, in the order that keeps strangers cheap to refuse: lockout
+ * check, then SigV4 parse and verify (header or presigned), then replay detection. Counters and
+ * audit events are kept where the metrics and admin work can read them.
+ */
+import { SvcError } from "../errors.ts";
+import { getLogger, maskKey } from "../observability/log.ts";
+import type { S3Request } from "../s3/request.ts";
+import { splitRawUrl } from "../s3/request.ts";
+import { clientIp } from "./client-ip.ts";
+import type { CredentialStore, Principal } from "./credentials.ts";
+import { Lockout, type LockoutSettings } from "./lockout.ts";
+import { ReplayCache } from "./replay.ts";
+import {
+  failureReason,
+  parseSignedRequest,
+  type VerifiedRequest,
+  verifySignedRequest,
+} from "./sigv4.ts";
+
+const log = getLogger("svc::auth");
+
+export interface AuthSettings {
+  /** `none`: open access, signatures ignored, counters untouched. */
+  open: boolean;
+  clockSkewSeconds: number;
+  replayWindowSeconds: number;
+  trustProxyHeaders: boolean;
+  lockout: LockoutSettings;
+}
+
+export type FailureReason = "missing_header" | "invalid_presigned" | "invalid_signature";
+
+export interface AuthStats {
+  attempts: { success: number; failure: number };
+  failures: Record<FailureReason, number>;
+}
+
+export type AuditEvent = "auth_failure" | "replay_rejected" | "lockout";
+
+export interface AuthOutcome {
+  /** null for open access and for requests a later step authenticates (POST policy forms). */
+  principal: Principal | null;
+  verified?: VerifiedRequest;
+  /** A browser POST upload: its policy and signature are checked by the POST handler. */
+  formPost?: boolean;
+}
+
+const MUTATING = new Set(["PUT", "POST", "DELETE", "PATCH"]);
+
+function isFormPost(request: S3Request): boolean {
+  const type = request.headers.get("content-type")?.toLowerCase() ?? "";
+  return request.method === "POST" && request.bucket !== null && request.key === null &&
+    type.startsWith("multipart/form-data");
+}
+
+export class Authenticator {
+  readonly stats: AuthStats = {
+    attempts: { success: 0, failure: 0 },
+    failures: { missing_header: 0, invalid_presigned: 0, invalid_signature: 0 },
+  };
+  readonly #credentials: () => CredentialStore;
+  readonly #settings: () => AuthSettings;
+  readonly #audit: (event: AuditEvent, fields: Record<string, unknown>) => void;
+  readonly #replays = new ReplayCache();
+  readonly #lockout = new Lockout();
+
+  constructor(
+    credentials: () => CredentialStore,
+    settings: () => AuthSettings,
+    audit: (event: AuditEvent, fields: Record<string, unknown>) => void = (event, fields) =>
+      log.warn(event, fields),
+  ) {
+    this.#credentials = credentials;
+    this.#settings = settings;
+    this.#audit = audit;
+  }
+
+  /** Decides who sent the request, or throws the S3 error that refuses it. */
+  authenticate(
+    request: S3Request,
+    remoteAddress: string | undefined,
+    now = Date.now(),
+  ): AuthOutcome {
+    const settings = this.#settings();
+    if (settings.open) return { principal: null };
+    const ip = clientIp(request.headers, remoteAddress, settings.trustProxyHeaders);
+    const locked = this.#lockout.lockedFor(ip, now);
+    if (locked > 0) {
+      throw new SvcError(
+        "SlowDown",
+        `Too many authentication failures from this address; try again in ${
+          Math.ceil(locked / 1000)
+        } s`,
+      );
+    }
+    const { path, search } = splitRawUrl(request.raw.url);
+    const input = {
+      method: request.method,
+      rawPath: path,
+      rawQuery: search,
+      headers: request.headers,
+    };
+    let verified: VerifiedRequest;
+    try {
+      const signed = parseSignedRequest(input);
+      if (signed === null) return this.#anonymous(request);
+      verified = verifySignedRequest(signed, input, this.#credentials(), now, {
+        clockSkewSeconds: settings.clockSkewSeconds,
+      });
+    } catch (err) {
+      this.#fail(err, ip, now, settings);
+      throw err;
+    }
+    if (!verified.presigned) {
+      // Every signature is remembered; only a mutating request is refused when it repeats.
+      const seen = this.#replays.check(verified.signature, now, settings.replayWindowSeconds);
+      if (seen && MUTATING.has(request.method)) {
+        this.#audit("replay_rejected", { ip, method: request.method, resource: request.resource });
+        throw new SvcError("InvalidRequest", "Request replay detected");
+      }
+    }
+    this.stats.attempts.success++;
+    return { principal: verified.principal, verified };
+  }
+
+  #anonymous(request: S3Request): AuthOutcome {
+    if (request.method === "HEAD" && request.bucket === null) return { principal: null };
+    if (isFormPost(request)) return { principal: null, formPost: true };
+    this.stats.attempts.failure++;
+    this.stats.failures.missing_header++;
+    throw new SvcError("AccessDenied", "Access Denied: the request is not signed");
+  }
+
+  #fail(err: unknown, ip: string, now: number, settings: AuthSettings): void {
+    if (!(err instanceof SvcError)) return;
+    const reason = failureReason(err);
+    this.stats.attempts.failure++;
+    this.stats.failures[reason]++;
+    const accessKey = err.details.AWSAccessKeyId;
+    this.#audit("auth_failure", {
+      ip,
+      reason,
+      code: err.code,
+      ...(accessKey ? { access_key: maskKey(accessKey) } : {}),
+    });
+    if (this.#lockout.recordFailure(ip, now, settings.lockout)) {
+      this.#audit("lockout", { ip, seconds: settings.lockout.lockoutSeconds });
+    }
+  }
+}

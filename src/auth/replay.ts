@@ -1,0 +1,39 @@
+/**
+ * Replay detection: a signature seen again within `windowSeconds` on a mutating request is a
+ * replay. Memory is bounded: entries expire in insertion order (the window is the same for all),
+ * and past `maxEntries` the oldest are forgotten rather than new requests refused.
+ */
+export class ReplayCache {
+  readonly #seen = new Map<string, number>();
+  readonly #maxEntries: number;
+
+  constructor(maxEntries = 100_000) {
+    this.#maxEntries = maxEntries;
+  }
+
+  get size(): number {
+    return this.#seen.size;
+  }
+
+  /**
+   * Records `signature` at `now` and says whether it was already seen within the window.
+   * A window of 0 disables detection (nothing is stored).
+   */
+  check(signature: string, now: number, windowSeconds: number): boolean {
+    if (windowSeconds <= 0) return false;
+    this.#prune(now);
+    const expires = this.#seen.get(signature);
+    if (expires !== undefined && expires > now) return true;
+    this.#seen.delete(signature);
+    this.#seen.set(signature, now + windowSeconds * 1000);
+    while (this.#seen.size > this.#maxEntries) this.#seen.delete(this.#seen.keys().next().value!);
+    return false;
+  }
+
+  #prune(now: number): void {
+    for (const [signature, expires] of this.#seen) {
+      if (expires > now) break;
+      this.#seen.delete(signature);
+    }
+  }
+}
