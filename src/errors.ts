@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   InvalidAccessKeyId: 403,
   InvalidPolicyDocument: 400,
   MaxPostPreDataLengthExceeded: 400,
+  MalformedPOSTRequest: 400,
+  IncorrectNumberOfFilesInPostRequest: 400,
   MissingSecurityHeader: 400,
   RequestTimeTooSkewed: 403,
   SignatureDoesNotMatch: 403,

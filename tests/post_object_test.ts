@@ -12,7 +12,7 @@ import { ACCESS_KEY, bytesOf, randomBytes, SECRET_KEY, startSvc } from "./helper
  * Enabled once routed: src/s3/router.ts does not dispatch `POST /{bucket}` forms to postObject
  * yet (src/s3/post-object_test.ts covers the handler meanwhile). Set to true with the routing.
  */
-const ROUTED = false;
+const ROUTED = true;
 
 const BUCKET = "post-forms";
 const md5Hex = (data: Uint8Array | string) => createHash("md5").update(data).digest("hex");
@@ -230,7 +230,11 @@ Deno.test({
     });
 
     await t.step("a form without a file, and malformed multipart bodies, are 400", async () => {
-      await assertError(await post(form({ file: null })), 400, "InvalidArgument");
+      await assertError(
+        await post(form({ file: null })),
+        400,
+        "IncorrectNumberOfFilesInPostRequest",
+      );
       const sample = new Request("http://x/", {
         method: "POST",
         body: form({ file: { content: "cut", filename: "cut.txt" } }),
@@ -241,13 +245,13 @@ Deno.test({
       await assertError(
         await post(bytes.slice(0, bytes.length - 8), { "content-type": contentType }),
         400,
-        "InvalidArgument",
+        "MalformedPOSTRequest",
         "not well-formed multipart/form-data",
       );
       await assertError(
         await post("no parts here", { "content-type": "multipart/form-data; boundary=xyz" }),
         400,
-        "InvalidArgument",
+        "MalformedPOSTRequest",
       );
       await absent("uploads/cut.txt");
     });

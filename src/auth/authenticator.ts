@@ -47,6 +47,8 @@ export interface AuthOutcome {
 }
 
 const MUTATING = new Set(["PUT", "POST", "DELETE", "PATCH"]);
+/** Codes of a failed credential check (not of a policy condition or a malformed form). */
+const LATE_AUTH_CODES = new Set(["SignatureDoesNotMatch", "InvalidAccessKeyId"]);
 
 function isFormPost(request: S3Request): boolean {
   const type = request.headers.get("content-type")?.toLowerCase() ?? "";
@@ -122,6 +124,18 @@ export class Authenticator {
     }
     this.stats.attempts.success++;
     return { principal: verified.principal, verified };
+  }
+
+  /**
+   * Counts a failure that a later step found in a request this authenticator let through
+   * unverified (a browser POST form whose policy signature failed), so it counts toward the
+   * lockout like any other bad signature.
+   */
+  recordLateFailure(err: unknown, request: S3Request, remoteAddress: string | undefined): void {
+    const settings = this.#settings();
+    if (settings.open || !(err instanceof SvcError) || !LATE_AUTH_CODES.has(err.code)) return;
+    const ip = clientIp(request.headers, remoteAddress, settings.trustProxyHeaders);
+    this.#fail(err, ip, Date.now(), settings);
   }
 
   #anonymous(request: S3Request): AuthOutcome {

@@ -1,18 +1,17 @@
 /**
- * Strict streaming reader for `multipart/form-data` request bodies (RFC 7578 over RFC 2046), as
- * browser POST uploads send them: text fields first, then one file part whose bytes may be
- * gigabytes, so they are handed on as a stream and never held.
+ * Strict streaming reader for `multipart/form-data` bodies (RFC 7578 over RFC 2046) as browser
+ * POST uploads send them: text fields, then one file part of any size, handed on as a stream.
  *
- * - Fields are yielded in order. Everything before the file's content (boundaries, part headers,
- *   values) is capped at `maxPreFileBytes`, 20 KiB by default: the AWS guide ("HTML forms") says
- *   "the form data and boundaries (excluding the contents of the file) cannot exceed 20 KB", and
- *   S3 answers MaxPostPreDataLengthExceeded beyond it. The cap also bounds our buffering.
- * - The file part is yielded last with a stream of its content. Parts after it are skipped, as
- *   S3 ignores them, but the body must still end with the closing delimiter: the file stream
- *   errors (and the upload is not stored) when the body is truncated or malformed.
+ * - Fields are yielded in order. Everything before the file's content is capped at
+ *   `maxPreFileBytes`, 20 KiB by default: the AWS guide ("HTML forms") says "the form data and
+ *   boundaries (excluding the contents of the file) cannot exceed 20 KB" (S3 answers
+ *   MaxPostPreDataLengthExceeded). The cap also bounds our buffering.
+ * - The file part comes last. Parts after it are skipped (S3 ignores them), but the body must end
+ *   with the closing delimiter, else the file stream errors and the upload is not stored.
  * - File bytes pass through as views of the pieces the source hands out (a request body gives a
- *   fresh buffer per read), so memory stays at about one piece whatever the file size. The only
- *   copy is a few dozen bytes where the delimiter might straddle two reads.
+ *   fresh buffer per read), so memory stays at about one piece whatever the file size. Only the
+ *   bytes that could start a delimiter straddling two reads are held back, so pieces go on whole
+ *   (splitting each would double the writes downstream: measured at half the throughput).
  * - Every framing fault is S3's MalformedPOSTRequest. errors.ts has no such code yet, so it is
  *   InvalidArgument with S3's message; the detail goes in `cause`.
  */
@@ -31,11 +30,10 @@ export interface FormField {
 
 export interface FormFile {
   kind: "file";
-  /** The part's name as sent (matches `fileField` case-insensitively). */
   name: string;
   /** From Content-Disposition; null when the part had none (a text area upload). */
   filename: string | null;
-  /** The part's own Content-Type header, if any. */
+  /** The part's own Content-Type header. */
   contentType: string | null;
   body: ReadableStream<Uint8Array>;
   /**
@@ -52,15 +50,15 @@ export interface FormDataOptions {
   maxFieldBytes?: number;
   /** Name of the part that carries the upload, compared case-insensitively. Default "file". */
   fileField?: string;
+  /** Aborting cancels the source and fails any pending read with the signal's reason. */
+  signal?: AbortSignal;
 }
 
+const MALFORMED = "The body of your POST request is not well-formed multipart/form-data.";
+
+/** S3's MalformedPOSTRequest (see the top of the file), with the detail as the cause. */
 export function malformedForm(detail: string): SvcError {
-  return new SvcError(
-    "InvalidArgument",
-    "The body of your POST request is not well-formed multipart/form-data.",
-    {},
-    { cause: new Error(detail) },
-  );
+  return new SvcError("MalformedPOSTRequest", MALFORMED, {}, { cause: new Error(detail) });
 }
 
 // RFC 2046 bchars: a boundary is 1-70 of these and does not end with a space.
@@ -88,7 +86,7 @@ export async function* readFormData(
   boundary: string,
   options: FormDataOptions = {},
 ): AsyncGenerator<FormPart, void, undefined> {
-  const scanner = new Scanner(source.getReader(), boundary, options);
+  const scanner = new Scanner(source, boundary, options);
   let handedOff = false;
   try {
     await scanner.skipPreamble();
@@ -115,59 +113,58 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const CR = 0x0d, LF = 0x0a, DASH = 0x2d, SP = 0x20, HTAB = 0x09;
 const CRLFCRLF = encoder.encode("\r\n\r\n");
-/** Part headers longer than this are refused before the total cap would be reached anyway. */
-const MAX_HEADER_BYTES = 8 * 1024;
 
 /** Buffering and boundary search over the source, shared by the field phase and the file. */
 class Scanner {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  /** CRLF "--" boundary: every delimiter, the first included once we pretend a CRLF precedes it. */
+  /** CRLF "--" boundary. The first has no CRLF before it: #buf starts with a virtual one. */
   readonly #delimiter: Uint8Array;
   readonly #maxPreFile: number;
   readonly #maxField: number;
-  /** Unconsumed bytes; views of source pieces, or a small stitched copy. */
-  #buf: Uint8Array;
-  /** Source position of #buf[0] (starts at -2 for the virtual CRLF). */
+  /** Unconsumed bytes: views of source pieces, or a stitched copy. */
+  #buf: Uint8Array = encoder.encode("\r\n");
+  /** Source position of #buf[0] (-2: the virtual CRLF). */
   #offset = -2;
   #done = false;
-  /** The file's closing delimiter has been consumed. */
   #fileEnded = false;
+  readonly #signal?: AbortSignal;
+  // A client that stops sending leaves a read pending forever; only a cancel wakes it.
+  readonly #onAbort = () => void this.cancel(this.#signal?.reason);
 
-  constructor(
-    reader: ReadableStreamDefaultReader<Uint8Array>,
-    boundary: string,
-    o: FormDataOptions,
-  ) {
-    this.#reader = reader;
+  constructor(source: ReadableStream<Uint8Array>, boundary: string, o: FormDataOptions) {
+    this.#reader = source.getReader();
     this.#delimiter = encoder.encode(`\r\n--${boundary}`);
     this.#maxPreFile = o.maxPreFileBytes ?? MAX_PRE_FILE_BYTES;
     this.#maxField = o.maxFieldBytes ?? MAX_FIELD_BYTES;
-    // The body's first delimiter has no CRLF before it; a virtual one lets one search find all.
-    this.#buf = encoder.encode("\r\n");
+    this.#signal = o.signal;
+    this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
-  /** Reads one more piece into #buf; false at the end of the source. */
-  async #fill(): Promise<boolean> {
+  /** Appends the next piece to #buf; the source ending here makes the body malformed. */
+  async #more(where: string): Promise<void> {
     const piece = await this.#read();
-    if (piece === null) return false;
+    if (piece === null) throw malformedForm(`body ended ${where}`);
     this.#buf = this.#buf.length === 0 ? piece : concat(this.#buf, piece);
-    return true;
   }
 
   async #read(): Promise<Uint8Array | null> {
-    if (this.#done) return null;
+    if (this.#done) {
+      this.#signal?.throwIfAborted();
+      return null;
+    }
     let result: ReadableStreamReadResult<Uint8Array>;
     try {
       result = await this.#reader.read();
+      this.#signal?.throwIfAborted();
     } catch (err) {
-      this.#done = true;
-      if (err instanceof SvcError) throw err;
+      await this.cancel(err);
+      if (err instanceof SvcError || err === this.#signal?.reason) throw err;
       throw new SvcError("IncompleteBody", "The request body ended before it was complete", {}, {
         cause: err,
       });
     }
     if (result.done) {
-      this.#done = true;
+      await this.cancel();
       return null;
     }
     return result.value;
@@ -184,21 +181,26 @@ class Scanner {
     if (this.#offset + this.#buf.length > this.#maxPreFile + this.#delimiter.length + 4) {
       throw preDataTooLarge(this.#maxPreFile);
     }
-    if (!(await this.#fill())) throw malformedForm(`body ended inside ${what}`);
+    await this.#more(`inside ${what}`);
   }
 
   checkPreFile(): void {
     if (this.#offset > this.#maxPreFile) throw preDataTooLarge(this.#maxPreFile);
   }
 
-  /** Skips anything before the first delimiter (RFC 2046 preamble) and the delimiter itself. */
-  async skipPreamble(): Promise<void> {
+  /** Discards bytes up to and including the next delimiter; `more` reads or throws. */
+  async #skipPastDelimiter(more: () => Promise<void>): Promise<void> {
     for (;;) {
       const at = indexOf(this.#buf, this.#delimiter);
       if (at >= 0) return this.#consume(at + this.#delimiter.length);
       this.#consume(Math.max(0, this.#buf.length - (this.#delimiter.length - 1)));
-      await this.#fillPreFile("the preamble (no opening boundary)");
+      await more();
     }
+  }
+
+  /** Skips anything before the first delimiter (RFC 2046 preamble) and the delimiter itself. */
+  skipPreamble(): Promise<void> {
+    return this.#skipPastDelimiter(() => this.#fillPreFile("the preamble (no opening boundary)"));
   }
 
   /**
@@ -231,12 +233,10 @@ class Scanner {
       }
       const end = indexOf(this.#buf, CRLFCRLF);
       if (end >= 0) {
-        if (end > MAX_HEADER_BYTES) throw preDataTooLarge(this.#maxPreFile);
         const text = decoder.decode(this.#buf.subarray(0, end));
         this.#consume(end + 4);
         return text;
       }
-      if (this.#buf.length > MAX_HEADER_BYTES) throw preDataTooLarge(this.#maxPreFile);
       await this.#fillPreFile("part headers");
     }
   }
@@ -246,23 +246,20 @@ class Scanner {
     for (;;) {
       const at = indexOf(this.#buf, this.#delimiter);
       if (at >= 0) {
-        if (at > this.#maxField) throw fieldTooLarge(name, this.#maxField);
+        if (at > this.#maxField) throw preDataTooLarge(this.#maxField, name);
         const value = this.#buf.slice(0, at);
         this.#consume(at + this.#delimiter.length);
         this.checkPreFile();
         return value;
       }
       if (this.#buf.length - this.#delimiter.length > this.#maxField) {
-        throw fieldTooLarge(name, this.#maxField);
+        throw preDataTooLarge(this.#maxField, name);
       }
       await this.#fillPreFile(`field "${name}"`);
     }
   }
 
-  /**
-   * The file's content: pulled on demand, ends at the next delimiter once the rest of the body
-   * has been checked up to the closing delimiter.
-   */
+  /** The file's content, pulled on demand; it ends once the closing delimiter has been seen. */
   fileStream(): ReadableStream<Uint8Array> {
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
@@ -283,91 +280,64 @@ class Scanner {
   /** Next run of file bytes, or null once the file's closing delimiter has been consumed. */
   async #nextFileChunk(): Promise<Uint8Array | null> {
     if (this.#fileEnded) return null;
-    const size = this.#delimiter.length;
-    const keep = size - 1;
     for (;;) {
       const at = indexOf(this.#buf, this.#delimiter);
       if (at >= 0) {
         const last = this.#buf.subarray(0, at);
-        this.#consume(at + size);
+        this.#consume(at + this.#delimiter.length);
         this.#fileEnded = true;
         return at === 0 ? null : last;
       }
-      // No delimiter starts before the last `keep` bytes; they may begin one.
-      if (this.#buf.length > keep) return this.#take(this.#buf.length - keep);
-      const piece = await this.#read();
-      if (piece === null) throw malformedForm("body ended inside the file (no closing boundary)");
-      const tail = this.#buf;
-      if (tail.length === 0 || piece.length < keep) {
-        // Small pieces: stitching costs little and the search above decides.
-        this.#buf = tail.length === 0 ? piece : concat(tail, piece);
-        continue;
-      }
-      // Only the tail and the piece's first bytes are stitched, so the piece itself is never
-      // copied: any delimiter starting in the tail ends within them.
-      const joint = concat(tail, piece.subarray(0, keep));
-      const split = indexOf(joint, this.#delimiter);
-      if (split >= 0) {
-        this.#buf = piece.subarray(split + size - tail.length);
-        this.#offset += split + size;
-        this.#fileEnded = true;
-        return split === 0 ? null : tail.subarray(0, split);
-      }
-      // No delimiter starts in the tail: it is file content.
-      this.#buf = piece;
-      this.#offset += tail.length;
-      return tail;
+      // Only a tail that could begin a delimiter is held back, so nearly every piece goes on
+      // whole, as a view: no copy, and no sliver of a chunk costing its own write downstream.
+      const held = partialDelimiterAtEnd(this.#buf, this.#delimiter);
+      const out = this.#buf.subarray(0, this.#buf.length - held);
+      this.#consume(out.length);
+      if (out.length > 0) return out;
+      // Rare (the previous piece ended like a delimiter's start): a copy settles it.
+      await this.#more("inside the file (no closing boundary)");
     }
-  }
-
-  #take(n: number): Uint8Array {
-    const out = this.#buf.subarray(0, n);
-    this.#consume(n);
-    return out;
   }
 
   /** Skips the parts after the file (S3 ignores them) up to the closing delimiter. */
   async #skipTrailingParts(): Promise<void> {
+    const more = () => this.#more("after the file, unclosed");
     for (;;) {
-      while (this.#buf.length < 2) {
-        if (!(await this.#fill())) throw malformedForm("body ended after the file");
-      }
-      if (this.#buf[0] === DASH && this.#buf[1] === DASH) {
-        // The epilogue, if any, is ignored: do not wait for it.
-        await this.cancel();
-        return;
-      }
-      for (;;) {
-        const at = indexOf(this.#buf, this.#delimiter);
-        if (at >= 0) {
-          this.#consume(at + this.#delimiter.length);
-          break;
-        }
-        this.#consume(Math.max(0, this.#buf.length - (this.#delimiter.length - 1)));
-        if (!(await this.#fill())) throw malformedForm("body ended inside a part after the file");
-      }
+      while (this.#buf.length < 2) await more();
+      // The epilogue after the closing delimiter, if any, is ignored: do not wait for it.
+      if (this.#buf[0] === DASH && this.#buf[1] === DASH) return await this.cancel();
+      await this.#skipPastDelimiter(more);
     }
   }
 
   async cancel(reason?: unknown): Promise<void> {
     if (this.#done) return;
     this.#done = true;
+    this.#signal?.removeEventListener("abort", this.#onAbort);
     await this.#reader.cancel(reason).catch(() => {});
   }
 }
 
-function preDataTooLarge(limit: number): SvcError {
-  return new SvcError(
-    "MaxPostPreDataLengthExceeded",
-    `Your POST request fields preceding the upload file were too large (the limit is ${limit} bytes).`,
-  );
+function preDataTooLarge(limit: number, field?: string): SvcError {
+  const what = field ? `field "${field}" was` : "fields preceding the upload file were";
+  const message = `Your POST request ${what} too large (the limit is ${limit} bytes).`;
+  return new SvcError("MaxPostPreDataLengthExceeded", message);
 }
 
-function fieldTooLarge(name: string, limit: number): SvcError {
-  return new SvcError(
-    "MaxPostPreDataLengthExceeded",
-    `The POST form field "${name}" is longer than ${limit} bytes.`,
-  );
+/**
+ * Length of the longest tail of `hay` that is a proper prefix of `needle` (0 if none): bytes that
+ * may be the start of a needle continuing in the next piece. Assumes no whole needle in `hay`.
+ */
+export function partialDelimiterAtEnd(hay: Uint8Array, needle: Uint8Array): number {
+  const first = needle[0];
+  for (let start = Math.max(0, hay.length - needle.length + 1); start < hay.length; start++) {
+    start = hay.indexOf(first, start);
+    if (start < 0) return 0;
+    let j = 1;
+    while (start + j < hay.length && hay[start + j] === needle[j]) j++;
+    if (start + j === hay.length) return j;
+  }
+  return 0;
 }
 
 /** Position of `needle` in `hay` at or after `from`, or -1. */
@@ -390,49 +360,18 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
-interface Param {
-  name: string;
-  value: string;
-}
+// `; name=value` or `; name="quoted"`; in a quoted value a backslash escapes only a quote, so
+// Windows paths sent as filenames keep their backslashes (S3 takes the text after the last one).
+const PARAM = /;\s*([^\s=;]+)\s*=\s*(?:"((?:\\"|[^"])*)"|([^";]*))/g;
 
-/**
- * Splits `type; a=b; c="d"` into the leading value and its parameters (names lowercased).
- * Quoted values may contain `;`; a backslash escapes only a quote, so Windows paths sent as
- * filenames keep their backslashes (S3 takes the text after the last `\` or `/`).
- */
-function splitParams(header: string): [string, ...Param[]] {
+/** Splits `type; a=b; c="d"` into the leading value and its parameters (names lowercased). */
+function splitParams(header: string): [string, ...{ name: string; value: string }[]] {
   const semi = header.indexOf(";");
   const head = semi < 0 ? header : header.slice(0, semi);
-  const params: Param[] = [];
-  let i = semi < 0 ? header.length : semi + 1;
-  while (i < header.length) {
-    const eq = header.indexOf("=", i);
-    const nextSemi = header.indexOf(";", i);
-    if (eq < 0 || (nextSemi >= 0 && nextSemi < eq)) {
-      // A bare token without a value: skip it.
-      i = nextSemi < 0 ? header.length : nextSemi + 1;
-      continue;
-    }
-    const name = header.slice(i, eq).trim().toLowerCase();
-    let j = eq + 1;
-    while (header[j] === " " || header[j] === "\t") j++;
-    let value = "";
-    if (header[j] === '"') {
-      j++;
-      while (j < header.length && header[j] !== '"') {
-        if (header[j] === "\\" && header[j + 1] === '"') j++;
-        value += header[j++];
-      }
-      if (j >= header.length) throw malformedForm(`unterminated quoted value in "${header}"`);
-      const end = header.indexOf(";", j);
-      i = end < 0 ? header.length : end + 1;
-    } else {
-      const end = header.indexOf(";", j);
-      value = header.slice(j, end < 0 ? header.length : end).trim();
-      i = end < 0 ? header.length : end + 1;
-    }
-    params.push({ name, value });
-  }
+  const params = [...header.slice(head.length).matchAll(PARAM)].map((m) => ({
+    name: m[1].toLowerCase(),
+    value: m[2] !== undefined ? m[2].replaceAll('\\"', '"') : m[3].trim(),
+  }));
   return [head, ...params];
 }
 

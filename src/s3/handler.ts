@@ -68,7 +68,14 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       try {
         const request = parseS3Request(raw, requestId, signal);
         request.auth = options.authenticator.authenticate(request, remoteAddress);
-        response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
+        try {
+          response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
+        } catch (err) {
+          if (request.auth.formPost) {
+            options.authenticator.recordLateFailure(err, request, remoteAddress);
+          }
+          throw err;
+        }
       } finally {
         options.semaphore.release();
       }

@@ -44,7 +44,7 @@ export async function postObject(
   const bucket = request.bucket!;
   const boundary = formBoundary(request.headers.get("content-type"));
   if (request.raw.body === null) throw malformedForm("the request has no body");
-  const form = readFormData(request.raw.body, boundary);
+  const form = readFormData(request.raw.body, boundary, { signal: request.signal });
   const fields: FormField[] = [];
   let file: FormFile | null = null;
   try {
@@ -53,11 +53,10 @@ export async function postObject(
       else fields.push(part);
     }
     if (file === null) {
-      // S3's code is IncorrectNumberOfFilesInPostRequest, which errors.ts does not have yet.
-      throw new SvcError("InvalidArgument", "POST requires exactly one file upload per request.", {
-        ArgumentName: "file",
-        ArgumentValue: "0",
-      });
+      throw new SvcError(
+        "IncorrectNumberOfFilesInPostRequest",
+        "POST requires exactly one file upload per request.",
+      );
     }
     if (!fields.some((f) => f.name.toLowerCase() === "key")) {
       throw new SvcError(

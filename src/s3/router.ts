@@ -11,6 +11,7 @@ import { deleteObjects } from "./delete-objects.ts";
 import { listObjectsV1, listObjectsV2 } from "./list-ops.ts";
 import * as multipart from "./multipart-ops.ts";
 import * as objectOps from "./object-ops.ts";
+import { postObject } from "./post-object.ts";
 import type { S3Request } from "./request.ts";
 import { notImplemented } from "./response.ts";
 
@@ -109,6 +110,12 @@ function unsupportedSubresource(query: URLSearchParams, names: string[]): string
   return names.find((name) => query.has(name));
 }
 
+function isFormData(request: S3Request): boolean {
+  return (request.headers.get("content-type") ?? "").toLowerCase().startsWith(
+    "multipart/form-data",
+  );
+}
+
 function methodNotAllowed(request: S3Request): SvcError {
   return new SvcError(
     "MethodNotAllowed",
@@ -150,7 +157,10 @@ export async function dispatchS3(services: S3Services, request: S3Request): Prom
         return await buckets.deleteBucket(objects, services.multipart, request);
       case "POST":
         if (q.has("delete")) return await deleteObjects(objects, request);
-        throw notImplemented("Browser POST object upload");
+        if (request.auth?.formPost || isFormData(request)) {
+          return await postObject(objects, services.credentials(), request);
+        }
+        throw methodNotAllowed(request);
     }
     throw methodNotAllowed(request);
   }
