@@ -171,6 +171,13 @@ advanced:
     rate_limit_max_attempts: 100,
     rate_limit_window_secs: 300,
     rate_limit_lockout_secs: 600,
+    log_format: "text",
+    log_ring_size: 2000,
+    log_ring_level: "info",
+    audit_ring_size: 500,
+    ready_timeout_secs: 3,
+    ready_retries: 2,
+    ready_cache_ttl_secs: 0,
   });
 });
 

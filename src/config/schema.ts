@@ -77,6 +77,13 @@ export const advancedSchema = v.object({
   rate_limit_max_attempts: v.optional(positiveInt, 100),
   rate_limit_window_secs: v.optional(positiveInt, 300),
   rate_limit_lockout_secs: v.optional(nonNegativeInt, 600),
+  log_format: v.optional(v.picklist(["text", "json"]), "text"),
+  log_ring_size: v.optional(positiveInt, 2000),
+  log_ring_level: v.optional(v.picklist(["error", "warn", "info", "debug", "trace"]), "info"),
+  audit_ring_size: v.optional(positiveInt, 500),
+  ready_timeout_secs: v.optional(v.pipe(v.number(), v.minValue(0.001)), 3),
+  ready_retries: v.optional(nonNegativeInt, 2),
+  ready_cache_ttl_secs: v.optional(nonNegativeInt, 0),
 });
 
 export const configSchema = v.object({
