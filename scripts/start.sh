@@ -29,7 +29,8 @@ for arg in "$@"; do case "$arg" in --config|--config=*|-c) configured=1 ;; esac;
 svc development credentials (kept in $creds):
   AWS_ACCESS_KEY_ID=$SVC_ACCESS_KEY_ID
   AWS_SECRET_ACCESS_KEY=$SVC_SECRET_ACCESS_KEY
-  endpoint: http://127.0.0.1:9000  (path-style, region us-east-1)
+  endpoint: http://127.0.0.1:9000 unless --listen / SVC_LISTEN_ADDR say otherwise
+  (path-style addressing, region us-east-1)
 MSG
 }
 exec node_modules/.bin/deno run --allow-all main.ts "$@"
