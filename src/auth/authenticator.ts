@@ -127,9 +127,8 @@ export class Authenticator {
   }
 
   /**
-   * Counts a failure that a later step found in a request this authenticator let through
-   * unverified (a browser POST form whose policy signature failed), so it counts toward the
-   * lockout like any other bad signature.
+   * Counts a credential failure found after authentication, while the body was read: a forged
+   * aws-chunked chunk signature, or a browser POST form whose policy signature failed.
    */
   recordLateFailure(err: unknown, request: S3Request, remoteAddress: string | undefined): void {
     const settings = this.#settings();

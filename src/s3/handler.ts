@@ -8,7 +8,7 @@ import type { Semaphore } from "../http/semaphore.ts";
 import { getLogger } from "../observability/log.ts";
 import { parseS3Request, splitRawUrl } from "./request.ts";
 import { errorResponse } from "./response.ts";
-import { dispatchS3, type S3Services } from "./router.ts";
+import { dispatchS3, type OperationLabel, operationLabel, type S3Services } from "./router.ts";
 
 const log = getLogger("svc::s3");
 
@@ -18,6 +18,23 @@ export interface S3HandlerOptions {
   semaphore: Semaphore;
   /** Read per request so a config reload applies to the next request. */
   requestTimeoutMs: () => number;
+  /** Told about every request once its response headers are ready (metrics). */
+  onComplete?: (sample: RequestSample) => void;
+}
+
+export interface RequestSample {
+  method: string;
+  status: number;
+  operation: OperationLabel | undefined;
+  /** Until the response headers were ready; a streamed body is not included. */
+  seconds: number;
+  requestBytes?: number;
+  responseBytes?: number;
+}
+
+function contentLength(headers: Headers): number | undefined {
+  const value = headers.get("content-length");
+  return value === null || !/^\d+$/.test(value) ? undefined : Number(value);
 }
 
 export function newRequestId(): string {
@@ -49,6 +66,8 @@ export type S3Handler = (raw: Request, remoteAddress?: string) => Promise<Respon
 
 export function createS3Handler(options: S3HandlerOptions): S3Handler {
   return async (raw, remoteAddress) => {
+    const started = performance.now();
+    let operation: OperationLabel | undefined;
     const requestId = newRequestId();
     const deadline = new AbortController();
     const timeoutMs = options.requestTimeoutMs();
@@ -67,13 +86,14 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       await options.semaphore.acquire(signal);
       try {
         const request = parseS3Request(raw, requestId, signal);
+        operation = operationLabel(request);
         request.auth = options.authenticator.authenticate(request, remoteAddress);
         try {
           response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
         } catch (err) {
-          if (request.auth.formPost) {
-            options.authenticator.recordLateFailure(err, request, remoteAddress);
-          }
+          // A forged chunk signature or POST policy signature surfaces only while the body is
+          // read; it counts toward the lockout like any other bad signature.
+          options.authenticator.recordLateFailure(err, request, remoteAddress);
           throw err;
         }
       } finally {
@@ -96,6 +116,14 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     }
     response.headers.set("x-amz-request-id", requestId);
     response.headers.set("x-amz-id-2", requestId);
+    options.onComplete?.({
+      method: raw.method.toUpperCase(),
+      status: response.status,
+      operation,
+      seconds: (performance.now() - started) / 1000,
+      requestBytes: contentLength(raw.headers),
+      responseBytes: contentLength(response.headers),
+    });
     return response;
   };
 }
