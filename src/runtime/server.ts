@@ -14,6 +14,8 @@ import { ObjectService } from "../objects/object-service.ts";
 import { getLogger } from "../observability/log.ts";
 import { createS3Handler } from "../s3/handler.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
+import { ObservedBackend } from "../storage/observed-backend.ts";
+import { createReadiness, readinessSettings, readyResponse } from "../observability/readiness.ts";
 import { checkStartupAuth } from "./startup-checks.ts";
 
 const log = getLogger("svc::runtime");
@@ -51,7 +53,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       "storage.backend.type s3 is not available in this build yet; use a filesystem backend",
     );
   }
-  const backend = await FilesystemBackend.open(dataDir);
+  // Every backend call is observed, so readiness can fall back on a recent success.
+  const backend = new ObservedBackend(await FilesystemBackend.open(dataDir));
   const store = await MultipartStore.open(`${dataDir}/.svc/multipart`);
   const objects = new ObjectService(backend, () => ({
     maxObjectSize: holder.current.advanced.max_object_size,
@@ -90,7 +93,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     semaphore: new Semaphore(config.advanced.max_concurrent_requests),
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
   });
-  const app = createApp({ s3 });
+  const readiness = createReadiness({
+    backend,
+    settings: () => readinessSettings(holder.current.advanced),
+  });
+  const app = createApp({ s3, ready: async () => readyResponse(await readiness.check()) });
 
   const sweep = async () => {
     try {
