@@ -4,6 +4,7 @@
 import { loadConfig } from "./src/config/load.ts";
 import { ConfigError } from "./src/config/schema.ts";
 import { configureLogging, getLogger } from "./src/observability/log.ts";
+import { resolveLogLevel } from "./src/observability/log-level.ts";
 import { startServer } from "./src/runtime/server.ts";
 import { StartupError } from "./src/runtime/startup-checks.ts";
 import { VERSION } from "./src/version.ts";
@@ -72,10 +73,13 @@ async function main(args: string[]): Promise<number> {
   const env = Deno.env.toObject();
   try {
     const loaded = await loadConfig({ configPath: cli.config, listen: cli.listen, env });
+    const advanced = loaded.config.advanced;
     configureLogging({
-      level: env.RUST_LOG ?? env.SVC_LOG_LEVEL ?? loaded.config.advanced.log_level ??
-        (cli.verbose ? "trace" : undefined),
-      format: env.SVC_LOG_FORMAT,
+      filter: resolveLogLevel({ env, fileLevel: advanced.log_level, verbose: cli.verbose }),
+      format: advanced.log_format,
+      ringSize: advanced.log_ring_size,
+      ringLevel: advanced.log_ring_level,
+      auditRingSize: advanced.audit_ring_size,
     });
     const log = getLogger("svc");
     for (const warning of loaded.warnings) log.warn(warning);

@@ -70,6 +70,7 @@ export class Authenticator {
   constructor(
     credentials: () => CredentialStore,
     settings: () => AuthSettings,
+    /** Where audit events go; the runtime passes the audit ring (which also logs them). */
     audit: (event: AuditEvent, fields: Record<string, unknown>) => void = (event, fields) =>
       log.warn(event, fields),
   ) {

@@ -11,7 +11,7 @@ import { Semaphore } from "../http/semaphore.ts";
 import { MultipartService } from "../objects/multipart-service.ts";
 import { MultipartStore } from "../objects/multipart-store.ts";
 import { ObjectService } from "../objects/object-service.ts";
-import { getLogger } from "../observability/log.ts";
+import { activeLogging, getLogger } from "../observability/log.ts";
 import { createS3Handler } from "../s3/handler.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
@@ -86,7 +86,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         lockoutSeconds: advanced.rate_limit_lockout_secs,
       },
     };
-  });
+  }, (event, fields) => activeLogging().auditRing.record(event, fields));
   const s3 = createS3Handler({
     authenticator,
     services: { objects, multipart, credentials },
