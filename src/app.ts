@@ -3,18 +3,43 @@
  * No logic lives here.
  */
 import { Hono } from "hono";
+import {
+  type Metrics,
+  operatorOperation,
+  requestBytesOf,
+  responseBytesOf,
+} from "./observability/metrics.ts";
 
 export interface AppSurfaces {
   s3: (request: Request, remoteAddress?: string) => Promise<Response>;
   /** Readiness: probes the backend (bounded, retried); 200 or 503. */
   ready: () => Promise<Response>;
+  metrics: Pick<Metrics, "render" | "observeRequest">;
 }
 
 export function createApp(surfaces: AppSurfaces): Hono {
   const app = new Hono();
+  // Operator routes are measured here; S3 requests are measured by the S3 handler.
+  app.use("/_/*", async (c, next) => {
+    const started = performance.now();
+    await next();
+    surfaces.metrics.observeRequest({
+      method: c.req.method,
+      status: c.res.status,
+      operation: operatorOperation(c.req.path),
+      seconds: (performance.now() - started) / 1000,
+      requestBytes: requestBytesOf(c.req.raw),
+      responseBytes: responseBytesOf(c.res, c.req.method),
+    });
+  });
   // Liveness: no backend I/O and no version, so it answers even when storage is down.
   app.get("/_/health", (c) => c.json({ status: "ok" }));
   app.get("/_/ready", () => surfaces.ready());
+  // Prometheus scrape: unauthenticated, like health and readiness.
+  app.get("/_/metrics", async () => {
+    const { body, contentType } = await surfaces.metrics.render();
+    return new Response(body, { headers: { "content-type": contentType } });
+  });
   app.all(
     "/_/*",
     (c) => c.json({ error: "not_found", message: `No route for ${c.req.path}` }, 404),

@@ -104,17 +104,21 @@ export class Authenticator {
       rawQuery: search,
       headers: request.headers,
     };
-    let verified: VerifiedRequest;
+    let verified: VerifiedRequest | null;
     try {
       const signed = parseSignedRequest(input);
-      if (signed === null) return this.#anonymous(request);
-      verified = verifySignedRequest(signed, input, this.#credentials(), now, {
-        clockSkewSeconds: settings.clockSkewSeconds,
-      });
+      verified = signed === null
+        ? null
+        : verifySignedRequest(signed, input, this.#credentials(), now, {
+          clockSkewSeconds: settings.clockSkewSeconds,
+        });
     } catch (err) {
       this.#fail(err, ip, now, settings);
       throw err;
     }
+    // Outside the try: an anonymous refusal is counted once, as missing_header, not as a
+    // signature failure, and does not count toward the lockout.
+    if (verified === null) return this.#anonymous(request);
     if (!verified.presigned) {
       // Every signature is remembered; only a mutating request is refused when it repeats.
       const seen = this.#replays.check(verified.signature, now, settings.replayWindowSeconds);

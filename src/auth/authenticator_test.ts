@@ -101,6 +101,7 @@ Deno.test("authenticator: anonymous requests are refused except HEAD /; open mod
     "AccessDenied",
   );
   assert.equal(auth.stats.failures.missing_header, 1);
+  assert.deepEqual(auth.stats.attempts, { success: 0, failure: 1 }, "counted once");
   assert.equal(
     codeOf(() => auth.authenticate(s3(new Request("http://h/", { method: "HEAD" })), "1.1.1.1")),
     undefined,

@@ -12,6 +12,8 @@ import { MultipartService } from "../objects/multipart-service.ts";
 import { MultipartStore } from "../objects/multipart-store.ts";
 import { ObjectService } from "../objects/object-service.ts";
 import { activeLogging, getLogger } from "../observability/log.ts";
+import { createMetrics } from "../observability/metrics.ts";
+import { VERSION } from "../version.ts";
 import { createS3Handler } from "../s3/handler.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
@@ -87,8 +89,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
       },
     };
   }, (event, fields) => activeLogging().auditRing.record(event, fields));
+  const metrics = createMetrics({
+    version: VERSION,
+    backendType: config.storage.backend?.type ?? "filesystem",
+    authStats: () => authenticator.stats,
+  });
   const s3 = createS3Handler({
     authenticator,
+    onComplete: (sample) => metrics.observeRequest(sample),
     services: { objects, multipart, credentials },
     semaphore: new Semaphore(config.advanced.max_concurrent_requests),
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
@@ -97,7 +105,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     backend,
     settings: () => readinessSettings(holder.current.advanced),
   });
-  const app = createApp({ s3, ready: async () => readyResponse(await readiness.check()) });
+  const app = createApp({
+    s3,
+    ready: async () => readyResponse(await readiness.check()),
+    metrics,
+  });
 
   const sweep = async () => {
     try {

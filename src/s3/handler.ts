@@ -6,6 +6,7 @@ import type { Authenticator } from "../auth/authenticator.ts";
 import { SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
 import { getLogger } from "../observability/log.ts";
+import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
 import { parseS3Request, splitRawUrl } from "./request.ts";
 import { errorResponse } from "./response.ts";
 import { dispatchS3, type OperationLabel, operationLabel, type S3Services } from "./router.ts";
@@ -30,11 +31,6 @@ export interface RequestSample {
   seconds: number;
   requestBytes?: number;
   responseBytes?: number;
-}
-
-function contentLength(headers: Headers): number | undefined {
-  const value = headers.get("content-length");
-  return value === null || !/^\d+$/.test(value) ? undefined : Number(value);
 }
 
 export function newRequestId(): string {
@@ -111,7 +107,8 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     } finally {
       clearTimeout(timer);
     }
-    if (raw.method === "HEAD" && response.body !== null) {
+    if (raw.method === "HEAD") {
+      // A HEAD answer carries the headers of the GET it mirrors but never a body.
       response = new Response(null, { status: response.status, headers: response.headers });
     }
     response.headers.set("x-amz-request-id", requestId);
@@ -121,8 +118,8 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       status: response.status,
       operation,
       seconds: (performance.now() - started) / 1000,
-      requestBytes: contentLength(raw.headers),
-      responseBytes: contentLength(response.headers),
+      requestBytes: requestBytesOf(raw),
+      responseBytes: responseBytesOf(response, raw.method),
     });
     return response;
   };

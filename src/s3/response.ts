@@ -14,6 +14,7 @@ export const OWNER = {
 };
 
 const XML_TYPE = "application/xml";
+const encoder = new TextEncoder();
 
 export function xmlResponse(
   root: string,
@@ -22,10 +23,9 @@ export function xmlResponse(
 ): Response {
   const headers = new Headers(init.headers);
   headers.set("content-type", XML_TYPE);
-  return new Response(xmlDocument(root, children, { xmlns: S3_NAMESPACE }), {
-    status: init.status ?? 200,
-    headers,
-  });
+  const body = encoder.encode(xmlDocument(root, children, { xmlns: S3_NAMESPACE }));
+  headers.set("content-length", String(body.byteLength));
+  return new Response(body, { status: init.status ?? 200, headers });
 }
 
 /** The S3 error document for anything thrown while serving `resource`. */
@@ -42,7 +42,9 @@ export function errorResponse(err: unknown, resource: string, requestId: string)
     RequestId: requestId,
   });
   if (error.code === "MethodNotAllowed") headers.set("allow", error.details.Allow ?? "");
-  return new Response(body, { status: error.status, headers });
+  const bytes = encoder.encode(body);
+  headers.set("content-length", String(bytes.byteLength));
+  return new Response(bytes, { status: error.status, headers });
 }
 
 export function quoteEtag(etag: string): string {
