@@ -186,3 +186,16 @@ Deno.test({
     );
   },
 });
+
+Deno.test("metrics: the startup sweep and uploads in flight are reported", async () => {
+  await using svc = await startSvc();
+  const s3 = svc.client();
+  await s3.send(new S3.CreateBucketCommand({ Bucket: "sweep-bucket" }));
+  await s3.send(new S3.CreateMultipartUploadCommand({ Bucket: "sweep-bucket", Key: "a" }));
+  await s3.send(new S3.CreateMultipartUploadCommand({ Bucket: "sweep-bucket", Key: "b" }));
+  const text = await (await fetch(`${svc.url}/_/metrics`)).text();
+  assert.match(text, /^svc_multipart_uploads_inflight 2$/m);
+  assert.match(text, /^svc_multipart_sweep_runs_total\{phase="startup"\} 1$/m);
+  assert.match(text, /^svc_multipart_sweep_last_uploads_reclaimed 0$/m);
+  s3.destroy();
+});

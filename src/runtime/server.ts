@@ -18,12 +18,10 @@ import { createS3Handler } from "../s3/handler.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
 import { createReadiness, readinessSettings, readyResponse } from "../observability/readiness.ts";
+import { startSweeper } from "./multipart-sweeper.ts";
 import { checkStartupAuth } from "./startup-checks.ts";
 
 const log = getLogger("svc::runtime");
-
-/** How often idle multipart uploads are looked for. */
-const SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
 export interface RunningServer {
   hostname: string;
@@ -108,22 +106,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const app = createApp({
     s3,
     ready: async () => readyResponse(await readiness.check()),
-    metrics,
+    metrics: {
+      observeRequest: (sample) => metrics.observeRequest(sample),
+      // Uploads in flight are counted from the store at scrape time: always true, no bookkeeping.
+      render: async () => {
+        metrics.multipart.inflight.set(await store.count());
+        return await metrics.render();
+      },
+    },
   });
 
-  const sweep = async () => {
-    try {
-      const result = await multipart.sweep();
-      if (result.count > 0) {
-        log.info("swept idle multipart uploads", { uploads: result.count, bytes: result.bytes });
-      }
-    } catch (err) {
-      log.error("multipart sweep failed", { error: String(err) });
-    }
-  };
-  await sweep();
-  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
-  Deno.unrefTimer(sweeper);
+  const stopSweeper = await startSweeper(multipart, metrics);
 
   const { hostname, port } = parseListenAddress(config.advanced.listen_addr);
   let resolveListening!: (addr: Deno.NetAddr) => void;
@@ -140,7 +133,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     port: addr.port,
     finished: server.finished,
     async stop() {
-      clearInterval(sweeper);
+      stopSweeper();
       await server.shutdown();
     },
   };
