@@ -5,6 +5,7 @@ import { loadConfig } from "./src/config/load.ts";
 import { ConfigError } from "./src/config/schema.ts";
 import { configureLogging, getLogger } from "./src/observability/log.ts";
 import { resolveLogLevel } from "./src/observability/log-level.ts";
+import { reloadOnHangup } from "./src/runtime/reload.ts";
 import { startServer } from "./src/runtime/server.ts";
 import { StartupError } from "./src/runtime/startup-checks.ts";
 import { VERSION } from "./src/version.ts";
@@ -91,6 +92,13 @@ async function main(args: string[]): Promise<number> {
     };
     Deno.addSignalListener("SIGINT", stop);
     Deno.addSignalListener("SIGTERM", stop);
+    // SIGHUP re-reads the file and environment and applies what can change while running.
+    reloadOnHangup(server, {
+      configPath: cli.config,
+      listen: cli.listen,
+      verbose: cli.verbose,
+      env: () => Deno.env.toObject(),
+    });
     await server.finished;
     return 0;
   } catch (err) {

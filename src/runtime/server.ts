@@ -18,6 +18,7 @@ import { createS3Handler } from "../s3/handler.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
 import { createReadiness, readinessSettings, readyResponse } from "../observability/readiness.ts";
+import { type ApplyResult, planApply } from "./apply.ts";
 import { startSweeper } from "./multipart-sweeper.ts";
 import { checkStartupAuth } from "./startup-checks.ts";
 
@@ -26,6 +27,8 @@ const log = getLogger("svc::runtime");
 export interface RunningServer {
   hostname: string;
   port: number;
+  /** Applies an already validated config; restart-only settings wait (see apply.ts). */
+  apply(next: Config): ApplyResult;
   stop(): Promise<void>;
   finished: Promise<void>;
 }
@@ -132,6 +135,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     hostname: addr.hostname,
     port: addr.port,
     finished: server.finished,
+    apply(next) {
+      // Refuse before any change: the new config must not leave the server open by accident.
+      checkStartupAuth(next.access);
+      const { snapshot, result } = planApply(holder.current, next);
+      holder.swap(snapshot);
+      return result;
+    },
     async stop() {
       stopSweeper();
       await server.shutdown();

@@ -18,6 +18,8 @@ export interface SvcProcess {
   /** Lines the server wrote so far (stdout and stderr). */
   logs: string[];
   client(options?: { checksums?: boolean }): S3Client;
+  /** Sends a signal to the server process (e.g. SIGHUP to reload its config). */
+  kill(signal: Deno.Signal): void;
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -127,6 +129,7 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
           }
           : {}),
       }),
+    kill: (signal) => child.kill(signal),
     stop,
     [Symbol.asyncDispose]: stop,
   };

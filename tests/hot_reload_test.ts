@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { assertError } from "./helpers/assertions.ts";
+import { signedFetch as fetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
+
+/** Waits until the server has logged a line matching `pattern` after `since` lines. */
+async function logged(svc: SvcProcess, pattern: RegExp, since: number): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const line = svc.logs.slice(since).find((l) => pattern.test(l));
+    if (line) return line;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no log line ${pattern} in:\n${svc.logs.slice(since).join("\n")}`);
+}
+
+Deno.test("hot reload: SIGHUP applies max_object_size live, flags restart-only settings, refuses a bad file", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-reload-" });
+  const configFile = `${dataDir}/svc.yaml`;
+  await Deno.writeTextFile(configFile, "advanced:\n  max_object_size: 1000\n");
+  await using svc = await startSvc({ dataDir });
+  try {
+    assert.equal((await fetch(`${svc.url}/reload`, { method: "PUT" })).status, 200);
+    const body = new Uint8Array(2000);
+    await assertError(fetch(`${svc.url}/reload/a`, { method: "PUT", body }), 400, "EntityTooLarge");
+
+    await Deno.writeTextFile(
+      configFile,
+      "advanced:\n  max_object_size: 5000\n  request_timeout_secs: 10\n",
+    );
+    let mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    const line = await logged(svc, /config reloaded/, mark);
+    assert.match(line, /advanced\.max_object_size/);
+    assert.match(line, /requires_restart.*advanced\.request_timeout_secs/);
+    const put = await fetch(`${svc.url}/reload/a`, { method: "PUT", body });
+    assert.equal(put.status, 200, await put.text());
+
+    // An invalid document changes nothing.
+    await Deno.writeTextFile(configFile, "advanced:\n  max_object_size: -5\n");
+    mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await logged(svc, /config reload refused/, mark);
+    const again = await fetch(`${svc.url}/reload/b`, { method: "PUT", body });
+    assert.equal(again.status, 200, "the running limit (5000) still holds");
+  } finally {
+    await svc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
