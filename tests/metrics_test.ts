@@ -9,6 +9,7 @@ import * as S3 from "@aws-sdk/client-s3";
 import { VERSION } from "../src/version.ts";
 import { assertError, assertSdkError } from "./helpers/assertions.ts";
 import { bytesOf, randomBytes, signedFetch, startSvc } from "./helpers/svc.ts";
+import { promtool } from "./helpers/promtool.ts";
 
 const Bucket = "metrics-bucket";
 
@@ -55,27 +56,6 @@ async function scrape(url: string): Promise<string> {
   assert.equal(response.status, 200, body);
   assert.equal(response.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
   return body;
-}
-
-/** Exit code and output of `promtool check metrics`, or undefined when promtool is absent. */
-async function promtool(body: string): Promise<{ code: number; output: string } | undefined> {
-  let child;
-  try {
-    child = new Deno.Command("promtool", {
-      args: ["check", "metrics"],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return undefined;
-    throw err;
-  }
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(body));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  return { code, output: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
 }
 
 Deno.test({

@@ -11,6 +11,7 @@ import {
   type RequestSample,
   responseBytesOf,
 } from "./metrics.ts";
+import { promtool } from "../../tests/helpers/promtool.ts";
 
 type Sample = { name: string; labels: Record<string, string>; value: number };
 
@@ -358,26 +359,6 @@ Deno.test("byte helpers and operator routes", () => {
   assert.equal(operatorOperation("/_/ready"), undefined);
   assert.equal(operatorOperation("/_/constructor"), undefined);
 });
-
-async function promtool(body: string): Promise<{ code: number; output: string } | undefined> {
-  let child;
-  try {
-    child = new Deno.Command("promtool", {
-      args: ["check", "metrics"],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return undefined;
-    throw err;
-  }
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(body));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  return { code, output: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
-}
 
 Deno.test("promtool check metrics accepts the exposition (skipped without promtool)", async (t) => {
   const metrics = make({ codecSlots: () => 2 });
