@@ -1,6 +1,8 @@
 /**
- * svc command line: `svc [serve] [--config <path>] [--listen <addr>] [--verbose]`.
+ * svc command line: `svc [serve] [--config <path>] [--listen <addr>] [--verbose]`, and the
+ * offline `svc config lint|defaults …` subcommands (src/cli/config-command.ts).
  */
+import { runConfigCommand } from "./src/cli/config-command.ts";
 import { loadConfig } from "./src/config/load.ts";
 import { ConfigError } from "./src/config/schema.ts";
 import { configureLogging, getLogger } from "./src/observability/log.ts";
@@ -14,6 +16,8 @@ const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
 
 Usage:
   svc [serve] [--config <path>] [--listen <host:port>] [--verbose]
+  svc config lint <file>                 (exit 0 valid, 3 I/O, 4 parse, 6 validation)
+  svc config defaults [--section <name>] (JSON Schema with defaults)
   svc --version | --help
 
 Configuration comes from --config, else SVC_CONFIG, else ./svc.yaml, ./svc.yml,
@@ -56,6 +60,7 @@ export function parseArgs(args: string[]): Cli {
 }
 
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "config") return await runConfigCommand(args.slice(1));
   let cli: Cli;
   try {
     cli = parseArgs(args);

@@ -24,12 +24,12 @@ Deno.test("hot reload: SIGHUP applies max_object_size live, flags restart-only s
 
     await Deno.writeTextFile(
       configFile,
-      "advanced:\n  max_object_size: 5000\n  request_timeout_secs: 10\n",
+      "advanced:\n  max_object_size: 5000\n  max_delta_ratio: 0.5\n  request_timeout_secs: 10\n",
     );
     let mark = svc.logs.length;
     svc.kill("SIGHUP");
     const line = await logged(svc, /config reloaded/, mark);
-    assert.match(line, /advanced\.max_object_size/);
+    assert.match(line, /applied.*advanced\.max_delta_ratio.*advanced\.max_object_size/);
     assert.match(line, /requires_restart.*advanced\.request_timeout_secs/);
     const put = await fetch(`${svc.url}/reload/a`, { method: "PUT", body });
     assert.equal(put.status, 200, await put.text());

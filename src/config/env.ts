@@ -3,7 +3,7 @@
  * applied on top of the file, so the environment wins. Values are parsed here so a bad one is
  * reported with the variable's name rather than a document path the operator never wrote.
  */
-import { ConfigError } from "./schema.ts";
+import { ConfigError } from "./schema-common.ts";
 
 type Kind = "string" | "int" | "number" | "bool";
 
@@ -42,6 +42,39 @@ export const ENV_BINDINGS: EnvBinding[] = [
   binding("SVC_READY_TIMEOUT_SECS", "advanced.ready_timeout_secs", "number"),
   binding("SVC_READY_RETRIES", "advanced.ready_retries", "int"),
   binding("SVC_READY_CACHE_TTL_SECS", "advanced.ready_cache_ttl_secs", "int"),
+  binding("SVC_MAX_DELTA_RATIO", "advanced.max_delta_ratio", "number"),
+  binding("SVC_CACHE_MB", "advanced.cache_size_mb", "int"),
+  binding("SVC_METADATA_CACHE_MB", "advanced.metadata_cache_mb", "int"),
+  binding("SVC_CODEC_CONCURRENCY", "advanced.codec_concurrency", "int"),
+  binding("SVC_CODEC_TIMEOUT_SECS", "advanced.codec_timeout_secs", "int"),
+  binding("SVC_BLOCKING_THREADS", "advanced.blocking_threads", "int"),
+  binding("SVC_MAX_PASSTHROUGH_OBJECT_SIZE", "advanced.max_passthrough_object_size", "int"),
+  binding("SVC_S3_CONNECT_TIMEOUT_SECS", "advanced.s3_connect_timeout_secs", "number"),
+  binding("SVC_S3_READ_TIMEOUT_SECS", "advanced.s3_read_timeout_secs", "number"),
+  binding(
+    "SVC_S3_OPERATION_ATTEMPT_TIMEOUT_SECS",
+    "advanced.s3_operation_attempt_timeout_secs",
+    "number",
+  ),
+  binding("SVC_S3_STALL_GRACE_SECS", "advanced.s3_stall_grace_secs", "number"),
+  binding("SVC_PARITY_HEAD_CONCURRENCY", "advanced.parity_head_concurrency", "int"),
+  binding("SVC_PARITY_MAX_OBJECTS", "advanced.parity_max_objects", "int"),
+  binding("SVC_BOOT_BACKEND_PROBE", "advanced.boot_backend_probe"),
+  binding("SVC_BACKEND_LIST_COOLDOWN_SECS", "advanced.backend_list_cooldown_secs", "number"),
+  binding("SVC_BACKEND_LIST_TIMEOUT_SECS", "advanced.backend_list_timeout_secs", "number"),
+  binding("SVC_BACKEND_LIST_FRESH_SECS", "advanced.backend_list_fresh_secs", "number"),
+  binding("SVC_STREAM_COPY_THRESHOLD", "advanced.stream_copy_threshold", "int"),
+  binding("SVC_MULTIPART_PART_SIZE", "advanced.multipart_part_size", "int"),
+  binding("SVC_UPLOAD_CONCURRENCY", "advanced.upload_concurrency", "int"),
+  binding("SVC_REPLICATION_TRANSFERS", "advanced.replication_transfers", "int"),
+  binding("SVC_MAX_TOTAL_MULTIPART_BYTES", "advanced.max_total_multipart_bytes", "int"),
+  binding("SVC_SESSION_TTL_HOURS", "advanced.session_ttl_hours", "number"),
+  binding("SVC_SECURE_COOKIES", "advanced.secure_cookies", "bool"),
+  binding("SVC_BOOTSTRAP_PASSWORD_HASH", "advanced.bootstrap_password_hash"),
+  binding("SVC_TLS_ENABLED", "advanced.tls.enabled", "bool"),
+  binding("SVC_TLS_CERT", "advanced.tls.cert_path"),
+  binding("SVC_TLS_KEY", "advanced.tls.key_path"),
+  binding("SVC_CONFIG_SYNC_BUCKET", "advanced.config_sync_bucket"),
   binding("SVC_AUTHENTICATION", "access.authentication"),
   binding("SVC_ACCESS_KEY_ID", "access.access_key_id"),
   binding("SVC_SECRET_ACCESS_KEY", "access.secret_access_key"),
@@ -84,34 +117,165 @@ function setPath(document: Record<string, unknown>, path: string[], value: unkno
   node[path[path.length - 1]] = value;
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** The `storage` section, created when absent; a ConfigError naming `variable` otherwise. */
+function storageOf(document: Record<string, unknown>, variable: string): Record<string, unknown> {
+  const storage = document.storage ??= {};
+  if (!isObject(storage)) {
+    throw new ConfigError(`storage: cannot apply ${variable} over a non-object "storage"`);
+  }
+  return storage;
+}
+
+/** `SVC_BACKEND_<NAME>_...` spelling of a backend name. */
+export function backendEnvName(name: string): string {
+  return name.toUpperCase().replace(/[-.]/g, "_");
+}
+
+/** Companions of the single S3 backend: variable, backend-block field, shorthand field. */
+const S3_COMPANIONS: [string, string, Kind][] = [
+  ["SVC_S3_REGION", "region", "string"],
+  ["SVC_S3_PATH_STYLE", "force_path_style", "bool"],
+  ["SVC_BE_AWS_ACCESS_KEY_ID", "access_key_id", "string"],
+  ["SVC_BE_AWS_SECRET_ACCESS_KEY", "secret_access_key", "string"],
+];
+
 /**
- * Applies the environment onto a parsed (sectioned) document in place. `SVC_DATA_DIR` sets the
- * filesystem path of whichever filesystem backend the document uses. Returns which dotted
- * document path each applied variable set, so validation can name the variable.
+ * `SVC_S3_ENDPOINT` and its companions, onto the single S3 backend. The endpoint selects an S3
+ * backend: it replaces a filesystem single backend of the file (the environment wins) and
+ * creates `storage.backend` when none is configured. Companions without an S3 backend are
+ * ignored.
+ */
+function applyS3(
+  document: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  sources: Map<string, string>,
+): void {
+  const endpoint = env.SVC_S3_ENDPOINT;
+  const present = endpoint !== undefined || S3_COMPANIONS.some(([name]) => env[name] !== undefined);
+  if (!present) return;
+  const storage = storageOf(document, "SVC_S3_*");
+  if (endpoint !== undefined) {
+    if (storage.s3 !== undefined) {
+      storage.s3 = endpoint;
+      sources.set("storage.s3", "SVC_S3_ENDPOINT");
+    } else {
+      const backend = isObject(storage.backend) && storage.backend.type === "s3"
+        ? storage.backend
+        : { type: "s3" };
+      delete storage.filesystem;
+      backend.endpoint = endpoint;
+      storage.backend = backend;
+      sources.set("storage.backend.endpoint", "SVC_S3_ENDPOINT");
+    }
+  }
+  const shorthand = storage.s3 !== undefined;
+  const target = shorthand
+    ? storage
+    : isObject(storage.backend) && storage.backend.type === "s3"
+    ? storage.backend
+    : null;
+  if (target === null) return;
+  for (const [name, field, kind] of S3_COMPANIONS) {
+    const raw = env[name];
+    if (raw === undefined) continue;
+    target[field] = parseValue(name, raw, kind);
+    sources.set(shorthand ? `storage.${field}` : `storage.backend.${field}`, name);
+  }
+}
+
+/** Sets `field` of an encryption block held at `holder[key]`, creating the block. */
+function setEncryption(
+  holder: Record<string, unknown>,
+  key: string,
+  field: string,
+  value: string,
+  path: string,
+): void {
+  const block = holder[key] ??= {};
+  if (!isObject(block)) {
+    throw new ConfigError(`${path}: cannot apply the environment over a non-object "${key}"`);
+  }
+  block[field] = value;
+}
+
+/**
+ * Encryption key sources: `SVC_ENCRYPTION_KEY` / `SVC_SSE_KMS_KEY_ID` for the single-backend
+ * path (`storage.backend_encryption`), `SVC_BACKEND_<NAME>_ENCRYPTION_KEY` /
+ * `SVC_BACKEND_<NAME>_SSE_KMS_KEY_ID` for each named backend. Only the key fields are set; the
+ * mode stays whatever the document says.
+ */
+function applyEncryption(
+  document: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  sources: Map<string, string>,
+): void {
+  const single: [string, string][] = [
+    ["SVC_ENCRYPTION_KEY", "key"],
+    ["SVC_SSE_KMS_KEY_ID", "kms_key_id"],
+  ];
+  for (const [name, field] of single) {
+    const value = env[name];
+    if (value === undefined) continue;
+    const storage = storageOf(document, name);
+    setEncryption(storage, "backend_encryption", field, value, "storage.backend_encryption");
+    sources.set(`storage.backend_encryption.${field}`, name);
+  }
+  const backends = isObject(document.storage) ? document.storage.backends : undefined;
+  if (!Array.isArray(backends)) return;
+  backends.forEach((backend, index) => {
+    if (!isObject(backend) || typeof backend.name !== "string") return;
+    const prefix = `SVC_BACKEND_${backendEnvName(backend.name)}_`;
+    const perBackend: [string, string][] = [
+      [`${prefix}ENCRYPTION_KEY`, "key"],
+      [`${prefix}SSE_KMS_KEY_ID`, "kms_key_id"],
+    ];
+    for (const [name, field] of perBackend) {
+      const value = env[name];
+      if (value === undefined) continue;
+      const path = `storage.backends.${index}.encryption`;
+      setEncryption(backend, "encryption", field, value, path);
+      sources.set(`${path}.${field}`, name);
+    }
+  });
+}
+
+/**
+ * Applies the environment onto a parsed (sectioned) document in place: the `ENV_BINDINGS`,
+ * `SVC_ADMIN_PASSWORD_HASH` (legacy alias of `SVC_BOOTSTRAP_PASSWORD_HASH`, which wins), the S3
+ * backend variables, the encryption key sources, and `SVC_DATA_DIR`, which sets the filesystem
+ * path of whichever filesystem backend the document uses. Returns which dotted document path
+ * each applied variable set, so validation can name the variable.
  */
 export function applyEnvironment(
   document: Record<string, unknown>,
   env: Record<string, string | undefined>,
 ): Map<string, string> {
   const sources = new Map<string, string>();
+  const legacyHash = env.SVC_ADMIN_PASSWORD_HASH;
+  if (legacyHash !== undefined && env.SVC_BOOTSTRAP_PASSWORD_HASH === undefined) {
+    setPath(document, ["advanced", "bootstrap_password_hash"], legacyHash);
+    sources.set("advanced.bootstrap_password_hash", "SVC_ADMIN_PASSWORD_HASH");
+  }
   for (const { name, path, kind } of ENV_BINDINGS) {
     const raw = env[name];
     if (raw === undefined) continue;
     setPath(document, path, parseValue(name, raw, kind));
     sources.set(path.join("."), name);
   }
+  applyS3(document, env, sources);
+  applyEncryption(document, env, sources);
   const dataDir = env.SVC_DATA_DIR;
   if (dataDir !== undefined) {
-    const storage = document.storage ??= {};
-    if (typeof storage !== "object" || Array.isArray(storage)) {
-      throw new ConfigError(`storage: cannot apply SVC_DATA_DIR over a non-object "storage"`);
-    }
-    const section = storage as Record<string, unknown>;
+    const section = storageOf(document, "SVC_DATA_DIR");
     const backend = section.backend as Record<string, unknown> | undefined;
     if (backend?.type === "filesystem") {
       backend.path = dataDir;
       sources.set("storage.backend.path", "SVC_DATA_DIR");
-    } else if (backend === undefined) {
+    } else if (backend === undefined && section.s3 === undefined) {
       section.filesystem = dataDir;
       sources.set("storage.filesystem", "SVC_DATA_DIR");
     }

@@ -34,6 +34,35 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_READY_TIMEOUT_SECS: { raw: "0.5", value: 0.5 },
   SVC_READY_RETRIES: { raw: "1", value: 1 },
   SVC_READY_CACHE_TTL_SECS: { raw: "10", value: 10 },
+  SVC_MAX_DELTA_RATIO: { raw: "0.5", value: 0.5 },
+  SVC_CACHE_MB: { raw: "2048", value: 2048 },
+  SVC_METADATA_CACHE_MB: { raw: "0", value: 0 },
+  SVC_CODEC_CONCURRENCY: { raw: "32", value: 32 },
+  SVC_CODEC_TIMEOUT_SECS: { raw: "90", value: 90 },
+  SVC_BLOCKING_THREADS: { raw: "64", value: 64 },
+  SVC_MAX_PASSTHROUGH_OBJECT_SIZE: { raw: "1073741824", value: 1073741824 },
+  SVC_S3_CONNECT_TIMEOUT_SECS: { raw: "2.5", value: 2.5 },
+  SVC_S3_READ_TIMEOUT_SECS: { raw: "20", value: 20 },
+  SVC_S3_OPERATION_ATTEMPT_TIMEOUT_SECS: { raw: "120", value: 120 },
+  SVC_S3_STALL_GRACE_SECS: { raw: "15", value: 15 },
+  SVC_PARITY_HEAD_CONCURRENCY: { raw: "8", value: 8 },
+  SVC_PARITY_MAX_OBJECTS: { raw: "5000", value: 5000 },
+  SVC_BOOT_BACKEND_PROBE: { raw: "warn", value: "warn" },
+  SVC_BACKEND_LIST_COOLDOWN_SECS: { raw: "10", value: 10 },
+  SVC_BACKEND_LIST_TIMEOUT_SECS: { raw: "2", value: 2 },
+  SVC_BACKEND_LIST_FRESH_SECS: { raw: "0", value: 0 },
+  SVC_STREAM_COPY_THRESHOLD: { raw: "1048576", value: 1048576 },
+  SVC_MULTIPART_PART_SIZE: { raw: "8388608", value: 8388608 },
+  SVC_UPLOAD_CONCURRENCY: { raw: "8", value: 8 },
+  SVC_REPLICATION_TRANSFERS: { raw: "16", value: 16 },
+  SVC_MAX_TOTAL_MULTIPART_BYTES: { raw: "1000000", value: 1000000 },
+  SVC_SESSION_TTL_HOURS: { raw: "1.5", value: 1.5 },
+  SVC_SECURE_COOKIES: { raw: "false", value: false },
+  SVC_BOOTSTRAP_PASSWORD_HASH: { raw: "$2b$12$abc", value: "$2b$12$abc" },
+  SVC_TLS_ENABLED: { raw: "true", value: true },
+  SVC_TLS_CERT: { raw: "/etc/svc/cert.pem", value: "/etc/svc/cert.pem" },
+  SVC_TLS_KEY: { raw: "/etc/svc/key.pem", value: "/etc/svc/key.pem" },
+  SVC_CONFIG_SYNC_BUCKET: { raw: "svc-sync", value: "svc-sync" },
   SVC_AUTHENTICATION: { raw: "none", value: "none" },
   SVC_ACCESS_KEY_ID: { raw: "AKIAENV", value: "AKIAENV" },
   SVC_SECRET_ACCESS_KEY: { raw: "env-secret", value: "env-secret" },
@@ -105,10 +134,12 @@ Deno.test("each binding sets its document path with the parsed value", () => {
 
 Deno.test("each binding overrides a value already in the document", () => {
   for (const { name, path } of ENV_BINDINGS) {
-    const document: Doc = { [path[0]]: { [path[1]]: "from-file", other: "kept" } };
+    // Nested paths (advanced.tls.*) get the file value at their own depth.
+    const leaf: Doc = { [path[path.length - 1]]: "from-file", other: "kept" };
+    const document = path.slice(0, -1).reduceRight<Doc>((inner, key) => ({ [key]: inner }), leaf);
     applyEnvironment(document, { [name]: GOOD[name].raw });
     assert.deepEqual(getPath(document, path), GOOD[name].value, name);
-    assert.equal(getPath(document, [path[0], "other"]), "kept", name);
+    assert.equal(getPath(document, [...path.slice(0, -1), "other"]), "kept", name);
   }
 });
 
@@ -322,6 +353,136 @@ Deno.test("SVC_DATA_DIR over a storage section that is not a mapping is a Config
     await assertLoadError(
       loadConfig({ configPath: file, env: { SVC_DATA_DIR: "/d" } }),
       /^storage/,
+    );
+  });
+});
+
+// --- backend and encryption variables ---------------------------------------------------------
+
+const KEY_A = "a".repeat(64);
+const KEY_B = "b".repeat(64);
+
+Deno.test("SVC_S3_ENDPOINT creates an s3 backend, and its companions fill it", () => {
+  const document: Doc = {};
+  const sources = applyEnvironment(document, {
+    SVC_S3_ENDPOINT: "http://minio:9000",
+    SVC_S3_REGION: "eu-west-1",
+    SVC_S3_PATH_STYLE: "false",
+    SVC_BE_AWS_ACCESS_KEY_ID: "AKBE",
+    SVC_BE_AWS_SECRET_ACCESS_KEY: "be-secret",
+  });
+  assert.deepEqual(document, {
+    storage: {
+      backend: {
+        type: "s3",
+        endpoint: "http://minio:9000",
+        region: "eu-west-1",
+        force_path_style: false,
+        access_key_id: "AKBE",
+        secret_access_key: "be-secret",
+      },
+    },
+  });
+  assert.equal(sources.get("storage.backend.region"), "SVC_S3_REGION");
+});
+
+Deno.test("SVC_S3_* land on the s3 shorthand and win over the file", () => {
+  const document: Doc = { storage: { s3: "http://file", region: "us-east-2" } };
+  applyEnvironment(document, { SVC_S3_ENDPOINT: "https://env", SVC_S3_REGION: "eu-west-1" });
+  assert.deepEqual(document, { storage: { s3: "https://env", region: "eu-west-1" } });
+});
+
+Deno.test("SVC_S3_ENDPOINT replaces a filesystem single backend; SVC_DATA_DIR then stays out", () => {
+  const document: Doc = { storage: { filesystem: "/d" } };
+  applyEnvironment(document, { SVC_S3_ENDPOINT: "http://m", SVC_DATA_DIR: "/x" });
+  assert.deepEqual(document, { storage: { backend: { type: "s3", endpoint: "http://m" } } });
+});
+
+Deno.test("S3 companions without an s3 backend are ignored", () => {
+  const document: Doc = { storage: { filesystem: "/d" } };
+  applyEnvironment(document, { SVC_S3_REGION: "eu-west-1" });
+  assert.deepEqual(document, { storage: { filesystem: "/d" } });
+});
+
+Deno.test("encryption key variables reach the single and the named backends", () => {
+  const document: Doc = {
+    storage: {
+      backend_encryption: { mode: "aes256-gcm-proxy", key: KEY_B },
+      backends: [
+        { name: "eu-west.1", type: "s3", encryption: { mode: "aes256-gcm-proxy" } },
+        { name: "kms", type: "s3", encryption: { mode: "sse-kms" } },
+      ],
+    },
+  };
+  const sources = applyEnvironment(document, {
+    SVC_ENCRYPTION_KEY: KEY_A,
+    SVC_SSE_KMS_KEY_ID: "alias/single",
+    SVC_BACKEND_EU_WEST_1_ENCRYPTION_KEY: KEY_A,
+    SVC_BACKEND_KMS_SSE_KMS_KEY_ID: "alias/kms",
+  });
+  const storage = document.storage as Doc;
+  assert.deepEqual(storage.backend_encryption, {
+    mode: "aes256-gcm-proxy",
+    key: KEY_A,
+    kms_key_id: "alias/single",
+  });
+  const backends = storage.backends as Doc[];
+  assert.equal((backends[0].encryption as Doc).key, KEY_A);
+  assert.equal((backends[1].encryption as Doc).kms_key_id, "alias/kms");
+  assert.equal(
+    sources.get("storage.backends.0.encryption.key"),
+    "SVC_BACKEND_EU_WEST_1_ENCRYPTION_KEY",
+  );
+});
+
+Deno.test("a bad encryption key from the environment names the variable", async () => {
+  await withTempDir(async (dir) => {
+    const file = `${dir}/svc.yaml`;
+    await Deno.writeTextFile(
+      file,
+      "storage:\n  backends:\n    - name: a\n      type: filesystem\n      path: /a\n      encryption:\n        mode: aes256-gcm-proxy\n",
+    );
+    await assertLoadError(
+      loadConfig({ configPath: file, env: { SVC_BACKEND_A_ENCRYPTION_KEY: "XYZ" } }),
+      "storage.backends.0.encryption.key",
+      "SVC_BACKEND_A_ENCRYPTION_KEY",
+    );
+    const { config } = await loadConfig({
+      configPath: file,
+      env: { SVC_BACKEND_A_ENCRYPTION_KEY: KEY_A },
+    });
+    assert.equal(config.storage.backends[0].encryption?.key, KEY_A);
+  });
+});
+
+Deno.test("SVC_BOOTSTRAP_PASSWORD_HASH wins over its legacy alias SVC_ADMIN_PASSWORD_HASH", () => {
+  const legacy: Doc = {};
+  applyEnvironment(legacy, { SVC_ADMIN_PASSWORD_HASH: "old" });
+  assert.deepEqual(legacy, { advanced: { bootstrap_password_hash: "old" } });
+  const both: Doc = {};
+  applyEnvironment(both, { SVC_ADMIN_PASSWORD_HASH: "old", SVC_BOOTSTRAP_PASSWORD_HASH: "new" });
+  assert.deepEqual(both, { advanced: { bootstrap_password_hash: "new" } });
+});
+
+Deno.test("new advanced variables win over the file through the loader", async () => {
+  await withTempDir(async (dir) => {
+    const file = `${dir}/svc.yaml`;
+    await Deno.writeTextFile(
+      file,
+      "advanced:\n  cache_size_mb: 4096\n  tls:\n    enabled: false\n",
+    );
+    const { config, advisories } = await loadConfig({
+      configPath: file,
+      env: { SVC_CACHE_MB: "512", SVC_TLS_ENABLED: "true", SVC_UPLOAD_CONCURRENCY: "16" },
+    });
+    assert.equal(config.advanced.cache_size_mb, 512);
+    assert.equal(config.advanced.tls.enabled, true);
+    assert.equal(config.advanced.upload_concurrency, 16);
+    assert.match(advisories.join("\n"), /cache_size_mb: 512 MB/);
+    await assertLoadError(
+      loadConfig({ configPath: file, env: { SVC_UPLOAD_CONCURRENCY: "17" } }),
+      "advanced.upload_concurrency",
+      "SVC_UPLOAD_CONCURRENCY",
     );
   });
 });

@@ -4,8 +4,15 @@
  */
 import { isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { configAdvisories } from "./advisories.ts";
 import { applyEnvironment } from "./env.ts";
-import { type Config, ConfigError, splitListenAddress, validateConfig } from "./schema.ts";
+import { normalizeLegacy } from "./legacy.ts";
+import {
+  type Config,
+  ConfigError,
+  splitListenAddress,
+  validateConfigWithWarnings,
+} from "./schema.ts";
 
 export const TOML_REMOVED_MESSAGE =
   "TOML configs are no longer supported; convert the file to YAML (svc.yaml) before starting";
@@ -37,7 +44,10 @@ export interface LoadedConfig {
   config: Config;
   /** The file the document came from, or null for the embedded defaults. */
   path: string | null;
+  /** Load and validation warnings, followed by the config advisories. */
   warnings: string[];
+  /** The config advisories alone (also included in `warnings`). */
+  advisories: string[];
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -150,6 +160,7 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
       >;
     }
   }
+  document = normalizeLegacy(document, warnings);
   const sources = applyEnvironment(document, options.env);
   if (options.listen !== undefined) {
     const advanced = document.advanced ??= {};
@@ -159,12 +170,16 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
     (advanced as Record<string, unknown>).listen_addr = options.listen;
     sources.set("advanced.listen_addr", "--listen");
   }
-  const config = validateConfig(document, sources);
-  if (!config.storage.backend && !config.storage.filesystem) config.storage.filesystem = "./data";
-  if (config.storage.backend && config.storage.filesystem) {
-    throw new ConfigError("storage: only one of backend / s3 / filesystem may be set");
+  const validated = validateConfigWithWarnings(document, sources);
+  const config = validated.config;
+  warnings.push(...validated.warnings);
+  const { storage } = config;
+  if (!storage.backend && storage.s3 === undefined && storage.filesystem === undefined) {
+    storage.filesystem = "./data";
   }
-  return { config, path: fromFile ? path : null, warnings };
+  const advisories = configAdvisories(config, document);
+  warnings.push(...advisories);
+  return { config, path: fromFile ? path : null, warnings, advisories };
 }
 
 /** Splits `host:port`, `[v6]:port` or `:port` into Deno.serve options. */

@@ -76,7 +76,10 @@ Deno.test("with no file and no environment the defaults apply", async () => {
   await withTempDir(async (dir) => {
     const loaded = await loadConfig({ cwd: dir, env: {} });
     assert.equal(loaded.path, null);
-    assert.deepEqual(loaded.warnings, []);
+    // Only the advisory the spec gives for the default cache size (under 1024 MB).
+    assert.deepEqual(loaded.warnings, loaded.advisories);
+    assert.equal(loaded.advisories.length, 1);
+    assert.match(loaded.advisories[0], /^advanced\.cache_size_mb: /);
     const { config } = loaded;
     assert.equal(config.advanced.listen_addr, "0.0.0.0:9000");
     assert.equal(config.storage.filesystem, "./data");
@@ -126,7 +129,7 @@ Deno.test("validateConfig fills defaults for a partial document", () => {
 // --- YAML values --------------------------------------------------------------------------------
 
 Deno.test("values in the YAML file are loaded", async () => {
-  const { config, path, warnings } = await loadYaml(`
+  const { config, path, warnings, advisories } = await loadYaml(`
 access:
   iam_mode: declarative
   authentication: sigv4
@@ -147,7 +150,8 @@ advanced:
   trust_proxy_headers: true
 `);
   assert.match(path ?? "", /config\.yaml$/);
-  assert.deepEqual(warnings, []);
+  assert.deepEqual(warnings, advisories);
+  assert.deepEqual(advisories.map((a) => a.split(":")[0]), ["advanced.cache_size_mb"]);
   assert.deepEqual(config.access, {
     iam_mode: "declarative",
     authentication: "sigv4",
@@ -178,6 +182,50 @@ advanced:
     ready_timeout_secs: 3,
     ready_retries: 2,
     ready_cache_ttl_secs: 0,
+    max_delta_ratio: 0.75,
+    cache_size_mb: 100,
+    metadata_cache_mb: 50,
+    codec_concurrency: Math.max(16, navigator.hardwareConcurrency * 4),
+    codec_timeout_secs: 60,
+    blocking_threads: 512,
+    max_passthrough_object_size: 64 * 1024 ** 3,
+    s3_connect_timeout_secs: 10,
+    s3_read_timeout_secs: 60,
+    s3_operation_attempt_timeout_secs: 300,
+    s3_stall_grace_secs: 30,
+    parity_head_concurrency: 15,
+    parity_max_objects: 1000000,
+    boot_backend_probe: "enforce",
+    backend_list_cooldown_secs: 30,
+    backend_list_timeout_secs: 5,
+    backend_list_fresh_secs: 5,
+    stream_copy_threshold: 64 * 1024 ** 2,
+    multipart_part_size: 64 * 1024 ** 2,
+    upload_concurrency: 4,
+    replication_transfers: 4,
+    session_ttl_hours: 4,
+    secure_cookies: true,
+    tls: { enabled: false },
+    event_delivery: {
+      enabled: false,
+      format: "raw",
+      webhook_urls: [],
+      webhook_headers: {},
+      tick_interval: "10s",
+      batch_size: 50,
+      request_timeout: "5s",
+      max_attempts: 8,
+      retry_base: "5s",
+      retry_max: "5m",
+      stale_claim_after: "60s",
+      delivered_retention: "24h",
+      delivered_max_rows: 10000,
+      prune_batch: 100,
+      slack_notify_kinds: ["ObjectCreated"],
+      slack_include_globs: [],
+      slack_exclude_globs: [],
+      slack_routes: [],
+    },
   });
 });
 
@@ -201,9 +249,10 @@ Deno.test("backend and filesystem together are rejected", async () => {
   );
 });
 
-Deno.test("the admission section is carried through untouched", async () => {
-  const { config } = await loadYaml("admission:\n  blocks:\n    - name: x\n");
-  assert.deepEqual(config.admission, { blocks: [{ name: "x" }] });
+Deno.test("the admission section is validated and filled with defaults", async () => {
+  const { config } = await loadYaml("admission:\n  blocks:\n    - name: x\n      action: deny\n");
+  assert.deepEqual(config.admission, { blocks: [{ name: "x", match: {}, action: "deny" }] });
+  await assertYamlError("admission:\n  blocks:\n    - name: x\n", "admission.blocks.0.action");
 });
 
 // --- validation messages ------------------------------------------------------------------------
@@ -401,7 +450,7 @@ Deno.test("SVC_CONFIG naming a missing file gives defaults and a warning", async
     assert.equal(loaded.config.advanced.log_level, undefined);
     assert.equal(loaded.config.advanced.listen_addr, "0.0.0.0:9000");
     assert.equal(loaded.path, null, "the document came from the defaults, not a file");
-    assert.equal(loaded.warnings.length, 1);
+    assert.equal(loaded.warnings.length, 1 + loaded.advisories.length);
     assert.match(loaded.warnings[0], /missing\.yaml/);
     assert.match(loaded.warnings[0], /SVC_CONFIG/);
     assert.match(loaded.warnings[0], /defaults/);

@@ -20,7 +20,7 @@ import { ObservedBackend } from "../storage/observed-backend.ts";
 import { createReadiness, readinessSettings, readyResponse } from "../observability/readiness.ts";
 import { type ApplyResult, planApply } from "./apply.ts";
 import { startSweeper } from "./multipart-sweeper.ts";
-import { checkStartupAuth } from "./startup-checks.ts";
+import { checkStartupAuth, StartupError } from "./startup-checks.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -47,13 +47,23 @@ export class ConfigHolder {
   }
 }
 
+/** Storage settings this build validates but cannot run yet (S3 and named backends). */
+function unsupportedStorage(config: Config): string | null {
+  if (config.storage.s3 !== undefined) return "storage.s3 (an S3 backend)";
+  if (config.storage.backend?.type === "s3") return "storage.backend.type s3";
+  if (config.storage.backends.length > 0) return "storage.backends (named backends)";
+  return null;
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   for (const warning of checkStartupAuth(config.access)) log.warn(warning);
   const holder = new ConfigHolder(config);
   const dataDir = config.storage.backend?.path ?? config.storage.filesystem ?? "./data";
-  if (config.storage.backend?.type === "s3") {
-    throw new Error(
-      "storage.backend.type s3 is not available in this build yet; use a filesystem backend",
+  const unsupported = unsupportedStorage(config);
+  if (unsupported) {
+    throw new StartupError(
+      `${unsupported} is not available in this build yet; configure one filesystem backend ` +
+        "(storage.filesystem or storage.backend with type filesystem)",
     );
   }
   // Every backend call is observed, so readiness can fall back on a recent success.
