@@ -46,3 +46,36 @@ Deno.test("hot reload: SIGHUP applies max_object_size live, flags restart-only s
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("hot reload: moving storage.filesystem rebuilds storage live; a bad directory changes nothing", async () => {
+  const workDir = await Deno.makeTempDir({ prefix: "svc-reload-dir-" });
+  const first = `${workDir}/first`, second = `${workDir}/second`;
+  const configFile = `${workDir}/svc.yaml`;
+  await Deno.writeTextFile(configFile, `storage:\n  filesystem: ${first}\n`);
+  await using svc = await startSvc({ dataDir: workDir, dataDirFromConfig: true });
+  try {
+    assert.equal((await fetch(`${svc.url}/old-bucket`, { method: "PUT" })).status, 200);
+    await Deno.stat(`${first}/old-bucket`);
+
+    await Deno.writeTextFile(configFile, `storage:\n  filesystem: ${second}\n`);
+    let mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await logged(svc, /config reloaded/, mark);
+    assert.equal((await fetch(`${svc.url}/new-bucket`, { method: "PUT" })).status, 200);
+    await Deno.stat(`${second}/new-bucket`);
+    assert.equal((await fetch(`${svc.url}/old-bucket`, { method: "HEAD" })).status, 404);
+    const ready = await fetch(`${svc.url}/_/ready`);
+    assert.equal(ready.status, 200, await ready.text());
+
+    // A directory that cannot be opened (a file is in the way) is refused as a whole.
+    await Deno.writeTextFile(`${workDir}/blocked`, "not a directory");
+    await Deno.writeTextFile(configFile, `storage:\n  filesystem: ${workDir}/blocked/data\n`);
+    mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await logged(svc, /config reload refused/, mark);
+    assert.equal((await fetch(`${svc.url}/new-bucket`, { method: "HEAD" })).status, 200);
+  } finally {
+    await svc.stop();
+    await Deno.remove(workDir, { recursive: true });
+  }
+});

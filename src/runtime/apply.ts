@@ -17,7 +17,8 @@ export interface ApplyResult {
 
 /**
  * Settings the spec marks as not hot-reloadable (or bound at startup), as path prefixes. The
- * storage backends are here too: this build builds its backend once at start.
+ * S3 and named backends are here too (this build runs one filesystem backend); moving the
+ * filesystem directory is applied live (the runtime rebuilds its storage stack).
  */
 export const RESTART_ONLY = [
   "advanced.listen_addr",
@@ -41,14 +42,17 @@ export const RESTART_ONLY = [
   "advanced.secure_cookies",
   "advanced.tls",
   "advanced.config_sync_bucket",
-  "storage.filesystem",
   "storage.s3",
   "storage.backend",
   "storage.backends",
   "storage.default_backend",
 ];
 
+/** Paths inside a restart-only prefix that still apply live. */
+const LIVE_EXCEPTIONS = ["storage.backend.path"];
+
 function isRestartOnly(path: string): boolean {
+  if (LIVE_EXCEPTIONS.includes(path)) return false;
   return RESTART_ONLY.some((prefix) => path === prefix || path.startsWith(`${prefix}.`));
 }
 

@@ -30,7 +30,7 @@ export async function reloadConfig(
       listen: options.listen,
       env,
     });
-    const result = server.apply(loaded.config);
+    const result = await server.apply(loaded.config);
     if (result.applied.includes("advanced.log_level")) {
       setLogFilter(resolveLogLevel({
         env,

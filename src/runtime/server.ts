@@ -8,19 +8,14 @@ import { BootstrapCredentials, type CredentialStore } from "../auth/credentials.
 import type { Config } from "../config/schema.ts";
 import { parseListenAddress } from "../config/load.ts";
 import { Semaphore } from "../http/semaphore.ts";
-import { MultipartService } from "../objects/multipart-service.ts";
-import { MultipartStore } from "../objects/multipart-store.ts";
-import { ObjectService } from "../objects/object-service.ts";
 import { activeLogging, getLogger } from "../observability/log.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { VERSION } from "../version.ts";
 import { createS3Handler } from "../s3/handler.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { ObservedBackend } from "../storage/observed-backend.ts";
-import { createReadiness, readinessSettings, readyResponse } from "../observability/readiness.ts";
+import { readyResponse } from "../observability/readiness.ts";
 import { type ApplyResult, planApply } from "./apply.ts";
-import { startSweeper } from "./multipart-sweeper.ts";
 import { checkStartupAuth, StartupError } from "./startup-checks.ts";
+import { dataDirOf, openStorageStack } from "./storage-stack.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -28,7 +23,7 @@ export interface RunningServer {
   hostname: string;
   port: number;
   /** Applies an already validated config; restart-only settings wait (see apply.ts). */
-  apply(next: Config): ApplyResult;
+  apply(next: Config): Promise<ApplyResult>;
   stop(): Promise<void>;
   finished: Promise<void>;
 }
@@ -58,7 +53,6 @@ function unsupportedStorage(config: Config): string | null {
 export async function startServer(config: Config): Promise<RunningServer> {
   for (const warning of checkStartupAuth(config.access)) log.warn(warning);
   const holder = new ConfigHolder(config);
-  const dataDir = config.storage.backend?.path ?? config.storage.filesystem ?? "./data";
   const unsupported = unsupportedStorage(config);
   if (unsupported) {
     throw new StartupError(
@@ -66,16 +60,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
         "(storage.filesystem or storage.backend with type filesystem)",
     );
   }
-  // Every backend call is observed, so readiness can fall back on a recent success.
-  const backend = new ObservedBackend(await FilesystemBackend.open(dataDir));
-  const store = await MultipartStore.open(`${dataDir}/.svc/multipart`);
-  const objects = new ObjectService(backend, () => ({
-    maxObjectSize: holder.current.advanced.max_object_size,
-  }));
-  const multipart = new MultipartService(objects, store, () => ({
-    maxUploads: holder.current.advanced.max_multipart_uploads,
-    idleTtlHours: holder.current.advanced.multipart_idle_ttl_hours,
-  }));
   // One credential store per config snapshot, rebuilt when a reload swaps the snapshot.
   let keys: { config: Config; store: CredentialStore } | undefined;
   const credentials = () => {
@@ -105,31 +89,35 @@ export async function startServer(config: Config): Promise<RunningServer> {
     backendType: config.storage.backend?.type ?? "filesystem",
     authStats: () => authenticator.stats,
   });
+  let stack = await openStorageStack(dataDirOf(config), () => holder.current, metrics);
   const s3 = createS3Handler({
     authenticator,
     onComplete: (sample) => metrics.observeRequest(sample),
-    services: { objects, multipart, credentials },
+    // Read per request: a reload that moves the data directory swaps the whole stack.
+    services: {
+      get objects() {
+        return stack.objects;
+      },
+      get multipart() {
+        return stack.multipart;
+      },
+      credentials,
+    },
     semaphore: new Semaphore(config.advanced.max_concurrent_requests),
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
   });
-  const readiness = createReadiness({
-    backend,
-    settings: () => readinessSettings(holder.current.advanced),
-  });
   const app = createApp({
     s3,
-    ready: async () => readyResponse(await readiness.check()),
+    ready: async () => readyResponse(await stack.readiness.check()),
     metrics: {
       observeRequest: (sample) => metrics.observeRequest(sample),
       // Uploads in flight are counted from the store at scrape time: always true, no bookkeeping.
       render: async () => {
-        metrics.multipart.inflight.set(await store.count());
+        metrics.multipart.inflight.set(await stack.store.count());
         return await metrics.render();
       },
     },
   });
-
-  const stopSweeper = await startSweeper(multipart, metrics);
 
   const { hostname, port } = parseListenAddress(config.advanced.listen_addr);
   let resolveListening!: (addr: Deno.NetAddr) => void;
@@ -140,20 +128,31 @@ export async function startServer(config: Config): Promise<RunningServer> {
     onListen: (addr) => resolveListening(addr as Deno.NetAddr),
   }, app.fetch);
   const addr = await listening;
-  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, { data_dir: dataDir });
+  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, { data_dir: stack.dataDir });
   return {
     hostname: addr.hostname,
     port: addr.port,
     finished: server.finished,
-    apply(next) {
+    async apply(next) {
       // Refuse before any change: the new config must not leave the server open by accident.
       checkStartupAuth(next.access);
       const { snapshot, result } = planApply(holder.current, next);
-      holder.swap(snapshot);
+      const dataDir = dataDirOf(snapshot);
+      if (dataDir !== stack.dataDir) {
+        // Opened before the swap: a directory that fails (no xattrs, no access) changes nothing.
+        const fresh = await openStorageStack(dataDir, () => holder.current, metrics);
+        const old = stack;
+        holder.swap(snapshot);
+        stack = fresh;
+        old.stop();
+        log.info("storage rebuilt for the new data directory", { data_dir: dataDir });
+      } else {
+        holder.swap(snapshot);
+      }
       return result;
     },
     async stop() {
-      stopSweeper();
+      stack.stop();
       await server.shutdown();
     },
   };

@@ -29,6 +29,11 @@ export interface StartOptions {
   args?: string[];
   /** Reuse an existing data dir (restart tests). */
   dataDir?: string;
+  /**
+   * Leave SVC_DATA_DIR unset so the config file decides where data lives (the process still
+   * runs in `dataDir`).
+   */
+  dataDirFromConfig?: boolean;
 }
 
 async function pump(
@@ -65,7 +70,7 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
     cwd: dataDir,
     env: {
       DENO_NO_UPDATE_CHECK: "1",
-      SVC_DATA_DIR: dataDir,
+      ...(options.dataDirFromConfig ? {} : { SVC_DATA_DIR: dataDir }),
       SVC_ACCESS_KEY_ID: ACCESS_KEY,
       SVC_SECRET_ACCESS_KEY: SECRET_KEY,
       SVC_LOG_LEVEL: "info",
