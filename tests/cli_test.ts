@@ -4,12 +4,11 @@
  * first: no credentials, a TOML config, a bad --listen; and --version / --help.
  */
 import assert from "node:assert/strict";
+import { runSvc } from "./helpers/run-svc.ts";
 import { parseArgs } from "../main.ts";
 import { ConfigError } from "../src/config/schema.ts";
 import { VERSION } from "../src/version.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
-const DENO = `${ROOT}node_modules/.bin/deno`;
 
 // --- parseArgs ----------------------------------------------------------------------------------
 
@@ -80,51 +79,6 @@ Deno.test("parseArgs: a flag without its value is an error", () => {
 });
 
 // --- main.ts as a subprocess --------------------------------------------------------------------
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** Entries left in the working directory after the run. */
-  entries: string[];
-}
-
-/** Runs main.ts with `args` in a fresh temp directory holding `files`, then removes it. */
-async function runSvc(args: string[], files: Record<string, string> = {}): Promise<Run> {
-  const cwd = await Deno.makeTempDir({ prefix: "svc-cli-test-" });
-  try {
-    for (const [name, text] of Object.entries(files)) {
-      await Deno.writeTextFile(`${cwd}/${name}`, text);
-    }
-    const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1" };
-    for (const name of ["PATH", "HOME"]) {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const output = await new Deno.Command(DENO, {
-      args: ["run", "--allow-all", `${ROOT}main.ts`, ...args],
-      cwd,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      // A refusal that did not happen would leave a server running; never wait for it forever.
-      signal: AbortSignal.timeout(60_000),
-    }).output();
-    const entries: string[] = [];
-    for await (const entry of Deno.readDir(cwd)) entries.push(entry.name);
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-      entries: entries.sort(),
-    };
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
-}
 
 Deno.test("svc without credentials exits non-zero and says how to fix it", async () => {
   const run = await runSvc([]);

@@ -4,51 +4,9 @@
  * adds). Exit codes from the spec: 0 valid, 3 I/O, 4 parse, 6 validation.
  */
 import assert from "node:assert/strict";
+import { runSvc } from "./helpers/run-svc.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const DENO = `${ROOT}node_modules/.bin/deno`;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function runSvc(
-  args: string[],
-  files: Record<string, string> = {},
-  extraEnv: Record<string, string> = {},
-): Promise<Run> {
-  const cwd = await Deno.makeTempDir({ prefix: "svc-config-cli-" });
-  try {
-    for (const [name, text] of Object.entries(files)) {
-      await Deno.writeTextFile(`${cwd}/${name}`, text);
-    }
-    const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", ...extraEnv };
-    for (const name of ["PATH", "HOME"]) {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const output = await new Deno.Command(DENO, {
-      args: ["run", "--allow-all", `${ROOT}main.ts`, ...args],
-      cwd,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(60_000),
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
-}
 
 const VALID = `access:
   access_key_id: AKIAEXAMPLE
