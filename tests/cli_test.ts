@@ -9,7 +9,6 @@ import { parseArgs } from "../main.ts";
 import { ConfigError } from "../src/config/schema.ts";
 import { VERSION } from "../src/version.ts";
 
-
 // --- parseArgs ----------------------------------------------------------------------------------
 
 Deno.test("parseArgs: no arguments and `serve` both serve with nothing set", () => {

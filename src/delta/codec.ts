@@ -1,0 +1,392 @@
+/**
+ * Delta codecs: turn a target into a delta against a reference baseline on local disk, and back.
+ * Only the xdelta3 subprocess codec exists today; the interface is kept small so another external
+ * codec (e.g. `zstd --patch-from`) can sit beside it. Codecs never buffer whole objects: encode
+ * streams the target into the process and the delta out to a temp file, decode streams both ways.
+ */
+
+import { SvcError } from "../errors.ts";
+
+/** Outcome of an encode: a delta file the caller now owns, or an abort for a poor ratio. */
+export type EncodeResult =
+  | { aborted: false; deltaPath: string; deltaBytes: number }
+  | { aborted: true };
+
+export interface EncodeOptions {
+  /** Stop as soon as the delta grows past this many bytes and report `aborted: true`. */
+  maxDeltaBytes?: number;
+  signal?: AbortSignal;
+}
+
+export interface DecodeOptions {
+  signal?: AbortSignal;
+}
+
+export interface DeltaCodec {
+  readonly name: string;
+  encode(
+    reference: string,
+    target: ReadableStream<Uint8Array>,
+    options: EncodeOptions,
+  ): Promise<EncodeResult>;
+  decode(
+    reference: string,
+    delta: ReadableStream<Uint8Array>,
+    options: DecodeOptions,
+  ): ReadableStream<Uint8Array>;
+}
+
+export interface Xdelta3Probe {
+  available: boolean;
+  version?: string;
+  /** Whether the binary accepts `-a` (newer builds need it on pipes; 3.0.11 rejects it). */
+  acceptsA: boolean;
+  reason?: string;
+}
+
+const STDERR_TAIL_BYTES = 2048;
+
+async function runQuiet(binary: string, args: string[]): Promise<Deno.CommandOutput> {
+  return await new Deno.Command(binary, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+}
+
+/** Probes the xdelta3 binary once at startup. Never throws: a missing binary is reported. */
+export async function probeXdelta3(binary = "xdelta3"): Promise<Xdelta3Probe> {
+  let out: Deno.CommandOutput;
+  try {
+    out = await runQuiet(binary, ["-V"]);
+  } catch (err) {
+    const reason = err instanceof Deno.errors.NotFound
+      ? `${binary} not found`
+      : `${binary} could not be started: ${err instanceof Error ? err.message : String(err)}`;
+    return { available: false, acceptsA: false, reason };
+  }
+  const text = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+  const match = /Xdelta version (\S+)/i.exec(text);
+  if (!out.success || !match) {
+    return {
+      available: false,
+      acceptsA: false,
+      reason: `${binary} -V failed (exit ${out.code}): ${tail(text)}`,
+    };
+  }
+  let acceptsA = false;
+  try {
+    acceptsA = (await runQuiet(binary, ["-a", "-V"])).success;
+  } catch {
+    acceptsA = false;
+  }
+  return { available: true, version: match[1], acceptsA };
+}
+
+function tail(text: string, max = STDERR_TAIL_BYTES): string {
+  const trimmed = text.trim();
+  return trimmed.length > max ? "…" + trimmed.slice(trimmed.length - max) : trimmed;
+}
+
+function codecError(detail: string, cause?: unknown): SvcError {
+  return new SvcError("InternalError", `Delta codec failed: ${detail}`, {}, { cause });
+}
+
+/** The error to surface when a signal fired: its reason when that is an SvcError. */
+function abortError(signal: AbortSignal): SvcError {
+  const reason = signal.reason;
+  if (reason instanceof SvcError) return reason;
+  const text = reason instanceof Error ? reason.message : String(reason ?? "aborted");
+  return codecError(`aborted (${text})`, reason);
+}
+
+/** Collects the last bytes a stream produced; used for stderr. */
+async function readTail(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.length > STDERR_TAIL_BYTES * 2) text = text.slice(text.length - STDERR_TAIL_BYTES);
+    }
+  } catch {
+    // The process was killed; whatever arrived is enough.
+  }
+  return tail(text + decoder.decode());
+}
+
+interface StdinPump {
+  /** Resolves when the copy ends; never rejects. Carries the source's error if it failed. */
+  done: Promise<{ sourceError?: unknown }>;
+  /** Stops copying now: cancels the source and aborts stdin (used on kill and abort). */
+  stop(): void;
+}
+
+/**
+ * Copies `source` into the child's stdin with a reader loop (backpressure from the pipe) and
+ * closes it at the end. A broken pipe means the process died and its exit status tells why.
+ */
+function pumpStdin(
+  source: ReadableStream<Uint8Array>,
+  stdin: WritableStream<Uint8Array>,
+): StdinPump {
+  const reader = source.getReader();
+  const writer = stdin.getWriter();
+  let stopped = false;
+  const done = (async (): Promise<{ sourceError?: unknown }> => {
+    while (true) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch (err) {
+        await writer.abort(err).catch(() => {});
+        return stopped ? {} : { sourceError: err };
+      }
+      if (result.done || stopped) break;
+      try {
+        await writer.write(result.value);
+      } catch {
+        await reader.cancel().catch(() => {});
+        return {};
+      }
+    }
+    if (stopped) await writer.abort().catch(() => {});
+    else await writer.close().catch(() => {});
+    return {};
+  })();
+  return {
+    done,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      reader.cancel().catch(() => {});
+    },
+  };
+}
+
+async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) offset += await file.write(chunk.subarray(offset));
+}
+
+function killQuietly(child: Deno.ChildProcess): void {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // Already exited.
+  }
+}
+
+export interface Xdelta3CodecOptions {
+  /** Directory for encode output files; the caller moves or deletes them. */
+  tempDir: string;
+  binary?: string;
+  /** From `probeXdelta3().acceptsA`. */
+  acceptsA?: boolean;
+  /**
+   * Extra encode flags such as a compression level (`-9`) or source window (`-B`). Default
+   * `-W 1048576`: a 1 MiB input window makes xdelta3 emit output every MiB of target, so a
+   * `maxDeltaBytes` abort happens early (the 8 MiB default delays the first byte by seconds on
+   * dissimilar data); the ratio cost measured on a 100 MiB pair was under 0.5%.
+   */
+  encodeArgs?: string[];
+}
+
+export class Xdelta3Codec implements DeltaCodec {
+  readonly name = "xdelta3";
+  readonly #tempDir: string;
+  readonly #binary: string;
+  readonly #common: string[];
+  readonly #encodeArgs: string[];
+
+  constructor(options: Xdelta3CodecOptions) {
+    this.#tempDir = options.tempDir;
+    this.#binary = options.binary ?? "xdelta3";
+    this.#common = options.acceptsA ? ["-D", "-a"] : ["-D"];
+    this.#encodeArgs = options.encodeArgs ?? ["-W", "1048576"];
+  }
+
+  #spawn(mode: "-e" | "-d", reference: string, extra: string[]): Deno.ChildProcess {
+    try {
+      return new Deno.Command(this.#binary, {
+        args: [mode, ...this.#common, ...extra, "-s", reference, "-c"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    } catch (err) {
+      throw codecError(`cannot start ${this.#binary}: ${(err as Error).message}`, err);
+    }
+  }
+
+  async encode(
+    reference: string,
+    target: ReadableStream<Uint8Array>,
+    options: EncodeOptions = {},
+  ): Promise<EncodeResult> {
+    const { signal, maxDeltaBytes } = options;
+    if (signal?.aborted) {
+      await target.cancel().catch(() => {});
+      throw abortError(signal);
+    }
+    const deltaPath = await Deno.makeTempFile({
+      dir: this.#tempDir,
+      prefix: "enc-",
+      suffix: ".delta",
+    });
+    let file: Deno.FsFile | undefined;
+    let child: Deno.ChildProcess | undefined;
+    let keep = false;
+    let pump: StdinPump | undefined;
+    const onAbort = () => {
+      if (child) killQuietly(child);
+      pump?.stop();
+    };
+    try {
+      file = await Deno.open(deltaPath, { write: true, truncate: true });
+      child = this.#spawn("-e", reference, this.#encodeArgs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      pump = pumpStdin(target, child.stdin);
+      const stderrTail = readTail(child.stderr);
+      const reader = child.stdout.getReader();
+      let deltaBytes = 0;
+      let tooBig = false;
+      try {
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          deltaBytes += value.length;
+          if (maxDeltaBytes !== undefined && deltaBytes > maxDeltaBytes) {
+            tooBig = true;
+            killQuietly(child);
+            pump.stop();
+            break;
+          }
+          await writeAll(file, value);
+        }
+      } catch (err) {
+        // Reading stdout fails only when the process is gone; status and stderr explain it.
+        killQuietly(child);
+        if (!signal?.aborted) throw codecError(`reading output: ${(err as Error).message}`, err);
+      } finally {
+        await reader.cancel().catch(() => {});
+        reader.releaseLock();
+      }
+      const status = await child.status;
+      if (signal?.aborted || !status.success) pump.stop();
+      const { sourceError } = await pump.done;
+      const stderr = await stderrTail;
+      if (signal?.aborted) throw abortError(signal);
+      if (tooBig) return { aborted: true };
+      if (sourceError !== undefined) {
+        throw codecError(`reading target: ${String(sourceError)}`, sourceError);
+      }
+      if (!status.success) throw codecError(exitDetail(status, stderr));
+      if (stderr) throw codecError(stderr);
+      file.close();
+      file = undefined;
+      keep = true;
+      return { aborted: false, deltaPath, deltaBytes };
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      if (child) {
+        killQuietly(child);
+        await child.status;
+      }
+      if (pump) {
+        pump.stop();
+        await pump.done;
+      }
+      file?.close();
+      if (!keep) await Deno.remove(deltaPath).catch(() => {});
+    }
+  }
+
+  decode(
+    reference: string,
+    delta: ReadableStream<Uint8Array>,
+    options: DecodeOptions = {},
+  ): ReadableStream<Uint8Array> {
+    const { signal } = options;
+    let child: Deno.ChildProcess;
+    try {
+      if (signal?.aborted) throw abortError(signal);
+      child = this.#spawn("-d", reference, []);
+    } catch (err) {
+      delta.cancel().catch(() => {});
+      return new ReadableStream({
+        start(controller) {
+          controller.error(err);
+        },
+      });
+    }
+    const pump = pumpStdin(delta, child.stdin);
+    const stderrTail = readTail(child.stderr);
+    const reader = child.stdout.getReader();
+    let finished = false;
+    const finish = async () => {
+      if (finished) return;
+      finished = true;
+      signal?.removeEventListener("abort", onAbort);
+      killQuietly(child);
+      pump.stop();
+      await reader.cancel().catch(() => {});
+      await child.status;
+      await pump.done;
+      await stderrTail;
+    };
+    let failStream: ((err: unknown) => void) | undefined;
+    const onAbort = () => {
+      killQuietly(child);
+      pump.stop();
+      failStream?.(abortError(signal!));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        failStream = (err) => {
+          try {
+            controller.error(err);
+          } catch {
+            // Already closed.
+          }
+          finish();
+        };
+      },
+      async pull(controller) {
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await reader.read();
+        } catch (err) {
+          await finish();
+          controller.error(signal?.aborted ? abortError(signal) : codecError(String(err), err));
+          return;
+        }
+        if (!result.done) {
+          controller.enqueue(result.value);
+          return;
+        }
+        const status = await child.status;
+        if (!status.success) pump.stop();
+        const { sourceError } = await pump.done;
+        const stderr = await stderrTail;
+        await finish();
+        if (signal?.aborted) controller.error(abortError(signal));
+        else if (sourceError !== undefined) {
+          controller.error(codecError(`reading delta: ${String(sourceError)}`, sourceError));
+        } else if (!status.success) controller.error(codecError(exitDetail(status, stderr)));
+        else if (stderr) controller.error(codecError(stderr));
+        else controller.close();
+      },
+      async cancel() {
+        await finish();
+      },
+    }, { highWaterMark: 0 });
+  }
+}
+
+function exitDetail(status: Deno.CommandStatus, stderr: string): string {
+  const how = status.signal ? `killed by ${status.signal}` : `exit ${status.code}`;
+  return stderr ? `${how}: ${stderr}` : how;
+}

@@ -1,0 +1,159 @@
+/**
+ * Names of delta-compression artifacts on the backend (SPEC item 12, DESIGN "Storage format").
+ *
+ * - Deltaspace: the key's prefix up to and including its last `/` ("" for root keys).
+ * - Passthrough objects are stored under their own key, deltas under `<key>.delta`, and each
+ *   deltaspace's baseline under `<deltaspace>reference.bin`.
+ * - Listings hide baselines and report a delta under its logical key.
+ *
+ * Reserved names apply only to buckets with compression on: there a client key named
+ * `reference.bin` (in any deltaspace) or ending in `.delta` is refused with 400 InvalidArgument,
+ * because it would collide with an artifact. In a bucket with `compression: false` these are
+ * ordinary keys, stored and listed verbatim; that is what lets one svc be the S3 backend of
+ * another (the outer svc writes `x.delta` and `reference.bin` into a bucket of the inner one,
+ * which must keep them as plain objects). Only such buckets may serve as the backend of another
+ * svc.
+ *
+ * Names are matched case-sensitively, as S3 keys are.
+ */
+
+import { SvcError } from "../errors.ts";
+import type { ObjectInfo, StorageKind } from "../storage/backend.ts";
+import { compareUtf8 } from "../storage/fs-walk.ts";
+
+export const REFERENCE_NAME = "reference.bin";
+export const DELTA_SUFFIX = ".delta";
+
+/** The key's prefix up to and including its last `/`; "" for root keys. */
+export function deltaspaceOf(key: string): string {
+  return key.slice(0, key.lastIndexOf("/") + 1);
+}
+
+/** The stored name of the deltaspace's baseline. */
+export function referenceNameFor(deltaspace: string): string {
+  return deltaspace + REFERENCE_NAME;
+}
+
+/**
+ * Where an object stored as `kind` lives on the backend. For `reference`, `key` is any key of the
+ * deltaspace (or the deltaspace itself) and the answer is that deltaspace's baseline.
+ */
+export function storedNameFor(key: string, kind: StorageKind): string {
+  switch (kind) {
+    case "passthrough":
+      return key;
+    case "delta":
+      return key + DELTA_SUFFIX;
+    case "reference":
+      return referenceNameFor(deltaspaceOf(key));
+  }
+}
+
+function baseName(name: string): string {
+  return name.slice(name.lastIndexOf("/") + 1);
+}
+
+/** A baseline or a delta: hidden from (or renamed in) listings of a compressed bucket. */
+export function isInternalName(name: string): boolean {
+  return baseName(name) === REFERENCE_NAME || name.endsWith(DELTA_SUFFIX);
+}
+
+/**
+ * The client-visible key of a stored name in a bucket with compression on: `x.delta` is `x`,
+ * anything else not internal is itself. null for names that never show: baselines, and `.delta`
+ * names svc cannot have written because their logical key would be empty or a directory marker
+ * (`.delta`, `a/.delta`).
+ */
+export function logicalKeyOf(storedName: string): string | null {
+  if (baseName(storedName) === REFERENCE_NAME) return null;
+  if (!storedName.endsWith(DELTA_SUFFIX)) return storedName;
+  const logical = storedName.slice(0, -DELTA_SUFFIX.length);
+  return logical === "" || logical.endsWith("/") ? null : logical;
+}
+
+/**
+ * Refuses client keys that collide with artifacts, before any state changes. A no-op when
+ * compression is off for the bucket (see the header).
+ */
+export function validateClientKey(key: string, compressionEnabled: boolean): void {
+  if (!compressionEnabled) return;
+  if (baseName(key) === REFERENCE_NAME) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Object names called ${REFERENCE_NAME} are reserved in buckets with compression enabled.`,
+      { ArgumentName: "key", ArgumentValue: key },
+    );
+  }
+  if (key.endsWith(DELTA_SUFFIX)) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Object names ending in ${DELTA_SUFFIX} are reserved in buckets with compression enabled.`,
+      { ArgumentName: "key", ArgumentValue: key },
+    );
+  }
+}
+
+export interface LogicalPageOptions {
+  /** The client's prefix: a `.delta` name can match it when its logical key does not. */
+  prefix?: string;
+  /** The client's start-after (or continuation key), compared with logical keys. */
+  startAfter?: string;
+}
+
+/**
+ * Maps one page of stored listing entries of a compressed bucket to logical entries: baselines
+ * are dropped, deltas renamed, entries outside the client's prefix or not after its startAfter
+ * are dropped, and the result is re-sorted by logical key (see mergeLogicalOrder). Sizes and
+ * ETags already come from the logical metadata (`meta.size`, `meta.etag`). When both `x` and
+ * `x.delta` are present (an overwrite that changed storage kind, between its write and its
+ * cleanup), the one with the later lastModified wins.
+ */
+export function toLogicalEntries(
+  stored: readonly ObjectInfo[],
+  options: LogicalPageOptions = {},
+): ObjectInfo[] {
+  const byKey = new Map<string, ObjectInfo>();
+  for (const info of stored) {
+    const key = logicalKeyOf(info.key);
+    if (key === null) continue;
+    if (options.prefix !== undefined && !key.startsWith(options.prefix)) continue;
+    if (options.startAfter !== undefined && compareUtf8(key, options.startAfter) <= 0) continue;
+    const previous = byKey.get(key);
+    if (previous !== undefined && previous.meta.lastModified >= info.meta.lastModified) continue;
+    byKey.set(key, key === info.key ? info : { ...info, key });
+  }
+  return mergeLogicalOrder([...byKey.values()]);
+}
+
+/**
+ * Re-sorts entries by key in UTF-8 byte order (stable). Needed because stripping `.delta` moves
+ * a key relative to its neighbours: stored `x-y` < `x.delta` (`-` is 0x2D, `.` is 0x2E), but
+ * logically `x` < `x-y`.
+ *
+ * Page-boundary caveat for the listing code: sorting one page is not enough. A backend page that
+ * ends at stored name L can be followed by `x.delta` with L < `x.delta`, whose logical key `x`
+ * sorts before keys already on this page (`x-y`). Emit only entries for which isSettled(key, L)
+ * holds and carry the rest into the next round; on the last (untruncated) backend page every
+ * entry is settled.
+ */
+export function mergeLogicalOrder<T extends { key: string }>(entries: readonly T[]): T[] {
+  return [...entries].sort((a, b) => compareUtf8(a.key, b.key));
+}
+
+/**
+ * Whether no stored name after `lastStoredName` can map to a logical key at or before
+ * `logicalKey`. A later name maps below `logicalKey` only as `p.delta` where `p` is a prefix of
+ * `logicalKey` (or the key itself, a duplicate): any other `p` < `logicalKey` gives
+ * `p.delta` < `logicalKey` <= `lastStoredName`, already listed. So the key is settled when every
+ * such `p.delta` sorts at or before `lastStoredName`.
+ */
+export function isSettled(logicalKey: string, lastStoredName: string): boolean {
+  for (let end = logicalKey.length; end > 0; end--) {
+    const p = logicalKey.slice(0, end);
+    if (p.endsWith("/")) continue; // a directory marker is never stored as a delta
+    const code = p.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) continue; // half a surrogate pair is no key
+    if (compareUtf8(p + DELTA_SUFFIX, lastStoredName) > 0) return false;
+  }
+  return true;
+}
