@@ -1,0 +1,322 @@
+/**
+ * A Backend decorator that stores eligible objects as deltas against a per-deltaspace baseline
+ * (DESIGN "Storage format", SPEC items 4-6, 11-12) and presents logical objects, so the object
+ * service can use it like any backend.
+ *
+ * - In a bucket with compression off every call is delegated verbatim: `reference.bin` and
+ *   `x.delta` are ordinary keys there (see layout.ts). Deltas written while compression was on
+ *   are then visible under their stored names; turning compression off does not rewrite them.
+ * - In a bucket with compression on, internal names (`reference.bin`, `*.delta`) are never
+ *   client keys: head/get answer null, delete false, stage refuses them (400).
+ * - Which stored name holds a key: `key` (passthrough) or `key.delta`; when both exist (an
+ *   overwrite that changed kind, before its cleanup) the later lastModified wins, as in listings.
+ * - Delta metadata is the logical ObjectMeta plus `referenceSha256` (see DeltaMeta), so HEAD and
+ *   LIST report the logical size and ETag without touching the codec; `storedSize` is the delta's.
+ *
+ * Listing caveats: pagination is exact for any page size (entries are emitted only once no later
+ * stored name can sort before them, see isSettled). Common prefixes come from the inner backend,
+ * which is exact for the delimiter "/" (a deltaspace never spans a "/"). With another delimiter a
+ * delta's stored name can roll up where its logical key would not (`x` stored as `x.delta` with
+ * delimiter "." reports prefix `x.` instead of object `x`); S3 clients use "/" in practice.
+ */
+
+import { SvcError } from "../errors.ts";
+import { KeyLock } from "../objects/key-lock.ts";
+import type {
+  Backend,
+  BucketEntry,
+  ByteRange,
+  ListOptions,
+  ListPage,
+  ObjectBody,
+  ObjectInfo,
+  StagedObject,
+} from "../storage/backend.ts";
+import { compareUtf8 } from "../storage/fs-walk.ts";
+import type { DeltaCodec } from "./codec.ts";
+import type { CodecPool } from "./codec-pool.ts";
+import {
+  deltaspaceOf,
+  isInternalName,
+  isSettled,
+  REFERENCE_NAME,
+  storedNameFor,
+  toLogicalEntries,
+  validateClientKey,
+} from "./layout.ts";
+import type { ReferenceCache } from "./reference-cache.ts";
+import { isDeltaEligible } from "./eligibility.ts";
+import {
+  baselineCacheKey,
+  type DeltaContext,
+  type DeltaSettings,
+  readDelta,
+} from "./delta-read.ts";
+import {
+  plainMeta,
+  removeBaselineIfUnused,
+  removeStaleDelta,
+  spoolBody,
+  stagedDelta,
+} from "./delta-write.ts";
+
+export type { DeltaMeta, DeltaSettings } from "./delta-read.ts";
+
+export interface DeltaBackendOptions {
+  inner: Backend;
+  codec: DeltaCodec;
+  pool: CodecPool;
+  /** Local directory for spooled bodies and rebuilt objects; must exist. */
+  spoolDir: string;
+  /** Called once per operation: a config snapshot. */
+  settings: () => DeltaSettings;
+  referenceCache?: ReferenceCache;
+  /** Inner listing page size while collecting a logical page; small values are for tests. */
+  innerPageKeys?: number;
+}
+
+/** Inner listing page size while collecting one logical page (hidden names need headroom). */
+const INNER_PAGE_KEYS = 1000;
+
+export class DeltaBackend implements Backend {
+  readonly #ctx: DeltaContext;
+  readonly #settings: () => DeltaSettings;
+  readonly #innerPageKeys: number;
+
+  constructor(options: DeltaBackendOptions) {
+    this.#ctx = {
+      inner: options.inner,
+      codec: options.codec,
+      pool: options.pool,
+      spoolDir: options.spoolDir,
+      referenceCache: options.referenceCache,
+      deltaspaceLocks: new KeyLock(),
+    };
+    this.#settings = options.settings;
+    this.#innerPageKeys = options.innerPageKeys ?? INNER_PAGE_KEYS;
+  }
+
+  get kind(): Backend["kind"] {
+    return this.#ctx.inner.kind;
+  }
+
+  get #inner(): Backend {
+    return this.#ctx.inner;
+  }
+
+  // ---- buckets -------------------------------------------------------------------------------
+
+  listBuckets(): Promise<BucketEntry[]> {
+    return this.#inner.listBuckets();
+  }
+
+  headBucket(bucket: string): Promise<BucketEntry | null> {
+    return this.#inner.headBucket(bucket);
+  }
+
+  createBucket(bucket: string): Promise<void> {
+    return this.#inner.createBucket(bucket);
+  }
+
+  /** A leftover baseline with no deltas (compression on) does not keep the bucket alive. */
+  async deleteBucket(bucket: string): Promise<void> {
+    if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
+    await this.#inner.deleteBucket(bucket);
+    this.#ctx.referenceCache?.evictPrefix(baselineCacheKey(bucket, ""));
+  }
+
+  async #removeOrphanBaselines(bucket: string): Promise<void> {
+    const baselines: string[] = [];
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await this.#inner.listObjects(bucket, {
+        prefix: "",
+        startAfter,
+        maxKeys: INNER_PAGE_KEYS,
+      });
+      for (const info of page.objects) {
+        // Any other object (a delta included) makes the bucket non-empty: leave everything.
+        if (!info.key.endsWith(REFERENCE_NAME) || isClientVisible(info.key)) return;
+        baselines.push(info.key);
+      }
+      if (!page.isTruncated || page.nextStartAfter === undefined) break;
+      startAfter = page.nextStartAfter;
+    }
+    for (const name of baselines) {
+      const deltaspace = deltaspaceOf(name);
+      await this.#ctx.deltaspaceLocks.run(
+        baselineCacheKey(bucket, deltaspace),
+        () => removeBaselineIfUnused(this.#ctx, bucket, deltaspace),
+      );
+    }
+  }
+
+  // ---- objects -------------------------------------------------------------------------------
+
+  /**
+   * The stored object that holds `key` (compression on): the passthrough or the delta, the later
+   * one when both exist. null when neither does.
+   */
+  async #locate(bucket: string, key: string): Promise<ObjectInfo | null> {
+    const [plain, delta] = await Promise.all([
+      this.#inner.headObject(bucket, key),
+      this.#inner.headObject(bucket, storedNameFor(key, "delta")),
+    ]);
+    if (plain && delta) {
+      return delta.meta.lastModified > plain.meta.lastModified ? delta : plain;
+    }
+    return plain ?? delta;
+  }
+
+  async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
+    if (!this.#settings().bucketCompression(bucket)) return this.#inner.headObject(bucket, key);
+    if (isInternalName(key)) return this.#nullIfBucket(bucket);
+    const stored = await this.#locate(bucket, key);
+    return stored ? { ...stored, key } : null;
+  }
+
+  async getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
+    const settings = this.#settings();
+    if (!settings.bucketCompression(bucket)) return this.#inner.getObject(bucket, key, range);
+    if (isInternalName(key)) return this.#nullIfBucket(bucket);
+    const stored = await this.#locate(bucket, key);
+    if (!stored) return null;
+    if (stored.key === key) return await this.#inner.getObject(bucket, key, range);
+    const found = await this.#inner.getObject(bucket, stored.key);
+    if (!found) return null; // deleted meanwhile
+    const body = await readDelta(
+      this.#ctx,
+      bucket,
+      deltaspaceOf(key),
+      found.info,
+      found.body,
+      settings.codecTimeoutMs,
+      range,
+    );
+    return { info: { ...found.info, key }, body };
+  }
+
+  async stageObject(
+    bucket: string,
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<StagedObject> {
+    const settings = this.#settings();
+    const compression = settings.bucketCompression(bucket);
+    validateClientKey(key, compression);
+    const nameEligible = isDeltaEligible(key, { size: 1, maxObjectSize: 1, compression }).eligible;
+    if (!nameEligible) {
+      // Never a delta whatever its size: stream straight to the inner backend, no spool.
+      const staged = await this.#inner.stageObject(bucket, key, body, signal);
+      return compression ? this.#cleaningUp(staged, bucket, key) : staged;
+    }
+    // The inner backend's refusals (NoSuchBucket, bad key, path conflict) before any byte is
+    // read: stage an empty body under the key and drop it.
+    const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
+    await probe.abort();
+    const spool = await spoolBody(this.#ctx, body, signal);
+    return stagedDelta(this.#ctx, settings, bucket, key, spool);
+  }
+
+  /** Wraps a passthrough commit so it also removes the key's old delta, if any. */
+  #cleaningUp(staged: StagedObject, bucket: string, key: string): StagedObject {
+    return {
+      size: staged.size,
+      commit: async (meta) => {
+        const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
+        await removeStaleDelta(this.#ctx, bucket, key);
+        return info;
+      },
+      abort: () => staged.abort(),
+    };
+  }
+
+  async deleteObject(bucket: string, key: string): Promise<boolean> {
+    if (!this.#settings().bucketCompression(bucket)) return this.#inner.deleteObject(bucket, key);
+    if (isInternalName(key)) {
+      await this.#nullIfBucket(bucket);
+      return false;
+    }
+    const plainDeleted = await this.#inner.deleteObject(bucket, key);
+    const deltaspace = deltaspaceOf(key);
+    const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
+      baselineCacheKey(bucket, deltaspace),
+      async () => {
+        if (!(await this.#inner.deleteObject(bucket, storedNameFor(key, "delta")))) return false;
+        await removeBaselineIfUnused(this.#ctx, bucket, deltaspace);
+        return true;
+      },
+    );
+    return plainDeleted || deltaDeleted;
+  }
+
+  async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
+    if (!this.#settings().bucketCompression(bucket)) {
+      return this.#inner.listObjects(bucket, options);
+    }
+    const { prefix, delimiter, maxKeys } = options;
+    const page: ListPage = { objects: [], commonPrefixes: [], isTruncated: false };
+    if (maxKeys < 1) return page;
+    // Logical entries seen so far, by key; a common prefix is an entry without info.
+    const pending = new Map<string, ObjectInfo | null>();
+    let innerAfter = options.startAfter;
+    let exhausted = false;
+    let settledCount = 0;
+    let sorted: string[] = [];
+    while (!exhausted && settledCount <= maxKeys) {
+      const inner = await this.#inner.listObjects(bucket, {
+        prefix,
+        delimiter,
+        startAfter: innerAfter,
+        maxKeys: this.#innerPageKeys,
+      });
+      const logical = toLogicalEntries(inner.objects, { prefix, startAfter: options.startAfter });
+      for (const info of logical) {
+        const previous = pending.get(info.key);
+        if (previous && previous.meta.lastModified >= info.meta.lastModified) continue;
+        pending.set(info.key, info);
+      }
+      for (const common of inner.commonPrefixes) {
+        if (!pending.has(common)) pending.set(common, null);
+      }
+      exhausted = !inner.isTruncated || inner.nextStartAfter === undefined;
+      innerAfter = inner.nextStartAfter;
+      sorted = [...pending.keys()].sort(compareUtf8);
+      settledCount = exhausted ? sorted.length : countSettled(sorted, innerAfter!);
+    }
+    const emitted = sorted.slice(0, Math.min(maxKeys, settledCount));
+    for (const key of emitted) {
+      const info = pending.get(key);
+      if (info) page.objects.push(info);
+      else page.commonPrefixes.push(key);
+    }
+    if (settledCount > emitted.length || !exhausted) {
+      page.isTruncated = true;
+      page.nextStartAfter = emitted.at(-1);
+    }
+    return page;
+  }
+
+  /** null for an existing bucket; NoSuchBucket otherwise (as the inner backend would answer). */
+  async #nullIfBucket(bucket: string): Promise<null> {
+    if (!(await this.#inner.headBucket(bucket))) {
+      throw new SvcError("NoSuchBucket", `Bucket "${bucket}" does not exist`, {
+        BucketName: bucket,
+      });
+    }
+    return null;
+  }
+}
+
+/** How many of the sorted keys can no longer be preceded by a later stored name. */
+function countSettled(sorted: readonly string[], lastStoredName: string): number {
+  let count = 0;
+  while (count < sorted.length && isSettled(sorted[count], lastStoredName)) count++;
+  return count;
+}
+
+/** Whether a stored name ending in `reference.bin` is a client key rather than a baseline. */
+function isClientVisible(name: string): boolean {
+  return name.slice(name.lastIndexOf("/") + 1) !== REFERENCE_NAME;
+}

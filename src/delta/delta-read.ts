@@ -1,0 +1,218 @@
+/**
+ * The read side of the delta store: fetching a deltaspace's baseline to a local file (through the
+ * reference cache, always verified against the baseline's sha256) and rebuilding a delta object
+ * into a spool file whose sha256 is checked before a single byte reaches the caller.
+ *
+ * Also home of DeltaContext, the state the DeltaBackend shares with its write and read halves.
+ */
+
+import { createHash } from "node:crypto";
+import { SvcError } from "../errors.ts";
+import type { KeyLock } from "../objects/key-lock.ts";
+import type { Backend, ByteRange, ObjectInfo, ObjectMeta } from "../storage/backend.ts";
+import { fileRangeStream } from "../storage/file-streams.ts";
+import type { DeltaCodec } from "./codec.ts";
+import type { CodecPool } from "./codec-pool.ts";
+import { referenceNameFor } from "./layout.ts";
+import type { ReferenceCache } from "./reference-cache.ts";
+
+/** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
+export interface DeltaSettings {
+  /** Global `max_delta_ratio`. */
+  maxDeltaRatio: number;
+  /** `max_object_size`: the ceiling for delta processing. */
+  maxObjectSize: number;
+  /** `codec_timeout_secs * 1000`; also the longest a GET waits for a codec slot. */
+  codecTimeoutMs: number;
+  bucketCompression(bucket: string): boolean;
+  bucketMaxDeltaRatio(bucket: string): number | undefined;
+}
+
+/**
+ * Metadata of a stored delta: the logical object's metadata plus the sha256 of the baseline it
+ * was encoded against. `referenceSha256` is an extra property of the persisted record (the
+ * filesystem backend stores the record as JSON verbatim); ObjectMeta does not declare it yet.
+ */
+export interface DeltaMeta extends ObjectMeta {
+  referenceSha256?: string;
+}
+
+export interface DeltaContext {
+  inner: Backend;
+  codec: DeltaCodec;
+  pool: CodecPool;
+  /** Local directory for spooled bodies, baselines and rebuilt objects. */
+  spoolDir: string;
+  referenceCache?: ReferenceCache;
+  /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */
+  deltaspaceLocks: KeyLock;
+}
+
+export function internalError(message: string, cause?: unknown): SvcError {
+  return new SvcError("InternalError", message, {}, cause === undefined ? undefined : { cause });
+}
+
+/** Reference-cache key: bucket names never contain `/`, so this is unambiguous. */
+export function baselineCacheKey(bucket: string, deltaspace: string): string {
+  return `${bucket}/${deltaspace}`;
+}
+
+export async function removeQuietly(path: string | undefined): Promise<void> {
+  if (path !== undefined) await Deno.remove(path).catch(() => {});
+}
+
+async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
+}
+
+/**
+ * Copies a stream into a new temp file in `dir`, hashing it on the way. When `keepUpTo` is given
+ * and the stream is no longer than that, the bytes are also returned (for the reference cache).
+ */
+async function spoolHashed(
+  dir: string,
+  prefix: string,
+  body: ReadableStream<Uint8Array>,
+  keepUpTo = -1,
+): Promise<{ path: string; sha256: string; size: number; bytes?: Uint8Array }> {
+  const path = await Deno.makeTempFile({ dir, prefix });
+  const hash = createHash("sha256");
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let file: Deno.FsFile | undefined;
+  const reader = body.getReader();
+  try {
+    file = await Deno.open(path, { write: true, truncate: true });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      hash.update(value);
+      size += value.byteLength;
+      if (size <= keepUpTo) chunks.push(value);
+      await writeAll(file, value);
+    }
+    file.close();
+    file = undefined;
+  } catch (err) {
+    await reader.cancel(err).catch(() => {});
+    file?.close();
+    await removeQuietly(path);
+    throw err;
+  } finally {
+    reader.releaseLock();
+  }
+  let bytes: Uint8Array | undefined;
+  if (size <= keepUpTo) {
+    bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+  }
+  return { path, sha256: hash.digest("hex"), size, bytes };
+}
+
+export type BaselineFile = { path: string } | { corrupt: true };
+
+/**
+ * The deltaspace's baseline as a local temp file (the caller removes it), verified against
+ * `expectedSha256` (from the baseline's metadata). `corrupt` when the stored bytes do not match;
+ * a missing baseline or a backend failure throws.
+ */
+export async function fetchBaseline(
+  ctx: DeltaContext,
+  bucket: string,
+  deltaspace: string,
+  expectedSha256: string,
+): Promise<BaselineFile> {
+  const cacheKey = baselineCacheKey(bucket, deltaspace);
+  const cached = ctx.referenceCache?.get(cacheKey, expectedSha256);
+  if (cached !== undefined) {
+    const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "ref-" });
+    try {
+      await Deno.writeFile(path, cached);
+    } catch (err) {
+      await removeQuietly(path);
+      throw err;
+    }
+    return { path };
+  }
+  const found = await ctx.inner.getObject(bucket, referenceNameFor(deltaspace));
+  if (!found) throw internalError(`Baseline of deltaspace "${deltaspace}" is missing`);
+  const keepUpTo = ctx.referenceCache?.maxBytes ?? -1;
+  const spooled = await spoolHashed(ctx.spoolDir, "ref-", found.body, keepUpTo);
+  if (spooled.sha256 !== expectedSha256) {
+    await removeQuietly(spooled.path);
+    return { corrupt: true };
+  }
+  if (spooled.bytes) ctx.referenceCache?.set(cacheKey, spooled.bytes, expectedSha256);
+  return { path: spooled.path };
+}
+
+/**
+ * Rebuilds the delta object `stored` (its stored name and metadata) and returns the requested
+ * range of it. The whole object is decoded into a spool file first and its sha256 compared with
+ * the logical one: on any mismatch the cached baseline is evicted and InternalError thrown, so
+ * wrong bytes are never returned. The spool file is unlinked as soon as it is open; its space is
+ * freed when the returned stream ends or is cancelled.
+ */
+export async function readDelta(
+  ctx: DeltaContext,
+  bucket: string,
+  deltaspace: string,
+  stored: ObjectInfo,
+  deltaBody: ReadableStream<Uint8Array>,
+  timeoutMs: number,
+  range?: ByteRange,
+): Promise<ReadableStream<Uint8Array>> {
+  const meta = stored.meta as DeltaMeta;
+  const cacheKey = baselineCacheKey(bucket, deltaspace);
+  const fail = (detail: string): SvcError => {
+    ctx.referenceCache?.evict(cacheKey);
+    return internalError(`Delta object "${stored.key}" cannot be rebuilt: ${detail}`);
+  };
+  let refPath: string | undefined;
+  let outPath: string | undefined;
+  try {
+    const refInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+    if (!refInfo) throw fail("its baseline is missing");
+    if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
+      throw fail("it was encoded against a different baseline");
+    }
+    const baseline = await fetchBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
+    if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
+    refPath = baseline.path;
+    const reference = refPath;
+    const decoded = await ctx.pool.runStream(
+      (signal) => ctx.codec.decode(reference, deltaBody, { signal }),
+      { timeoutMs, maxWaitMs: timeoutMs },
+    );
+    let rebuilt;
+    try {
+      rebuilt = await spoolHashed(ctx.spoolDir, "get-", decoded);
+    } catch (err) {
+      throw err instanceof SvcError && err.code !== "InternalError" ? err : fail(String(err));
+    }
+    outPath = rebuilt.path;
+    if (rebuilt.size !== meta.size || rebuilt.sha256 !== meta.sha256) {
+      throw fail("the rebuilt bytes do not match the object's sha256");
+    }
+    const start = range?.start ?? 0;
+    const end = range?.end ?? meta.size - 1;
+    if (range && (start < 0 || end < start || end >= meta.size)) {
+      throw new SvcError("InvalidRange", `Range ${start}-${end} is outside object`);
+    }
+    const file = await Deno.open(outPath, { read: true });
+    await removeQuietly(outPath);
+    outPath = undefined;
+    return fileRangeStream(file, start, end - start + 1, meta.size);
+  } catch (err) {
+    await deltaBody.cancel().catch(() => {});
+    throw err;
+  } finally {
+    await removeQuietly(refPath);
+    await removeQuietly(outPath);
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * The write side of the delta store. A PUT body is spooled to a local file first (the codec needs
+ * a file, and the body may be read twice: once as a new baseline, once as the encode target);
+ * commit then decides how it is stored:
+ *
+ * - not eligible, or compression off: the spool goes to the inner backend under the plain key;
+ * - eligible, no baseline yet: the spool becomes `reference.bin`, then a tiny delta of the object
+ *   against it is stored as `<key>.delta` (a failure after the baseline rolls the baseline back);
+ * - eligible, baseline present: encode against it; the delta is kept only when it beats the
+ *   bucket's `max_delta_ratio`, else the object is stored passthrough.
+ *
+ * Everything that depends on the baseline runs under the deltaspace lock, so concurrent PUTs of
+ * one deltaspace create exactly one baseline and a delete cannot remove it under an encode.
+ * A baseline whose bytes no longer match its sha256 is never encoded against: the object is
+ * stored passthrough (it stays readable; deltas already made against it cannot be rebuilt).
+ */
+
+import { SvcError } from "../errors.ts";
+import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
+import { writeStreamToFile } from "../storage/file-streams.ts";
+import type { CodecPermit } from "./codec-pool.ts";
+import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
+import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
+import {
+  baselineCacheKey,
+  type DeltaContext,
+  type DeltaMeta,
+  type DeltaSettings,
+  fetchBaseline,
+  internalError,
+  removeQuietly,
+} from "./delta-read.ts";
+
+export interface Spool {
+  path: string;
+  size: number;
+}
+
+/** Writes a request body to a new file in the spool directory with a reader loop. */
+export async function spoolBody(
+  ctx: DeltaContext,
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): Promise<Spool> {
+  const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" });
+  let file: Deno.FsFile | undefined;
+  try {
+    file = await Deno.open(path, { write: true, truncate: true });
+    const size = await writeStreamToFile(body, file, signal);
+    file.close();
+    file = undefined;
+    return { path, size };
+  } catch (err) {
+    file?.close();
+    await removeQuietly(path);
+    throw err;
+  }
+}
+
+async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
+  return (await Deno.open(path, { read: true })).readable;
+}
+
+/** Stages a local file into the inner backend under `name` and commits it with `meta`. */
+async function storeFile(
+  ctx: DeltaContext,
+  bucket: string,
+  name: string,
+  path: string,
+  meta: ObjectMeta,
+): Promise<ObjectInfo> {
+  const staged = await ctx.inner.stageObject(bucket, name, await fileStream(path));
+  try {
+    return await staged.commit(meta);
+  } catch (err) {
+    await staged.abort();
+    throw err;
+  }
+}
+
+/** The caller's metadata without delta-only fields. */
+export function plainMeta(meta: ObjectMeta): ObjectMeta {
+  const { referenceSha256: _drop, ...rest } = meta as DeltaMeta;
+  return rest;
+}
+
+/**
+ * Deletes the deltaspace's baseline when no delta is left in it. Call under the deltaspace lock.
+ * Returns whether the baseline was removed.
+ */
+export async function removeBaselineIfUnused(
+  ctx: DeltaContext,
+  bucket: string,
+  deltaspace: string,
+): Promise<boolean> {
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await ctx.inner.listObjects(bucket, {
+      prefix: deltaspace,
+      delimiter: "/",
+      startAfter,
+      maxKeys: 1000,
+    });
+    for (const info of page.objects) {
+      if (info.key !== logicalKeyOf(info.key) && logicalKeyOf(info.key) !== null) return false;
+    }
+    if (!page.isTruncated || page.nextStartAfter === undefined) break;
+    startAfter = page.nextStartAfter;
+  }
+  ctx.referenceCache?.evict(baselineCacheKey(bucket, deltaspace));
+  return await ctx.inner.deleteObject(bucket, referenceNameFor(deltaspace));
+}
+
+/** After a passthrough commit: removes the key's old delta (and an orphaned baseline). */
+export async function removeStaleDelta(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+): Promise<void> {
+  const deltaName = storedNameFor(key, "delta");
+  if (!(await ctx.inner.headObject(bucket, deltaName))) return;
+  const deltaspace = deltaspaceOf(key);
+  await ctx.deltaspaceLocks.run(baselineCacheKey(bucket, deltaspace), async () => {
+    if (await ctx.inner.deleteObject(bucket, deltaName)) {
+      await removeBaselineIfUnused(ctx, bucket, deltaspace);
+    }
+  });
+}
+
+/** Stores a delta file as `<key>.delta`, then removes a passthrough copy of the key. */
+async function storeDelta(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+  deltaPath: string,
+  meta: ObjectMeta,
+  referenceSha256: string,
+): Promise<ObjectInfo> {
+  const deltaMeta: DeltaMeta = { ...meta, storage: "delta", referenceSha256 };
+  const info = await storeFile(ctx, bucket, storedNameFor(key, "delta"), deltaPath, deltaMeta);
+  await ctx.inner.deleteObject(bucket, key);
+  return { ...info, key };
+}
+
+async function encodeWith(
+  ctx: DeltaContext,
+  permit: CodecPermit,
+  reference: string,
+  spool: Spool,
+  timeoutMs: number,
+  maxDeltaBytes?: number,
+) {
+  return await ctx.pool.run(
+    async (signal) =>
+      ctx.codec.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
+    { timeoutMs, permit },
+  );
+}
+
+/** The first eligible object of a deltaspace: baseline plus a tiny delta. Under the lock. */
+async function createBaselineAndDelta(
+  ctx: DeltaContext,
+  permit: CodecPermit,
+  bucket: string,
+  key: string,
+  spool: Spool,
+  meta: ObjectMeta,
+  timeoutMs: number,
+): Promise<ObjectInfo> {
+  const referenceName = referenceNameFor(deltaspaceOf(key));
+  const referenceMeta: ObjectMeta = {
+    size: spool.size,
+    etag: meta.md5 || meta.etag,
+    md5: meta.md5,
+    sha256: meta.sha256,
+    contentType: "application/octet-stream",
+    userMeta: {},
+    headers: {},
+    lastModified: Date.now(),
+    storage: "reference",
+  };
+  await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
+  try {
+    const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
+    if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
+    try {
+      return await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, meta.sha256);
+    } finally {
+      await removeQuietly(encoded.deltaPath);
+    }
+  } catch (err) {
+    await ctx.inner.deleteObject(bucket, referenceName).catch(() => {});
+    throw err;
+  }
+}
+
+/** An eligible object: its stored ObjectInfo, or null to store it passthrough. */
+function commitEligible(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  bucket: string,
+  key: string,
+  spool: Spool,
+  meta: ObjectMeta,
+): Promise<ObjectInfo | null> {
+  const deltaspace = deltaspaceOf(key);
+  return ctx.deltaspaceLocks.run(baselineCacheKey(bucket, deltaspace), async () => {
+    // Error is not absence: a failed HEAD throws and aborts the PUT.
+    const referenceInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+    const permit = ctx.pool.tryAcquire(); // SlowDown when every codec slot is busy
+    try {
+      const timeoutMs = settings.codecTimeoutMs;
+      if (!referenceInfo) {
+        return await createBaselineAndDelta(ctx, permit, bucket, key, spool, meta, timeoutMs);
+      }
+      const referenceSha256 = referenceInfo.meta.sha256;
+      const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
+      if ("corrupt" in baseline) return null;
+      try {
+        const ratio = effectiveMaxDeltaRatio(
+          settings.maxDeltaRatio,
+          settings.bucketMaxDeltaRatio(bucket),
+        );
+        const maxDeltaBytes = Math.floor(meta.size * ratio);
+        const encoded = await encodeWith(
+          ctx,
+          permit,
+          baseline.path,
+          spool,
+          timeoutMs,
+          maxDeltaBytes,
+        );
+        if (encoded.aborted) return null;
+        try {
+          if (!keepsDelta(encoded.deltaBytes, meta.size, ratio)) return null;
+          return await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, referenceSha256);
+        } finally {
+          await removeQuietly(encoded.deltaPath);
+        }
+      } finally {
+        await removeQuietly(baseline.path);
+      }
+    } finally {
+      permit.release();
+    }
+  });
+}
+
+/** The StagedObject a DeltaBackend hands out: the decision is made at commit time. */
+export function stagedDelta(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  bucket: string,
+  key: string,
+  spool: Spool,
+): StagedObject {
+  let state: "staged" | "used" = "staged";
+  return {
+    size: spool.size,
+    commit: async (meta) => {
+      if (state !== "staged") throw new Error(`Staged object "${key}" was already used`);
+      state = "used";
+      try {
+        const compression = settings.bucketCompression(bucket);
+        const { eligible } = isDeltaEligible(key, {
+          size: meta.size,
+          maxObjectSize: settings.maxObjectSize,
+          compression,
+        });
+        if (eligible && meta.size !== spool.size) {
+          throw new SvcError("InternalError", `Metadata size ${meta.size} != body ${spool.size}`);
+        }
+        const stored = eligible
+          ? await commitEligible(ctx, settings, bucket, key, spool, plainMeta(meta))
+          : null;
+        if (stored) return stored;
+        const passthrough: ObjectMeta = { ...plainMeta(meta), storage: "passthrough" };
+        const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
+        if (compression) await removeStaleDelta(ctx, bucket, key);
+        return info;
+      } finally {
+        await removeQuietly(spool.path);
+      }
+    },
+    abort: async () => {
+      state = "used";
+      await removeQuietly(spool.path);
+    },
+  };
+}
