@@ -17,6 +17,11 @@ const smallCount = arg("--small", 4000);
 const CONCURRENCY = 32;
 const ROOT = new URL("../../", import.meta.url).pathname;
 
+/** Writes back dirty pages (sync) so a timed write does not pay for earlier ones. */
+async function settleDisk(): Promise<void> {
+  await new Deno.Command("sync").output();
+}
+
 /** Runs `smallCount` operations from CONCURRENCY concurrent clients; returns ops/s. */
 async function hammer(work: (i: number) => Promise<void>): Promise<number> {
   let next = 0;
@@ -50,6 +55,8 @@ try {
   // Two rounds, alternating order, best of two: the machine is noisy.
   for (let round = 0; round < 2; round++) {
     for (const t of round === 0 ? targets : [...targets].reverse()) {
+      // Flush what earlier phases left dirty, so neither server pays for the other's writes.
+      await settleDisk();
       const put = await timed(async () => {
         const { status, response } = await rawPut(`${t.base}/big`, sizeBytes);
         if (status !== 200) throw new Error(`${t.name} PUT ${status}: ${response}`);
