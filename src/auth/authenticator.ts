@@ -119,16 +119,31 @@ export class Authenticator {
     // Outside the try: an anonymous refusal is counted once, as missing_header, not as a
     // signature failure, and does not count toward the lockout.
     if (verified === null) return this.#anonymous(request);
-    if (!verified.presigned) {
-      // Every signature is remembered; only a mutating request is refused when it repeats.
-      const seen = this.#replays.check(verified.signature, now, settings.replayWindowSeconds);
-      if (seen && MUTATING.has(request.method)) {
+    if (!verified.presigned && settings.replayWindowSeconds > 0) {
+      if (!MUTATING.has(request.method)) {
+        // Reads are served however often they repeat; their signature is still remembered.
+        this.#replays.remember(verified.signature, now, settings.replayWindowSeconds);
+      } else if (this.#replays.seen(verified.signature, now)) {
         this.#audit("replay_rejected", { ip, method: request.method, resource: request.resource });
         throw new SvcError("InvalidRequest", "Request replay detected");
       }
     }
     this.stats.attempts.success++;
     return { principal: verified.principal, verified };
+  }
+
+  /**
+   * Remembers the signature of a mutating request that succeeded, so a replay of it within the
+   * window is refused. A failed request is not remembered: replaying it gains nothing, and an
+   * honest client retrying it within the same second (same x-amz-date, so the same signature)
+   * must get through. Two identical requests in flight at once can both run; PUT and DELETE
+   * repeat harmlessly.
+   */
+  recordSuccess(request: S3Request, now = Date.now()): void {
+    const verified = request.auth?.verified;
+    const window = this.#settings().replayWindowSeconds;
+    if (!verified || verified.presigned || !MUTATING.has(request.method)) return;
+    this.#replays.remember(verified.signature, now, window);
   }
 
   /**

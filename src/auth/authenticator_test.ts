@@ -85,13 +85,24 @@ Deno.test("authenticator: locked-out addresses get SlowDown, others pass", async
   assert.equal(codeOf(() => auth.authenticate(s3(good), "10.8.8.8")), undefined);
 });
 
-Deno.test("authenticator: a replayed PUT is refused and audited; it is not a lockout failure", async () => {
+Deno.test("authenticator: a replayed successful PUT is refused and audited; not a lockout failure", async () => {
   const { auth, events } = setup();
   const request = await signed(SECRET);
-  auth.authenticate(s3(request.clone()), "10.0.0.3");
+  const first = s3(request.clone());
+  first.auth = auth.authenticate(first, "10.0.0.3");
+  auth.recordSuccess(first);
   assert.equal(codeOf(() => auth.authenticate(s3(request.clone()), "10.0.0.3")), "InvalidRequest");
   assert.ok(events.some((e) => e.event === "replay_rejected"));
   assert.equal(auth.stats.attempts.failure, 0);
+});
+
+Deno.test("authenticator: a repeat of a request that failed (an honest retry) is let through", async () => {
+  const { auth } = setup();
+  const request = await signed(SECRET);
+  const first = s3(request.clone());
+  first.auth = auth.authenticate(first, "10.0.0.4");
+  // No recordSuccess: the first attempt failed (e.g. 503), so the retry must pass.
+  assert.equal(codeOf(() => auth.authenticate(s3(request.clone()), "10.0.0.4")), undefined);
 });
 
 Deno.test("authenticator: anonymous requests are refused except HEAD /; open mode counts nothing", () => {

@@ -86,6 +86,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
         request.auth = options.authenticator.authenticate(request, remoteAddress);
         try {
           response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
+          if (response.status < 400) options.authenticator.recordSuccess(request);
         } catch (err) {
           // A forged chunk signature or POST policy signature surfaces only while the body is
           // read; it counts toward the lockout like any other bad signature.
