@@ -279,6 +279,20 @@ export class ObjectService {
     key: string,
     plan: (info: ObjectInfo) => ByteRange | undefined,
   ): Promise<ObjectBody & { range?: ByteRange }> {
+    // Fast path for the common whole-object read: open once and judge the version opened, so
+    // metadata is read once, not for a HEAD and again at the open. A ranged plan falls back to
+    // the planned open below. (A delta backend decodes on open: it should judge first.)
+    const whole = await this.backend.getObject(bucket, key);
+    if (whole === null) throw noSuchKey(key);
+    let wholeRange: ByteRange | undefined;
+    try {
+      wholeRange = plan(whole.info);
+    } catch (err) {
+      await whole.body.cancel();
+      throw err;
+    }
+    if (wholeRange === undefined) return whole;
+    await whole.body.cancel();
     for (let attempt = 1;; attempt++) {
       const info = await this.head(bucket, key);
       const range = plan(info);
