@@ -25,20 +25,10 @@ export class ReplayCache {
   /** Remembers `signature` for `windowSeconds`; a window of 0 stores nothing. */
   remember(signature: string, now: number, windowSeconds: number): void {
     if (windowSeconds <= 0) return;
+    this.#prune(now);
     this.#seen.delete(signature);
     this.#seen.set(signature, now + windowSeconds * 1000);
     while (this.#seen.size > this.#maxEntries) this.#seen.delete(this.#seen.keys().next().value!);
-  }
-
-  /**
-   * Records `signature` at `now` and says whether it was already seen within the window.
-   * A window of 0 disables detection (nothing is stored).
-   */
-  check(signature: string, now: number, windowSeconds: number): boolean {
-    if (windowSeconds <= 0) return false;
-    if (this.seen(signature, now)) return true;
-    this.remember(signature, now, windowSeconds);
-    return false;
   }
 
   #prune(now: number): void {

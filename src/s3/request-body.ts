@@ -9,6 +9,7 @@ import {
   unsignedTrailerHooks,
 } from "../auth/chunk-signatures.ts";
 import { SvcError } from "../errors.ts";
+import { emptyStream } from "../storage/file-streams.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
 import { validateContentMd5 } from "./names.ts";
 import type { S3Request } from "./request.ts";
@@ -33,10 +34,6 @@ function declaredLength(value: string | null, header: string): number | undefine
     );
   }
   return Number(value);
-}
-
-export function emptyStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream({ start: (controller) => controller.close() });
 }
 
 /**
