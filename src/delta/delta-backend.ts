@@ -40,25 +40,23 @@ import {
   isInternalName,
   isSettled,
   REFERENCE_NAME,
+  referenceNameFor,
   storedNameFor,
   toLogicalEntries,
   validateClientKey,
 } from "./layout.ts";
 import type { ReferenceCache } from "./reference-cache.ts";
-import { isDeltaEligible } from "./eligibility.ts";
+import { effectiveMaxDeltaRatio, isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
   type DeltaContext,
+  type DeltaObserver,
   type DeltaSettings,
+  fetchBaseline,
   readDelta,
 } from "./delta-read.ts";
-import {
-  plainMeta,
-  removeBaselineIfUnused,
-  removeStaleDelta,
-  spoolBody,
-  stagedDelta,
-} from "./delta-write.ts";
+import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
+import { type LiveEncodePlan, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-read.ts";
 
@@ -71,6 +69,12 @@ export interface DeltaBackendOptions {
   /** Called once per operation: a config snapshot. */
   settings: () => DeltaSettings;
   referenceCache?: ReferenceCache;
+  observer?: DeltaObserver;
+  /**
+   * Why no codec can run (xdelta3 missing): eligible objects are then stored passthrough; deltas
+   * already stored cannot be read (500) until the codec is back.
+   */
+  codecUnavailable?: string;
   /** Inner listing page size while collecting a logical page; small values are for tests. */
   innerPageKeys?: number;
 }
@@ -90,6 +94,8 @@ export class DeltaBackend implements Backend {
       pool: options.pool,
       spoolDir: options.spoolDir,
       referenceCache: options.referenceCache,
+      observer: options.observer,
+      codecUnavailable: options.codecUnavailable,
       deltaspaceLocks: new KeyLock(),
     };
     this.#settings = options.settings;
@@ -175,7 +181,12 @@ export class DeltaBackend implements Backend {
     return stored ? { ...stored, key } : null;
   }
 
-  async getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
+  async getObject(
+    bucket: string,
+    key: string,
+    range?: ByteRange,
+    check?: (info: ObjectInfo) => void,
+  ): Promise<ObjectBody | null> {
     const settings = this.#settings();
     if (!settings.bucketCompression(bucket)) return this.#inner.getObject(bucket, key, range);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
@@ -184,7 +195,14 @@ export class DeltaBackend implements Backend {
     if (stored.key === key) return await this.#inner.getObject(bucket, key, range);
     const found = await this.#inner.getObject(bucket, stored.key);
     if (!found) return null; // deleted meanwhile
-    const body = await readDelta(
+    const info = { ...found.info, key };
+    try {
+      check?.(info); // judged before the rebuild: a 304 or 412 costs no decode
+    } catch (err) {
+      await found.body.cancel().catch(() => {});
+      throw err;
+    }
+    const rebuilt = await readDelta(
       this.#ctx,
       bucket,
       deltaspaceOf(key),
@@ -193,7 +211,10 @@ export class DeltaBackend implements Backend {
       settings.codecTimeoutMs,
       range,
     );
-    return { info: { ...found.info, key }, body };
+    return {
+      info: { ...info, debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss" } },
+      body: rebuilt.body,
+    };
   }
 
   async stageObject(
@@ -201,22 +222,71 @@ export class DeltaBackend implements Backend {
     key: string,
     body: ReadableStream<Uint8Array>,
     signal?: AbortSignal,
+    expectedSize?: number,
   ): Promise<StagedObject> {
     const settings = this.#settings();
     const compression = settings.bucketCompression(bucket);
     validateClientKey(key, compression);
-    const nameEligible = isDeltaEligible(key, { size: 1, maxObjectSize: 1, compression }).eligible;
-    if (!nameEligible) {
-      // Never a delta whatever its size: stream straight to the inner backend, no spool.
-      const staged = await this.#inner.stageObject(bucket, key, body, signal);
+    const nameEligible = isDeltaEligible(key, {
+      size: expectedSize ?? 1,
+      maxObjectSize: settings.maxObjectSize,
+      compression,
+    }).eligible;
+    if (!nameEligible || this.#ctx.codecUnavailable) {
+      // Never a delta: stream straight to the inner backend, no spool.
+      const staged = await this.#inner.stageObject(bucket, key, body, signal, expectedSize);
       return compression ? this.#cleaningUp(staged, bucket, key) : staged;
     }
     // The inner backend's refusals (NoSuchBucket, bad key, path conflict) before any byte is
     // read: stage an empty body under the key and drop it.
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
-    const spool = await spoolBody(this.#ctx, body, signal);
-    return stagedDelta(this.#ctx, settings, bucket, key, spool);
+    const plan = await this.#livePlan(settings, bucket, key, expectedSize);
+    if (!plan) {
+      const spool = await spoolBody(this.#ctx, body, signal);
+      return stagedDelta(this.#ctx, settings, bucket, key, spool);
+    }
+    const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
+    return stagedDelta(this.#ctx, settings, bucket, key, spool, live);
+  }
+
+  /**
+   * What an encode during the upload needs, when the deltaspace has a usable baseline: a local
+   * copy of it and a codec slot (SlowDown at once when none is free). undefined otherwise: the
+   * commit then decides from the spool (a new baseline, or a baseline that is corrupt).
+   */
+  async #livePlan(
+    settings: DeltaSettings,
+    bucket: string,
+    key: string,
+    expectedSize: number | undefined,
+  ): Promise<LiveEncodePlan | undefined> {
+    const deltaspace = deltaspaceOf(key);
+    // Error is not absence: a failed HEAD aborts the PUT.
+    const reference = await this.#inner.headObject(bucket, referenceNameFor(deltaspace));
+    if (!reference) return undefined;
+    const permit = this.#ctx.pool.tryAcquire();
+    try {
+      const baseline = await fetchBaseline(this.#ctx, bucket, deltaspace, reference.meta.sha256);
+      if ("corrupt" in baseline) {
+        permit.release();
+        return undefined;
+      }
+      const ratio = effectiveMaxDeltaRatio(
+        settings.maxDeltaRatio,
+        settings.bucketMaxDeltaRatio(bucket),
+      );
+      return {
+        baselinePath: baseline.path,
+        referenceSha256: reference.meta.sha256,
+        permit,
+        maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),
+        timeoutMs: settings.codecTimeoutMs,
+      };
+    } catch (err) {
+      permit.release();
+      throw err;
+    }
   }
 
   /** Wraps a passthrough commit so it also removes the key's old delta, if any. */
@@ -226,6 +296,7 @@ export class DeltaBackend implements Backend {
       commit: async (meta) => {
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
         await removeStaleDelta(this.#ctx, bucket, key);
+        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize);
         return info;
       },
       abort: () => staged.abort(),

@@ -37,13 +37,29 @@ export interface DeltaMeta extends ObjectMeta {
   referenceSha256?: string;
 }
 
+/** Where the delta store reports what it did (metrics); every method is optional to call. */
+export interface DeltaObserver {
+  /** One storage decision for an eligible-or-not write in a compressed bucket. */
+  decision(
+    kind: "delta" | "passthrough" | "reference",
+    originalBytes: number,
+    storedBytes: number,
+  ): void;
+  encoded(seconds: number): void;
+  decoded(seconds: number): void;
+  referenceCache(hit: boolean): void;
+}
+
 export interface DeltaContext {
   inner: Backend;
+  observer?: DeltaObserver;
   codec: DeltaCodec;
   pool: CodecPool;
   /** Local directory for spooled bodies, baselines and rebuilt objects. */
   spoolDir: string;
   referenceCache?: ReferenceCache;
+  /** Set when no codec can run: eligible writes go passthrough. */
+  codecUnavailable?: string;
   /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */
   deltaspaceLocks: KeyLock;
 }
@@ -114,7 +130,7 @@ async function spoolHashed(
   return { path, sha256: hash.digest("hex"), size, bytes };
 }
 
-export type BaselineFile = { path: string } | { corrupt: true };
+export type BaselineFile = { path: string; cacheHit: boolean } | { corrupt: true };
 
 /**
  * The deltaspace's baseline as a local temp file (the caller removes it), verified against
@@ -129,6 +145,7 @@ export async function fetchBaseline(
 ): Promise<BaselineFile> {
   const cacheKey = baselineCacheKey(bucket, deltaspace);
   const cached = ctx.referenceCache?.get(cacheKey, expectedSha256);
+  if (ctx.referenceCache) ctx.observer?.referenceCache(cached !== undefined);
   if (cached !== undefined) {
     const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "ref-" });
     try {
@@ -137,7 +154,7 @@ export async function fetchBaseline(
       await removeQuietly(path);
       throw err;
     }
-    return { path };
+    return { path, cacheHit: true };
   }
   const found = await ctx.inner.getObject(bucket, referenceNameFor(deltaspace));
   if (!found) throw internalError(`Baseline of deltaspace "${deltaspace}" is missing`);
@@ -148,7 +165,7 @@ export async function fetchBaseline(
     return { corrupt: true };
   }
   if (spooled.bytes) ctx.referenceCache?.set(cacheKey, spooled.bytes, expectedSha256);
-  return { path: spooled.path };
+  return { path: spooled.path, cacheHit: false };
 }
 
 /**
@@ -166,7 +183,7 @@ export async function readDelta(
   deltaBody: ReadableStream<Uint8Array>,
   timeoutMs: number,
   range?: ByteRange,
-): Promise<ReadableStream<Uint8Array>> {
+): Promise<{ body: ReadableStream<Uint8Array>; cacheHit: boolean }> {
   const meta = stored.meta as DeltaMeta;
   const cacheKey = baselineCacheKey(bucket, deltaspace);
   const fail = (detail: string): SvcError => {
@@ -185,6 +202,7 @@ export async function readDelta(
     if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
     refPath = baseline.path;
     const reference = refPath;
+    const started = performance.now();
     const decoded = await ctx.pool.runStream(
       (signal) => ctx.codec.decode(reference, deltaBody, { signal }),
       { timeoutMs, maxWaitMs: timeoutMs },
@@ -196,6 +214,7 @@ export async function readDelta(
       throw err instanceof SvcError && err.code !== "InternalError" ? err : fail(String(err));
     }
     outPath = rebuilt.path;
+    ctx.observer?.decoded((performance.now() - started) / 1000);
     if (rebuilt.size !== meta.size || rebuilt.sha256 !== meta.sha256) {
       throw fail("the rebuilt bytes do not match the object's sha256");
     }
@@ -207,7 +226,10 @@ export async function readDelta(
     const file = await Deno.open(outPath, { read: true });
     await removeQuietly(outPath);
     outPath = undefined;
-    return fileRangeStream(file, start, end - start + 1, meta.size);
+    return {
+      body: fileRangeStream(file, start, end - start + 1, meta.size),
+      cacheHit: baseline.cacheHit,
+    };
   } catch (err) {
     await deltaBody.cancel().catch(() => {});
     throw err;

@@ -17,7 +17,7 @@
 
 import { SvcError } from "../errors.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
-import { writeStreamToFile } from "../storage/file-streams.ts";
+import type { EncodeResult } from "./codec.ts";
 import type { CodecPermit } from "./codec-pool.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
 import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
@@ -30,32 +30,7 @@ import {
   internalError,
   removeQuietly,
 } from "./delta-read.ts";
-
-export interface Spool {
-  path: string;
-  size: number;
-}
-
-/** Writes a request body to a new file in the spool directory with a reader loop. */
-export async function spoolBody(
-  ctx: DeltaContext,
-  body: ReadableStream<Uint8Array>,
-  signal?: AbortSignal,
-): Promise<Spool> {
-  const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" });
-  let file: Deno.FsFile | undefined;
-  try {
-    file = await Deno.open(path, { write: true, truncate: true });
-    const size = await writeStreamToFile(body, file, signal);
-    file.close();
-    file = undefined;
-    return { path, size };
-  } catch (err) {
-    file?.close();
-    await removeQuietly(path);
-    throw err;
-  }
-}
+import type { LiveEncode, Spool } from "./live-encode.ts";
 
 async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -149,12 +124,15 @@ async function encodeWith(
   spool: Spool,
   timeoutMs: number,
   maxDeltaBytes?: number,
-) {
-  return await ctx.pool.run(
+): Promise<EncodeResult> {
+  const started = performance.now();
+  const result = await ctx.pool.run(
     async (signal) =>
       ctx.codec.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
     { timeoutMs, permit },
   );
+  ctx.observer?.encoded((performance.now() - started) / 1000);
+  return result;
 }
 
 /** The first eligible object of a deltaspace: baseline plus a tiny delta. Under the lock. */
@@ -184,7 +162,9 @@ async function createBaselineAndDelta(
     const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
     try {
-      return await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, meta.sha256);
+      const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, meta.sha256);
+      ctx.observer?.decision("reference", meta.size, info.storedSize + spool.size);
+      return { ...info, debug: { decision: "reference" } };
     } finally {
       await removeQuietly(encoded.deltaPath);
     }
@@ -192,6 +172,40 @@ async function createBaselineAndDelta(
     await ctx.inner.deleteObject(bucket, referenceName).catch(() => {});
     throw err;
   }
+}
+
+/** Stores an encode's output when it beats the ratio; null means "store passthrough". */
+async function keepIfWorthIt(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+  encoded: EncodeResult,
+  meta: ObjectMeta,
+  ratio: number,
+  referenceSha256: string,
+): Promise<ObjectInfo | null> {
+  if (encoded.aborted || !keepsDelta(encoded.deltaBytes, meta.size, ratio)) return null;
+  const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, referenceSha256);
+  ctx.observer?.decision("delta", meta.size, info.storedSize);
+  return info;
+}
+
+/**
+ * The outcome of the encode that ran while the body arrived, when it still applies (the baseline
+ * it used is the current one). A failed encode fails the PUT: nothing was stored.
+ */
+async function liveResult(
+  ctx: DeltaContext,
+  live: LiveEncode,
+): Promise<EncodeResult> {
+  const ended = await live.outcome;
+  if ("error" in ended) {
+    throw ended.error instanceof SvcError
+      ? ended.error
+      : internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
+  }
+  ctx.observer?.encoded(ended.seconds);
+  return ended.result;
 }
 
 /** An eligible object: its stored ObjectInfo, or null to store it passthrough. */
@@ -202,25 +216,32 @@ function commitEligible(
   key: string,
   spool: Spool,
   meta: ObjectMeta,
+  live: LiveEncode | undefined,
 ): Promise<ObjectInfo | null> {
   const deltaspace = deltaspaceOf(key);
+  const ratio = effectiveMaxDeltaRatio(
+    settings.maxDeltaRatio,
+    settings.bucketMaxDeltaRatio(bucket),
+  );
   return ctx.deltaspaceLocks.run(baselineCacheKey(bucket, deltaspace), async () => {
     // Error is not absence: a failed HEAD throws and aborts the PUT.
     const referenceInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+    const referenceSha256 = referenceInfo?.meta.sha256;
+    if (live && referenceSha256 === live.referenceSha256) {
+      const encoded = await liveResult(ctx, live);
+      return await keepIfWorthIt(ctx, bucket, key, encoded, meta, ratio, live.referenceSha256);
+    }
+    // No encode ran while the body arrived, or the baseline changed since: work from the spool.
+    await live?.dispose(); // frees its codec slot before taking one
     const permit = ctx.pool.tryAcquire(); // SlowDown when every codec slot is busy
     try {
       const timeoutMs = settings.codecTimeoutMs;
-      if (!referenceInfo) {
+      if (referenceSha256 === undefined) {
         return await createBaselineAndDelta(ctx, permit, bucket, key, spool, meta, timeoutMs);
       }
-      const referenceSha256 = referenceInfo.meta.sha256;
       const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
       if ("corrupt" in baseline) return null;
       try {
-        const ratio = effectiveMaxDeltaRatio(
-          settings.maxDeltaRatio,
-          settings.bucketMaxDeltaRatio(bucket),
-        );
         const maxDeltaBytes = Math.floor(meta.size * ratio);
         const encoded = await encodeWith(
           ctx,
@@ -230,12 +251,10 @@ function commitEligible(
           timeoutMs,
           maxDeltaBytes,
         );
-        if (encoded.aborted) return null;
         try {
-          if (!keepsDelta(encoded.deltaBytes, meta.size, ratio)) return null;
-          return await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, referenceSha256);
+          return await keepIfWorthIt(ctx, bucket, key, encoded, meta, ratio, referenceSha256);
         } finally {
-          await removeQuietly(encoded.deltaPath);
+          if (!encoded.aborted) await removeQuietly(encoded.deltaPath);
         }
       } finally {
         await removeQuietly(baseline.path);
@@ -253,6 +272,7 @@ export function stagedDelta(
   bucket: string,
   key: string,
   spool: Spool,
+  live?: LiveEncode,
 ): StagedObject {
   let state: "staged" | "used" = "staged";
   return {
@@ -271,19 +291,24 @@ export function stagedDelta(
           throw new SvcError("InternalError", `Metadata size ${meta.size} != body ${spool.size}`);
         }
         const stored = eligible
-          ? await commitEligible(ctx, settings, bucket, key, spool, plainMeta(meta))
+          ? await commitEligible(ctx, settings, bucket, key, spool, plainMeta(meta), live)
           : null;
         if (stored) return stored;
         const passthrough: ObjectMeta = { ...plainMeta(meta), storage: "passthrough" };
         const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
-        if (compression) await removeStaleDelta(ctx, bucket, key);
+        if (compression) {
+          await removeStaleDelta(ctx, bucket, key);
+          ctx.observer?.decision("passthrough", meta.size, info.storedSize);
+        }
         return info;
       } finally {
+        await live?.dispose();
         await removeQuietly(spool.path);
       }
     },
     abort: async () => {
       state = "used";
+      await live?.dispose();
       await removeQuietly(spool.path);
     },
   };

@@ -280,19 +280,33 @@ export class ObjectService {
     plan: (info: ObjectInfo) => ByteRange | undefined,
   ): Promise<ObjectBody & { range?: ByteRange }> {
     // Fast path for the common whole-object read: open once and judge the version opened, so
-    // metadata is read once, not for a HEAD and again at the open. A ranged plan falls back to
-    // the planned open below. (A delta backend decodes on open: it should judge first.)
-    const whole = await this.backend.getObject(bucket, key);
-    if (whole === null) throw noSuchKey(key);
-    let wholeRange: ByteRange | undefined;
+    // metadata is read once, not for a HEAD and again at the open. The backend runs the judgement
+    // before expensive work (a delta is rebuilt only once it passes); a ranged plan stops the
+    // open and falls back to the planned open below.
+    let judged: { range: ByteRange | undefined } | undefined;
+    const judge = (info: ObjectInfo) => {
+      judged = { range: plan(info) };
+      if (judged.range !== undefined) throw new RangedPlan();
+    };
+    let whole: ObjectBody | null;
     try {
-      wholeRange = plan(whole.info);
+      whole = await this.backend.getObject(bucket, key, undefined, judge);
     } catch (err) {
-      await whole.body.cancel();
-      throw err;
+      if (!(err instanceof RangedPlan)) throw err;
+      whole = null;
     }
-    if (wholeRange === undefined) return whole;
-    await whole.body.cancel();
+    if (whole !== null && judged === undefined) {
+      // The backend did not judge (it had nothing expensive to avoid): judge here.
+      try {
+        judge(whole.info);
+      } catch (err) {
+        await whole.body.cancel();
+        if (!(err instanceof RangedPlan)) throw err;
+        whole = null;
+      }
+    }
+    if (whole !== null) return whole;
+    if (judged === undefined) throw noSuchKey(key);
     for (let attempt = 1;; attempt++) {
       const info = await this.head(bucket, key);
       const range = plan(info);
@@ -362,6 +376,9 @@ export class ObjectChangedError extends Error {
     this.name = "ObjectChangedError";
   }
 }
+
+/** Thrown by the fast-path judgement when the plan wants a range: take the planned open. */
+class RangedPlan extends Error {}
 
 export function noSuchBucket(bucket: string): SvcError {
   return new SvcError("NoSuchBucket", `The specified bucket "${bucket}" does not exist`, {

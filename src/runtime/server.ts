@@ -88,6 +88,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     version: VERSION,
     backendType: config.storage.backend?.type ?? "filesystem",
     authStats: () => authenticator.stats,
+    codecSlots: () => stack.delta.pool.available,
   });
   let stack = await openStorageStack(dataDirOf(config), () => holder.current, metrics);
   const s3 = createS3Handler({
@@ -114,6 +115,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Uploads in flight are counted from the store at scrape time: always true, no bookkeeping.
       render: async () => {
         metrics.multipart.inflight.set(await stack.store.count());
+        stack.delta.refreshGauges();
         return await metrics.render();
       },
     },

@@ -1,6 +1,7 @@
 /**
  * The storage side of the service, built from one data directory: the observed filesystem
- * backend, the multipart store, the object and multipart services, readiness and the sweeper.
+ * backend, the delta store over it, the multipart store, the object and multipart services,
+ * readiness and the sweeper.
  * A config reload that moves the data directory builds a new stack before swapping it in, so a
  * directory that cannot be opened leaves the running one untouched.
  */
@@ -12,11 +13,13 @@ import type { Metrics } from "../observability/metrics.ts";
 import { createReadiness, type Readiness, readinessSettings } from "../observability/readiness.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
+import { type DeltaStore, openDeltaStore } from "./delta-store.ts";
 import { startSweeper } from "./multipart-sweeper.ts";
 
 export interface StorageStack {
   dataDir: string;
   backend: ObservedBackend;
+  delta: DeltaStore;
   store: MultipartStore;
   objects: ObjectService;
   multipart: MultipartService;
@@ -32,12 +35,13 @@ export function dataDirOf(config: Config): string {
 export async function openStorageStack(
   dataDir: string,
   current: () => Config,
-  metrics: Pick<Metrics, "sweep">,
+  metrics: Pick<Metrics, "sweep" | "delta" | "cache">,
 ): Promise<StorageStack> {
   // Every backend call is observed, so readiness can fall back on a recent success.
   const backend = new ObservedBackend(await FilesystemBackend.open(dataDir));
   const store = await MultipartStore.open(`${dataDir}/.svc/multipart`);
-  const objects = new ObjectService(backend, () => ({
+  const delta = await openDeltaStore(backend, `${dataDir}/.svc/spool`, current, metrics);
+  const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
   }));
   const multipart = new MultipartService(objects, store, () => ({
@@ -49,5 +53,5 @@ export async function openStorageStack(
     settings: () => readinessSettings(current().advanced),
   });
   const stopSweeper = await startSweeper(multipart, metrics);
-  return { dataDir, backend, store, objects, multipart, readiness, stop: stopSweeper };
+  return { dataDir, backend, delta, store, objects, multipart, readiness, stop: stopSweeper };
 }

@@ -15,7 +15,10 @@ export const STORED_HEADERS = [
 ] as const;
 export type StoredHeader = typeof STORED_HEADERS[number];
 
-/** How the bytes of an object are stored. Only `passthrough` exists until delta compression. */
+/**
+ * How the bytes of an object are stored: as-is, as a delta against its deltaspace's baseline, or
+ * (for a write that created the baseline) `reference`.
+ */
 export type StorageKind = "passthrough" | "delta" | "reference";
 
 /** The metadata record persisted with every object. Field names are the on-disk format. */
@@ -44,6 +47,12 @@ export interface ObjectInfo {
   /** Bytes the object occupies on the backend (differs from meta.size for deltas). */
   storedSize: number;
   meta: ObjectMeta;
+  /**
+   * Transient, never persisted: how this write was stored (`reference` when it created its
+   * deltaspace's baseline) and whether a delta read or write found its baseline in the reference
+   * cache. Feeds the debug headers and metrics.
+   */
+  debug?: { decision?: StorageKind; referenceCache?: "hit" | "miss" };
 }
 
 export interface BucketEntry {
@@ -103,8 +112,18 @@ export interface Backend {
 
   /** null when the key does not exist; throws NoSuchBucket for a missing bucket. */
   headObject(bucket: string, key: string): Promise<ObjectInfo | null>;
-  /** The stored bytes, optionally one byte range of them (already validated by the caller). */
-  getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null>;
+  /**
+   * The stored bytes, optionally one byte range of them (already validated by the caller).
+   * `check`, when given, is called with the version about to be opened before any expensive work
+   * (a delta is rebuilt only after it passes); whatever it throws aborts the open. A backend that
+   * has nothing expensive to avoid may ignore it: callers judge the returned info themselves.
+   */
+  getObject(
+    bucket: string,
+    key: string,
+    range?: ByteRange,
+    check?: (info: ObjectInfo) => void,
+  ): Promise<ObjectBody | null>;
   /**
    * Writes the body to a hidden temporary place. Throws NoSuchBucket before reading the body,
    * and the key's own errors (InvalidObjectName, KeyTooLongError, ObjectPathConflict).
@@ -114,6 +133,8 @@ export interface Backend {
     key: string,
     body: ReadableStream<Uint8Array>,
     signal?: AbortSignal,
+    /** The body's declared length when known (lets a delta encode give up early). */
+    expectedSize?: number,
   ): Promise<StagedObject>;
   /** Removes one object; false when it did not exist. */
   deleteObject(bucket: string, key: string): Promise<boolean>;

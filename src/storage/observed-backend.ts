@@ -66,6 +66,7 @@ export class ObservedBackend implements Backend {
     return this.#observe(() => this.inner.headObject(bucket, key));
   }
 
+  /** No `check` is passed down: a refusal it throws would be counted as a backend failure. */
   getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
     return this.#observe(() => this.inner.getObject(bucket, key, range));
   }
@@ -75,8 +76,11 @@ export class ObservedBackend implements Backend {
     key: string,
     body: ReadableStream<Uint8Array>,
     signal?: AbortSignal,
+    expectedSize?: number,
   ): Promise<StagedObject> {
-    const staged = await this.#observe(() => this.inner.stageObject(bucket, key, body, signal));
+    const staged = await this.#observe(() =>
+      this.inner.stageObject(bucket, key, body, signal, expectedSize)
+    );
     return new ObservedStagedObject(staged, (call) => this.#observe(call));
   }
 

@@ -1,0 +1,166 @@
+/**
+ * Spooling a PUT body while it is encoded: when a deltaspace already has a baseline, the body is
+ * written to the spool file and fed to the codec in the same pass, so a delta PUT takes about as
+ * long as the slower of the upload and the encode instead of their sum. The spool is still kept:
+ * the commit may need it (a poor ratio is stored passthrough from it; a baseline replaced since
+ * the encode started means encoding again from it).
+ *
+ * The encoder sits behind a small queue: a slow encoder slows the upload (backpressure), and an
+ * encoder that stops early (its output passed what the ratio allows) simply stops receiving
+ * bytes while the spool carries on.
+ *
+ * `codec_timeout_secs` measures codec work, not the client's upload speed: the clock starts when
+ * the last body byte has been handed to the encoder.
+ */
+
+import { writeStreamToFile } from "../storage/file-streams.ts";
+import type { EncodeResult } from "./codec.ts";
+import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
+import { type DeltaContext, removeQuietly } from "./delta-read.ts";
+
+export interface Spool {
+  path: string;
+  size: number;
+}
+
+/** What a live encode ended with. Never a rejection: errors are values here. */
+export type LiveOutcome =
+  | { result: EncodeResult; seconds: number }
+  | { error: unknown };
+
+export interface LiveEncode {
+  /** sha256 of the baseline the encode ran against; the commit checks it is still current. */
+  referenceSha256: string;
+  /** The bound the encode used for early abort. */
+  maxDeltaBytes: number;
+  /** Settles once the encode has ended (and its subprocess is gone). */
+  outcome: Promise<LiveOutcome>;
+  /** Stops the encode if running, removes its delta file and frees its codec slot. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+export interface LiveEncodePlan {
+  baselinePath: string;
+  referenceSha256: string;
+  permit: CodecPermit;
+  maxDeltaBytes: number;
+  timeoutMs: number;
+}
+
+/** Chunks queued between the spool loop and the encoder's stdin pump. */
+const ENCODER_QUEUE_CHUNKS = 4;
+
+/** Writes a request body to a new file in the spool directory. */
+export async function spoolBody(
+  ctx: DeltaContext,
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): Promise<Spool> {
+  const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" });
+  let file: Deno.FsFile | undefined;
+  try {
+    file = await Deno.open(path, { write: true, truncate: true });
+    const size = await writeStreamToFile(body, file, signal);
+    file.close();
+    file = undefined;
+    return { path, size };
+  } catch (err) {
+    file?.close();
+    await removeQuietly(path);
+    throw err;
+  }
+}
+
+async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
+}
+
+/**
+ * Spools `body` and encodes it against `plan.baselinePath` in the same pass. The plan's permit
+ * and baseline file belong to the returned LiveEncode from here on (dispose frees them). A failure
+ * of the body (client gone, bad digest upstream) removes the spool and disposes the encode.
+ */
+export async function spoolWhileEncoding(
+  ctx: DeltaContext,
+  body: ReadableStream<Uint8Array>,
+  plan: LiveEncodePlan,
+  signal?: AbortSignal,
+): Promise<{ spool: Spool; live: LiveEncode }> {
+  const stop = new AbortController();
+  const codecSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+  const pipe = new TransformStream<Uint8Array, Uint8Array>(
+    undefined,
+    { highWaterMark: ENCODER_QUEUE_CHUNKS },
+  );
+  const started = performance.now();
+  const outcome: Promise<LiveOutcome> = ctx.codec
+    .encode(plan.baselinePath, pipe.readable, {
+      maxDeltaBytes: plan.maxDeltaBytes,
+      signal: codecSignal,
+    })
+    .then(
+      (result) => ({ result, seconds: (performance.now() - started) / 1000 }),
+      (error) => ({ error }),
+    );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let disposed: Promise<void> | undefined;
+  const live: LiveEncode = {
+    referenceSha256: plan.referenceSha256,
+    maxDeltaBytes: plan.maxDeltaBytes,
+    outcome,
+    dispose: () =>
+      disposed ??= (async () => {
+        stop.abort(new Error("encode no longer needed"));
+        const ended = await outcome;
+        clearTimeout(timer);
+        if ("result" in ended && !ended.result.aborted) await removeQuietly(ended.result.deltaPath);
+        await removeQuietly(plan.baselinePath);
+        plan.permit.release();
+      })(),
+  };
+  outcome.then(() => clearTimeout(timer));
+
+  const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" }).catch(
+    async (err) => {
+      await live.dispose();
+      throw err;
+    },
+  );
+  let file: Deno.FsFile | undefined;
+  let encoderInput: WritableStreamDefaultWriter<Uint8Array> | undefined = pipe.writable
+    .getWriter();
+  const reader = body.getReader();
+  let size = 0;
+  try {
+    file = await Deno.open(path, { write: true, truncate: true });
+    for (;;) {
+      signal?.throwIfAborted();
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (encoderInput) {
+        try {
+          await encoderInput.write(value);
+        } catch {
+          encoderInput = undefined; // the encoder stopped early; the spool carries on
+        }
+      }
+      await writeAll(file, value);
+    }
+    file.close();
+    file = undefined;
+    await encoderInput?.close().catch(() => {});
+    timer = setTimeout(() => stop.abort(codecTimeoutError(plan.timeoutMs)), plan.timeoutMs);
+    return { spool: { path, size }, live };
+  } catch (err) {
+    await reader.cancel(err).catch(() => {});
+    await encoderInput?.abort(err).catch(() => {});
+    file?.close();
+    await removeQuietly(path);
+    await live.dispose();
+    throw err;
+  } finally {
+    reader.releaseLock();
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Puts the delta store over a backend from the config: codec probe (a missing xdelta3 means
+ * eligible objects go passthrough, with one warning, never a failed PUT), the codec pool, the
+ * reference cache, the local spool directory, and the metrics the store feeds.
+ */
+import type { Config } from "../config/schema.ts";
+import { probeXdelta3, Xdelta3Codec } from "../delta/codec.ts";
+import { CodecPool } from "../delta/codec-pool.ts";
+import { DeltaBackend, type DeltaSettings } from "../delta/delta-backend.ts";
+import type { DeltaObserver } from "../delta/delta-read.ts";
+import { ReferenceCache } from "../delta/reference-cache.ts";
+import { getLogger } from "../observability/log.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { Backend } from "../storage/backend.ts";
+
+const log = getLogger("svc::delta");
+
+export interface DeltaStore {
+  backend: DeltaBackend;
+  pool: CodecPool;
+  referenceCache: ReferenceCache;
+  /** Copies the cache gauges into the metrics (at scrape time). */
+  refreshGauges(): void;
+}
+
+/** The settings the delta store reads once per operation, from the current snapshot. */
+export function deltaSettingsOf(config: Config): DeltaSettings {
+  const { advanced, storage } = config;
+  return {
+    maxDeltaRatio: advanced.max_delta_ratio,
+    maxObjectSize: advanced.max_object_size,
+    codecTimeoutMs: advanced.codec_timeout_secs * 1000,
+    bucketCompression: (bucket) => storage.buckets[bucket]?.compression ?? true,
+    bucketMaxDeltaRatio: (bucket) => storage.buckets[bucket]?.max_delta_ratio,
+  };
+}
+
+function observerFor(metrics: Pick<Metrics, "delta" | "cache">): DeltaObserver {
+  return {
+    decision(kind, originalBytes, storedBytes) {
+      metrics.delta.decisions.inc({ decision: kind });
+      if (kind === "passthrough" || originalBytes === 0) return;
+      // A new baseline stores the object in full: its ratio is 1 and nothing is saved.
+      const stored = kind === "reference" ? originalBytes : storedBytes;
+      metrics.delta.compressionRatio.observe(stored / originalBytes);
+      if (originalBytes > stored) metrics.delta.bytesSaved.inc(originalBytes - stored);
+    },
+    encoded: (seconds) => metrics.delta.encodeDuration.observe(seconds),
+    decoded: (seconds) => metrics.delta.decodeDuration.observe(seconds),
+    referenceCache: (hit) => (hit ? metrics.cache.hits : metrics.cache.misses).inc(),
+  };
+}
+
+/** Empties (or creates) the local spool directory: leftovers of a crash are never needed. */
+async function freshSpoolDir(path: string): Promise<void> {
+  await Deno.remove(path, { recursive: true }).catch((err) => {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  });
+  await Deno.mkdir(path, { recursive: true });
+}
+
+export async function openDeltaStore(
+  inner: Backend,
+  spoolDir: string,
+  current: () => Config,
+  metrics: Pick<Metrics, "delta" | "cache">,
+): Promise<DeltaStore> {
+  await freshSpoolDir(spoolDir);
+  const probe = await probeXdelta3();
+  if (!probe.available) {
+    log.warn(
+      `Delta compression is off: ${probe.reason}. Eligible objects are stored passthrough; ` +
+        "install xdelta3 (Debian/Ubuntu: apt-get install xdelta3) and restart to enable it",
+    );
+  } else {
+    log.info(`Delta codec xdelta3 ${probe.version}`, { accepts_a: probe.acceptsA });
+  }
+  const initial = current().advanced;
+  const pool = new CodecPool(initial.codec_concurrency);
+  const referenceCache = new ReferenceCache(initial.cache_size_mb * 1024 * 1024);
+  const backend = new DeltaBackend({
+    inner,
+    codec: new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA }),
+    pool,
+    spoolDir,
+    referenceCache,
+    observer: observerFor(metrics),
+    codecUnavailable: probe.available ? undefined : probe.reason,
+    settings: () => {
+      const config = current();
+      // codec_concurrency applies live: held slots stay valid and drain.
+      if (pool.concurrency !== config.advanced.codec_concurrency) {
+        pool.concurrency = config.advanced.codec_concurrency;
+      }
+      return deltaSettingsOf(config);
+    },
+  });
+  return {
+    backend,
+    pool,
+    referenceCache,
+    refreshGauges() {
+      const stats = referenceCache.stats();
+      metrics.cache.sizeBytes.set(stats.sizeBytes);
+      metrics.cache.entries.set(stats.entries);
+      metrics.cache.maxBytes.set(stats.maxBytes);
+    },
+  };
+}
