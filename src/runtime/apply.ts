@@ -16,9 +16,9 @@ export interface ApplyResult {
 }
 
 /**
- * Settings the spec marks as not hot-reloadable (or bound at startup), as path prefixes. The
- * S3 and named backends are here too (this build runs one filesystem backend); moving the
- * filesystem directory is applied live (the runtime rebuilds its storage stack).
+ * Settings the spec marks as not hot-reloadable (or bound at startup), as path prefixes. Backend
+ * changes (named backends added or removed, the single backend replaced, the filesystem
+ * directory moved) apply live: the runtime builds a new storage stack and swaps it in.
  */
 export const RESTART_ONLY = [
   "advanced.listen_addr",
@@ -42,17 +42,10 @@ export const RESTART_ONLY = [
   "advanced.secure_cookies",
   "advanced.tls",
   "advanced.config_sync_bucket",
-  "storage.s3",
-  "storage.backend",
-  "storage.backends",
-  "storage.default_backend",
+  "advanced.boot_backend_probe",
 ];
 
-/** Paths inside a restart-only prefix that still apply live. */
-const LIVE_EXCEPTIONS = ["storage.backend.path"];
-
 function isRestartOnly(path: string): boolean {
-  if (LIVE_EXCEPTIONS.includes(path)) return false;
   return RESTART_ONLY.some((prefix) => path === prefix || path.startsWith(`${prefix}.`));
 }
 

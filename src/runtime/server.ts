@@ -3,6 +3,7 @@
  * the S3 handler, background tasks, and the listener. `stop()` ends all of them.
  */
 import { createApp } from "../app.ts";
+import { admissionChainSource } from "../admission/build.ts";
 import { Authenticator } from "../auth/authenticator.ts";
 import { BootstrapCredentials, type CredentialStore } from "../auth/credentials.ts";
 import type { Config } from "../config/schema.ts";
@@ -12,10 +13,13 @@ import { activeLogging, getLogger } from "../observability/log.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { VERSION } from "../version.ts";
 import { createS3Handler } from "../s3/handler.ts";
+import { bucketPolicySource } from "../s3/bucket-policy.ts";
+import { usageCounterOf } from "../objects/usage.ts";
 import { readyResponse } from "../observability/readiness.ts";
 import { type ApplyResult, planApply } from "./apply.ts";
-import { checkStartupAuth, StartupError } from "./startup-checks.ts";
-import { dataDirOf, openStorageStack } from "./storage-stack.ts";
+import { checkStartupAuth } from "./startup-checks.ts";
+import { backendPlanOf } from "./backends.ts";
+import { checkRemovedBackends, needsRebuild, openStorageStack } from "./storage-stack.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -42,24 +46,14 @@ export class ConfigHolder {
   }
 }
 
-/** Storage settings this build validates but cannot run yet (S3 and named backends). */
-function unsupportedStorage(config: Config): string | null {
-  if (config.storage.s3 !== undefined) return "storage.s3 (an S3 backend)";
-  if (config.storage.backend?.type === "s3") return "storage.backend.type s3";
-  if (config.storage.backends.length > 0) return "storage.backends (named backends)";
-  return null;
+function defaultBackendType(config: Config): string {
+  const plan = backendPlanOf(config);
+  return plan.specs.find((spec) => spec.name === plan.defaultName)?.type ?? "filesystem";
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
   for (const warning of checkStartupAuth(config.access)) log.warn(warning);
   const holder = new ConfigHolder(config);
-  const unsupported = unsupportedStorage(config);
-  if (unsupported) {
-    throw new StartupError(
-      `${unsupported} is not available in this build yet; configure one filesystem backend ` +
-        "(storage.filesystem or storage.backend with type filesystem)",
-    );
-  }
   // One credential store per config snapshot, rebuilt when a reload swaps the snapshot.
   let keys: { config: Config; store: CredentialStore } | undefined;
   const credentials = () => {
@@ -86,11 +80,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }, (event, fields) => activeLogging().auditRing.record(event, fields));
   const metrics = createMetrics({
     version: VERSION,
-    backendType: config.storage.backend?.type ?? "filesystem",
+    backendType: defaultBackendType(config),
     authStats: () => authenticator.stats,
     codecSlots: () => stack.delta.pool.available,
   });
-  let stack = await openStorageStack(dataDirOf(config), () => holder.current, metrics);
+  let stack = await openStorageStack(config, () => holder.current, metrics, {
+    probe: config.advanced.boot_backend_probe,
+  });
   const s3 = createS3Handler({
     authenticator,
     onComplete: (sample) => metrics.observeRequest(sample),
@@ -103,6 +99,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
         return stack.multipart;
       },
       credentials,
+      admission: admissionChainSource(() => holder.current),
+      bucketPolicy: bucketPolicySource(() => holder.current),
+      // Counters belong to the object service: a rebuilt stack starts with fresh ones.
+      get usage() {
+        return usageCounterOf(stack.objects);
+      },
     },
     semaphore: new Semaphore(config.advanced.max_concurrent_requests),
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
@@ -130,7 +132,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     onListen: (addr) => resolveListening(addr as Deno.NetAddr),
   }, app.fetch);
   const addr = await listening;
-  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, { data_dir: stack.dataDir });
+  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, { state_dir: stack.stateDir });
   return {
     hostname: addr.hostname,
     port: addr.port,
@@ -139,15 +141,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Refuse before any change: the new config must not leave the server open by accident.
       checkStartupAuth(next.access);
       const { snapshot, result } = planApply(holder.current, next);
-      const dataDir = dataDirOf(snapshot);
-      if (dataDir !== stack.dataDir) {
-        // Opened before the swap: a directory that fails (no xattrs, no access) changes nothing.
-        const fresh = await openStorageStack(dataDir, () => holder.current, metrics);
+      if (needsRebuild(stack, snapshot)) {
+        // Opened before the swap: backends that fail to open (no xattrs, no access, a backend
+        // removed while in use) change nothing.
+        await checkRemovedBackends(stack, snapshot);
+        const fresh = await openStorageStack(snapshot, () => holder.current, metrics, {
+          probe: snapshot.advanced.boot_backend_probe === "off" ? "off" : "warn",
+        });
         const old = stack;
         holder.swap(snapshot);
         stack = fresh;
         old.stop();
-        log.info("storage rebuilt for the new data directory", { data_dir: dataDir });
+        log.info("storage rebuilt for the new backend settings", {
+          backends: [...fresh.backends.keys()].join(","),
+          state_dir: fresh.stateDir,
+        });
       } else {
         holder.swap(snapshot);
       }

@@ -1,24 +1,36 @@
 /**
- * The storage side of the service, built from one data directory: the observed filesystem
- * backend, the delta store over it, the multipart store, the object and multipart services,
- * readiness and the sweeper.
- * A config reload that moves the data directory builds a new stack before swapping it in, so a
- * directory that cannot be opened leaves the running one untouched.
+ * The storage side of the service, built from one config snapshot: the named backends (each
+ * observed), their health, the bucket router over them, the delta store over the router, the
+ * multipart store, the object and multipart services, readiness and the sweeper. A config reload
+ * that changes the backends (or moves the filesystem directory) builds a new stack before
+ * swapping it in, so backends that cannot be opened leave the running stack untouched.
  */
 import type { Config } from "../config/schema.ts";
 import { MultipartService } from "../objects/multipart-service.ts";
 import { MultipartStore } from "../objects/multipart-store.ts";
 import { ObjectService } from "../objects/object-service.ts";
+import { getLogger } from "../observability/log.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { createReadiness, type Readiness, readinessSettings } from "../observability/readiness.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { ObservedBackend } from "../storage/observed-backend.ts";
+import { BackendHealth, bootProbe, type ProbeMode } from "../storage/backend-health.ts";
+import { BucketRouter } from "../storage/bucket-router.ts";
+import type { ObservedBackend } from "../storage/observed-backend.ts";
+import { withTimeout } from "../storage/with-timeout.ts";
+import { backendFingerprint, backendPlanOf, openBackend, stateDirOf } from "./backends.ts";
 import { type DeltaStore, openDeltaStore } from "./delta-store.ts";
 import { startSweeper } from "./multipart-sweeper.ts";
+import { StartupError } from "./startup-checks.ts";
+
+const log = getLogger("svc::runtime");
 
 export interface StorageStack {
-  dataDir: string;
-  backend: ObservedBackend;
+  /** Local state: multipart uploads, spool files. */
+  stateDir: string;
+  /** What the backends are; a config with another fingerprint needs a new stack. */
+  fingerprint: string;
+  backends: Map<string, ObservedBackend>;
+  router: BucketRouter;
+  health: BackendHealth;
   delta: DeltaStore;
   store: MultipartStore;
   objects: ObjectService;
@@ -27,20 +39,50 @@ export interface StorageStack {
   stop(): void;
 }
 
-/** The filesystem backend's directory in a config. */
-export function dataDirOf(config: Config): string {
-  return config.storage.backend?.path ?? config.storage.filesystem ?? "./data";
+export interface OpenOptions {
+  /** Boot probe mode; a reload probes as `warn` (it never refuses for reachability). */
+  probe: ProbeMode;
+}
+
+/** Whether `next` needs a new stack (other backends, or another state directory). */
+export function needsRebuild(stack: StorageStack, next: Config): boolean {
+  return stack.fingerprint !== backendFingerprint(next) || stack.stateDir !== stateDirOf(next);
 }
 
 export async function openStorageStack(
-  dataDir: string,
+  config: Config,
   current: () => Config,
   metrics: Pick<Metrics, "sweep" | "delta" | "cache">,
+  options: OpenOptions,
 ): Promise<StorageStack> {
-  // Every backend call is observed, so readiness can fall back on a recent success.
-  const backend = new ObservedBackend(await FilesystemBackend.open(dataDir));
-  const store = await MultipartStore.open(`${dataDir}/.svc/multipart`);
-  const delta = await openDeltaStore(backend, `${dataDir}/.svc/spool`, current, metrics);
+  const stateDir = stateDirOf(config);
+  const spoolDir = `${stateDir}/.svc/spool`;
+  const plan = backendPlanOf(config);
+  const backends = new Map<string, ObservedBackend>();
+  for (const spec of plan.specs) {
+    backends.set(spec.name, await openBackend(spec, config, `${spoolDir}/${spec.name}`));
+  }
+  const entries = [...backends].map(([name, backend]) => ({ name, backend }));
+  const health = new BackendHealth(entries, config.advanced.s3_connect_timeout_secs * 1000);
+  const refusal = await bootProbe(health, options.probe);
+  if (refusal) throw new StartupError(refusal);
+  const router = new BucketRouter(
+    entries.map((entry) => ({ ...entry, available: () => health.available(entry.name) })),
+    plan.defaultName,
+    () => {
+      const { advanced, storage } = current();
+      return {
+        policies: storage.buckets,
+        listTimeoutMs: advanced.backend_list_timeout_secs * 1000,
+        listCooldownMs: advanced.backend_list_cooldown_secs * 1000,
+        listFreshMs: advanced.backend_list_fresh_secs * 1000,
+      };
+    },
+  );
+  const store = await MultipartStore.open(`${stateDir}/.svc/multipart`);
+  // The delta store empties the spool directory; the S3 backends' spool dirs live inside it.
+  const delta = await openDeltaStore(router, spoolDir, current, metrics);
+  for (const spec of plan.specs) await Deno.mkdir(`${spoolDir}/${spec.name}`, { recursive: true });
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
   }));
@@ -48,10 +90,62 @@ export async function openStorageStack(
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,
   }));
+  // Readiness follows the default backend: an outage of another backend shows as 503 on its
+  // buckets, not as the whole instance leaving the load balancer.
   const readiness = createReadiness({
-    backend,
+    backend: backends.get(plan.defaultName)!,
     settings: () => readinessSettings(current().advanced),
   });
   const stopSweeper = await startSweeper(multipart, metrics);
-  return { dataDir, backend, delta, store, objects, multipart, readiness, stop: stopSweeper };
+  const stopReprobe = health.startReprobe();
+  return {
+    stateDir,
+    fingerprint: backendFingerprint(config),
+    backends,
+    router,
+    health,
+    delta,
+    store,
+    objects,
+    multipart,
+    readiness,
+    stop() {
+      stopSweeper();
+      stopReprobe();
+    },
+  };
+}
+
+/**
+ * Refuses a reload that drops a backend still in use: the default one, or one that holds any
+ * bucket (asked with a bounded ListBuckets; an unanswered listing refuses too).
+ */
+export async function checkRemovedBackends(stack: StorageStack, next: Config): Promise<void> {
+  const nextNames = new Set(backendPlanOf(next).specs.map((spec) => spec.name));
+  for (const [name, backend] of stack.backends) {
+    if (nextNames.has(name)) continue;
+    if (name === stack.router.defaultName && nextNames.size > 0 && stack.backends.size > 1) {
+      throw new StartupError(`Backend "${name}" is the default backend and cannot be removed`);
+    }
+    if (stack.backends.size === 1) continue; // replacing the single backend: nothing routes to it
+    let buckets: string[];
+    try {
+      const timeoutMs = next.advanced.backend_list_timeout_secs * 1000;
+      buckets = (await withTimeout(backend.listBuckets(), timeoutMs)).map((b) => b.name);
+    } catch (err) {
+      throw new StartupError(
+        `Backend "${name}" cannot be removed: its buckets could not be listed (${
+          err instanceof Error ? err.message : String(err)
+        })`,
+      );
+    }
+    if (buckets.length > 0) {
+      throw new StartupError(
+        `Backend "${name}" cannot be removed: it still holds bucket(s) ${
+          buckets.slice(0, 5).map((b) => `"${b}"`).join(", ")
+        }`,
+      );
+    }
+    log.info(`Backend "${name}" removed`);
+  }
 }

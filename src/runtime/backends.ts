@@ -1,0 +1,90 @@
+/**
+ * The backends a config describes, named: the entries of `storage.backends`, or else one backend
+ * named `default` from `storage.backend`, the `s3` shorthand or the `filesystem` shorthand.
+ * Also the local state directory (multipart state, spool files), which is the filesystem path of
+ * the single-backend settings (`storage.filesystem`, `storage.backend.path`, SVC_DATA_DIR) or
+ * `./data`, whatever backends hold the objects.
+ */
+import type { Config } from "../config/schema.ts";
+import type { Backend } from "../storage/backend.ts";
+import { FilesystemBackend } from "../storage/filesystem-backend.ts";
+import { ObservedBackend } from "../storage/observed-backend.ts";
+import { StartupError } from "./startup-checks.ts";
+
+export interface BackendSpec {
+  name: string;
+  type: "filesystem" | "s3";
+  path?: string;
+  endpoint?: string;
+  region?: string;
+  force_path_style?: boolean;
+  access_key_id?: string;
+  secret_access_key?: string;
+}
+
+export interface BackendPlan {
+  specs: BackendSpec[];
+  defaultName: string;
+}
+
+export const SINGLE_BACKEND_NAME = "default";
+
+/** The local state directory of a config (see the header). */
+export function stateDirOf(config: Config): string {
+  return config.storage.backend?.path ?? config.storage.filesystem ?? "./data";
+}
+
+export function backendPlanOf(config: Config): BackendPlan {
+  const { storage } = config;
+  if (storage.backends.length > 0) {
+    return {
+      specs: storage.backends.map(({ encryption: _encryption, ...spec }) => spec),
+      defaultName: storage.default_backend ?? storage.backends[0].name,
+    };
+  }
+  const name = SINGLE_BACKEND_NAME;
+  if (storage.s3 !== undefined) {
+    return {
+      specs: [{
+        name,
+        type: "s3",
+        endpoint: storage.s3,
+        region: storage.region,
+        force_path_style: storage.force_path_style,
+        access_key_id: storage.access_key_id,
+        secret_access_key: storage.secret_access_key,
+      }],
+      defaultName: name,
+    };
+  }
+  if (storage.backend !== undefined) {
+    return { specs: [{ name, ...storage.backend }], defaultName: name };
+  }
+  return {
+    specs: [{ name, type: "filesystem", path: storage.filesystem ?? "./data" }],
+    defaultName: name,
+  };
+}
+
+/** A stable fingerprint of what the backends are: a change means the storage is rebuilt. */
+export function backendFingerprint(config: Config): string {
+  return JSON.stringify(backendPlanOf(config));
+}
+
+/** Opens one backend, observed (readiness uses its last success). Throws StartupError. */
+export async function openBackend(
+  spec: BackendSpec,
+  config: Config,
+  spoolDir: string,
+): Promise<ObservedBackend> {
+  let backend: Backend;
+  if (spec.type === "filesystem") {
+    backend = await FilesystemBackend.open(spec.path ?? "./data");
+  } else {
+    // TODO(issue 7): S3Backend lands next.
+    void config;
+    void spoolDir;
+    throw new StartupError(`Backend "${spec.name}": S3 backends are not available yet`);
+  }
+  return new ObservedBackend(backend);
+}
