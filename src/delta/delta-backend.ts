@@ -32,19 +32,17 @@ import type {
   ObjectInfo,
   StagedObject,
 } from "../storage/backend.ts";
-import { compareUtf8 } from "../storage/fs-walk.ts";
 import type { DeltaCodec } from "./codec.ts";
 import type { CodecPool } from "./codec-pool.ts";
 import {
   deltaspaceOf,
   isInternalName,
-  isSettled,
   REFERENCE_NAME,
   referenceNameFor,
   storedNameFor,
-  toLogicalEntries,
   validateClientKey,
 } from "./layout.ts";
+import type { MetadataCache } from "./metadata-cache.ts";
 import type { ReferenceCache } from "./reference-cache.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible } from "./eligibility.ts";
 import {
@@ -55,6 +53,7 @@ import {
   fetchBaseline,
   readDelta,
 } from "./delta-read.ts";
+import { listLogicalPage } from "./delta-list.ts";
 import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
 import { type LiveEncodePlan, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
@@ -71,6 +70,12 @@ export interface DeltaBackendOptions {
   referenceCache?: ReferenceCache;
   observer?: DeltaObserver;
   /**
+   * Remembers which stored object holds a key (`metadata_cache_mb`): a GET opens it directly
+   * instead of asking for both stored names first. Only a hint: the opened object's own
+   * metadata is what is served, a vanished one falls back to the lookup, and HEAD never uses it.
+   */
+  metadataCache?: MetadataCache;
+  /**
    * Why no codec can run (xdelta3 missing): eligible objects are then stored passthrough; deltas
    * already stored cannot be read (500) until the codec is back.
    */
@@ -86,6 +91,7 @@ export class DeltaBackend implements Backend {
   readonly #ctx: DeltaContext;
   readonly #settings: () => DeltaSettings;
   readonly #innerPageKeys: number;
+  readonly #located: MetadataCache | undefined;
 
   constructor(options: DeltaBackendOptions) {
     this.#ctx = {
@@ -100,6 +106,7 @@ export class DeltaBackend implements Backend {
     };
     this.#settings = options.settings;
     this.#innerPageKeys = options.innerPageKeys ?? INNER_PAGE_KEYS;
+    this.#located = options.metadataCache;
   }
 
   get kind(): Backend["kind"] {
@@ -129,6 +136,7 @@ export class DeltaBackend implements Backend {
     if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
     await this.#inner.deleteBucket(bucket);
     this.#ctx.referenceCache?.evictPrefix(baselineCacheKey(bucket, ""));
+    this.#located?.invalidateBucket(bucket);
   }
 
   async #removeOrphanBaselines(bucket: string): Promise<void> {
@@ -168,10 +176,23 @@ export class DeltaBackend implements Backend {
       this.#inner.headObject(bucket, key),
       this.#inner.headObject(bucket, storedNameFor(key, "delta")),
     ]);
-    if (plain && delta) {
-      return delta.meta.lastModified > plain.meta.lastModified ? delta : plain;
+    const found = plain && delta
+      ? (delta.meta.lastModified > plain.meta.lastModified ? delta : plain)
+      : plain ?? delta;
+    if (found) this.#located?.set(bucket, key, found);
+    return found;
+  }
+
+  /** The stored object of `key` opened, trying the remembered stored name first. */
+  async #openStored(bucket: string, key: string): Promise<ObjectBody | null> {
+    const hint = this.#located?.get(bucket, key);
+    if (hint) {
+      const opened = await this.#inner.getObject(bucket, hint.key);
+      if (opened) return opened;
+      this.#located?.invalidate(bucket, key);
     }
-    return plain ?? delta;
+    const stored = await this.#locate(bucket, key);
+    return stored ? await this.#inner.getObject(bucket, stored.key) : null;
   }
 
   async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
@@ -190,11 +211,13 @@ export class DeltaBackend implements Backend {
     const settings = this.#settings();
     if (!settings.bucketCompression(bucket)) return this.#inner.getObject(bucket, key, range);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    const stored = await this.#locate(bucket, key);
-    if (!stored) return null;
-    if (stored.key === key) return await this.#inner.getObject(bucket, key, range);
-    const found = await this.#inner.getObject(bucket, stored.key);
-    if (!found) return null; // deleted meanwhile
+    const found = await this.#openStored(bucket, key);
+    if (!found) return null;
+    if (found.info.key === key) {
+      if (!range) return found;
+      await found.body.cancel();
+      return await this.#inner.getObject(bucket, key, range);
+    }
     const info = { ...found.info, key };
     try {
       check?.(info); // judged before the rebuild: a 304 or 412 costs no decode
@@ -244,10 +267,29 @@ export class DeltaBackend implements Backend {
     const plan = await this.#livePlan(settings, bucket, key, expectedSize);
     if (!plan) {
       const spool = await spoolBody(this.#ctx, body, signal);
-      return stagedDelta(this.#ctx, settings, bucket, key, spool);
+      return this.#forgetting(stagedDelta(this.#ctx, settings, bucket, key, spool), bucket, key);
     }
     const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
-    return stagedDelta(this.#ctx, settings, bucket, key, spool, live);
+    return this.#forgetting(
+      stagedDelta(this.#ctx, settings, bucket, key, spool, live),
+      bucket,
+      key,
+    );
+  }
+
+  /** Drops the remembered stored name of `key` whether the commit succeeds or not. */
+  #forgetting(staged: StagedObject, bucket: string, key: string): StagedObject {
+    return {
+      size: staged.size,
+      commit: async (meta) => {
+        try {
+          return await staged.commit(meta);
+        } finally {
+          this.#located?.invalidate(bucket, key);
+        }
+      },
+      abort: () => staged.abort(),
+    };
   }
 
   /**
@@ -294,7 +336,9 @@ export class DeltaBackend implements Backend {
     return {
       size: staged.size,
       commit: async (meta) => {
+        this.#located?.invalidate(bucket, key);
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
+        this.#located?.invalidate(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
         this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize);
         return info;
@@ -309,6 +353,7 @@ export class DeltaBackend implements Backend {
       await this.#nullIfBucket(bucket);
       return false;
     }
+    this.#located?.invalidate(bucket, key);
     const plainDeleted = await this.#inner.deleteObject(bucket, key);
     const deltaspace = deltaspaceOf(key);
     const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
@@ -326,47 +371,7 @@ export class DeltaBackend implements Backend {
     if (!this.#settings().bucketCompression(bucket)) {
       return this.#inner.listObjects(bucket, options);
     }
-    const { prefix, delimiter, maxKeys } = options;
-    const page: ListPage = { objects: [], commonPrefixes: [], isTruncated: false };
-    if (maxKeys < 1) return page;
-    // Logical entries seen so far, by key; a common prefix is an entry without info.
-    const pending = new Map<string, ObjectInfo | null>();
-    let innerAfter = options.startAfter;
-    let exhausted = false;
-    let settledCount = 0;
-    let sorted: string[] = [];
-    while (!exhausted && settledCount <= maxKeys) {
-      const inner = await this.#inner.listObjects(bucket, {
-        prefix,
-        delimiter,
-        startAfter: innerAfter,
-        maxKeys: this.#innerPageKeys,
-      });
-      const logical = toLogicalEntries(inner.objects, { prefix, startAfter: options.startAfter });
-      for (const info of logical) {
-        const previous = pending.get(info.key);
-        if (previous && previous.meta.lastModified >= info.meta.lastModified) continue;
-        pending.set(info.key, info);
-      }
-      for (const common of inner.commonPrefixes) {
-        if (!pending.has(common)) pending.set(common, null);
-      }
-      exhausted = !inner.isTruncated || inner.nextStartAfter === undefined;
-      innerAfter = inner.nextStartAfter;
-      sorted = [...pending.keys()].sort(compareUtf8);
-      settledCount = exhausted ? sorted.length : countSettled(sorted, innerAfter!);
-    }
-    const emitted = sorted.slice(0, Math.min(maxKeys, settledCount));
-    for (const key of emitted) {
-      const info = pending.get(key);
-      if (info) page.objects.push(info);
-      else page.commonPrefixes.push(key);
-    }
-    if (settledCount > emitted.length || !exhausted) {
-      page.isTruncated = true;
-      page.nextStartAfter = emitted.at(-1);
-    }
-    return page;
+    return await listLogicalPage(this.#inner, bucket, options, this.#innerPageKeys);
   }
 
   /** null for an existing bucket; NoSuchBucket otherwise (as the inner backend would answer). */
@@ -378,13 +383,6 @@ export class DeltaBackend implements Backend {
     }
     return null;
   }
-}
-
-/** How many of the sorted keys can no longer be preceded by a later stored name. */
-function countSettled(sorted: readonly string[], lastStoredName: string): number {
-  let count = 0;
-  while (count < sorted.length && isSettled(sorted[count], lastStoredName)) count++;
-  return count;
 }
 
 /** Whether a stored name ending in `reference.bin` is a client key rather than a baseline. */

@@ -1,13 +1,14 @@
 /**
  * Puts the delta store over a backend from the config: codec probe (a missing xdelta3 means
  * eligible objects go passthrough, with one warning, never a failed PUT), the codec pool, the
- * reference cache, the local spool directory, and the metrics the store feeds.
+ * reference and metadata caches, the local spool directory, and the metrics the store feeds.
  */
 import type { Config } from "../config/schema.ts";
 import { probeXdelta3, Xdelta3Codec } from "../delta/codec.ts";
 import { CodecPool } from "../delta/codec-pool.ts";
 import { DeltaBackend, type DeltaSettings } from "../delta/delta-backend.ts";
 import type { DeltaObserver } from "../delta/delta-read.ts";
+import { MetadataCache } from "../delta/metadata-cache.ts";
 import { ReferenceCache } from "../delta/reference-cache.ts";
 import { getLogger } from "../observability/log.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -84,6 +85,7 @@ export async function openDeltaStore(
     pool,
     spoolDir,
     referenceCache,
+    metadataCache: new MetadataCache({ megabytes: initial.metadata_cache_mb }),
     observer: observerFor(metrics),
     codecUnavailable: probe.available ? undefined : probe.reason,
     settings: () => {
