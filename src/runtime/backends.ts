@@ -9,6 +9,8 @@ import type { Config } from "../config/schema.ts";
 import type { Backend } from "../storage/backend.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
+import { S3Backend } from "../storage/s3/s3-backend.ts";
+import { s3OptionsFromConfig } from "../storage/s3/s3-options.ts";
 import { StartupError } from "./startup-checks.ts";
 
 export interface BackendSpec {
@@ -81,10 +83,15 @@ export async function openBackend(
   if (spec.type === "filesystem") {
     backend = await FilesystemBackend.open(spec.path ?? "./data");
   } else {
-    // TODO(issue 7): S3Backend lands next.
-    void config;
-    void spoolDir;
-    throw new StartupError(`Backend "${spec.name}": S3 backends are not available yet`);
+    let options;
+    try {
+      options = s3OptionsFromConfig(spec, config.advanced, spoolDir);
+    } catch (err) {
+      throw new StartupError(
+        `Backend "${spec.name}": ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    backend = await S3Backend.open(options);
   }
   return new ObservedBackend(backend);
 }

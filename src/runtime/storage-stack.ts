@@ -60,7 +60,8 @@ export async function openStorageStack(
   const plan = backendPlanOf(config);
   const backends = new Map<string, ObservedBackend>();
   for (const spec of plan.specs) {
-    backends.set(spec.name, await openBackend(spec, config, `${spoolDir}/${spec.name}`));
+    const backendSpool = `${stateDir}/.svc/backend-spool/${spec.name}`;
+    backends.set(spec.name, await openBackend(spec, config, backendSpool));
   }
   const entries = [...backends].map(([name, backend]) => ({ name, backend }));
   const health = new BackendHealth(entries, config.advanced.s3_connect_timeout_secs * 1000);
@@ -80,9 +81,7 @@ export async function openStorageStack(
     },
   );
   const store = await MultipartStore.open(`${stateDir}/.svc/multipart`);
-  // The delta store empties the spool directory; the S3 backends' spool dirs live inside it.
   const delta = await openDeltaStore(router, spoolDir, current, metrics);
-  for (const spec of plan.specs) await Deno.mkdir(`${spoolDir}/${spec.name}`, { recursive: true });
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
   }));
