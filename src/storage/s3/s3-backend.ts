@@ -1,0 +1,305 @@
+/**
+ * The S3 backend: a `Backend` over a remote S3-compatible store (AWS, MinIO, another svc, …).
+ * Objects keep their names; svc's metadata rides along as `x-amz-meta-svc-*` (s3-meta.ts).
+ * Uploads are spooled locally and sent at commit (s3-upload.ts); listings follow the filesystem
+ * backend's order and paging exactly (s3-list.ts).
+ *
+ * What each backend answer means: 404 NoSuchKey is absence (null / false), and so is a bare 404
+ * to a HEAD once the bucket is known to exist; NoSuchBucket (also inside a 403) is NoSuchBucket;
+ * throttling is SlowDown; everything else throws (s3-errors.ts). A failed HEAD is never read as
+ * "absent".
+ */
+import { SvcError } from "../../errors.ts";
+import type {
+  Backend,
+  BucketEntry,
+  ByteRange,
+  ListOptions,
+  ListPage,
+  ObjectBody,
+  ObjectInfo,
+  ObjectMeta,
+  StagedObject,
+} from "../backend.ts";
+import { compareUtf8 } from "../fs-walk.ts";
+import { S3Client } from "./s3-client.ts";
+import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.ts";
+import { isAddressableKey } from "./s3-keys.ts";
+import { listPage } from "./s3-list.ts";
+import { metaFromHeaders } from "./s3-meta.ts";
+import type { S3BackendOptions } from "./s3-options.ts";
+import { type Spool, SPOOL_SUFFIX, spoolBody, uploadSpool } from "./s3-upload.ts";
+import { parseListBuckets } from "./s3-xml.ts";
+
+/** How long a bucket seen to exist is trusted before a write checks it again. */
+const BUCKET_TRUST_MS = 10_000;
+const MAX_KEY_BYTES = 1024;
+const BUCKET_NAME = /^[A-Za-z0-9._-]{1,255}$/;
+
+export class S3Backend implements Backend {
+  readonly kind = "s3" as const;
+  private readonly client: S3Client;
+  /** Buckets seen to exist, with the time until which that is trusted. */
+  private readonly knownBuckets = new Map<string, number>();
+
+  private constructor(private readonly options: S3BackendOptions) {
+    this.client = new S3Client(options);
+  }
+
+  /** Prepares the spool directory (removing this backend's leftovers of an earlier run). */
+  static async open(options: S3BackendOptions): Promise<S3Backend> {
+    await Deno.mkdir(options.spoolDir, { recursive: true });
+    await removeStaleSpools(options.spoolDir);
+    return new S3Backend(options);
+  }
+
+  // ---- buckets -------------------------------------------------------------------------------
+
+  async listBuckets(): Promise<BucketEntry[]> {
+    const buckets: BucketEntry[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const response = await this.client.send({
+          method: "GET",
+          query: token ? { "continuation-token": token } : undefined,
+          idempotent: true,
+        });
+        const page = parseListBuckets(response.text);
+        buckets.push(...page.buckets);
+        token = page.continuationToken;
+      } while (token);
+    } catch (err) {
+      throw svcErrorFromBackend(err);
+    }
+    return buckets.sort((a, b) => compareUtf8(a.name, b.name));
+  }
+
+  /** HEAD, then the bucket's creation date from ListBuckets (epoch 0 when it is not listed). */
+  async headBucket(bucket: string): Promise<BucketEntry | null> {
+    if (!(await this.bucketExists(bucket))) return null;
+    const listed = (await this.listBuckets()).find((b) => b.name === bucket);
+    return { name: bucket, created: listed?.created ?? new Date(0) };
+  }
+
+  async createBucket(bucket: string): Promise<void> {
+    if (!BUCKET_NAME.test(bucket)) {
+      throw new SvcError("InvalidBucketName", `Bucket name "${bucket}" is not valid`, {
+        BucketName: bucket,
+      });
+    }
+    // us-east-1 answers 200 to creating a bucket one already owns, so ask first.
+    if (await this.bucketExists(bucket)) throw alreadyOwned(bucket);
+    const region = this.options.region;
+    const body = region && region !== "us-east-1"
+      ? `<CreateBucketConfiguration><LocationConstraint>${region}</LocationConstraint></CreateBucketConfiguration>`
+      : undefined;
+    try {
+      await this.client.send({ method: "PUT", bucket, body, idempotent: false });
+    } catch (err) {
+      if (err instanceof BackendError && err.code === "BucketAlreadyOwnedByYou") {
+        throw alreadyOwned(bucket);
+      }
+      throw svcErrorFromBackend(err, bucket);
+    }
+    this.knownBuckets.set(bucket, Date.now() + BUCKET_TRUST_MS);
+  }
+
+  async deleteBucket(bucket: string): Promise<void> {
+    this.knownBuckets.delete(bucket);
+    try {
+      await this.client.send({ method: "DELETE", bucket, idempotent: false });
+    } catch (err) {
+      throw svcErrorFromBackend(err, bucket);
+    }
+  }
+
+  // ---- objects -------------------------------------------------------------------------------
+
+  async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
+    if (!isAddressableKey(key)) return this.absent(bucket);
+    try {
+      const response = await this.client.send({ method: "HEAD", bucket, key, idempotent: true });
+      const storedSize = Number(response.headers.get("content-length") ?? 0);
+      return { key, storedSize, meta: metaFromHeaders(response.headers, storedSize) };
+    } catch (err) {
+      if (isMissingKey(err)) return this.absent(bucket);
+      throw svcErrorFromBackend(err, bucket, key);
+    }
+  }
+
+  async getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
+    if (!isAddressableKey(key)) return this.absent(bucket);
+    let response;
+    try {
+      response = await this.client.send({
+        method: "GET",
+        bucket,
+        key,
+        // Deno's fetch would otherwise decompress a body stored with Content-Encoding: gzip.
+        headers: {
+          "accept-encoding": "identity",
+          ...(range ? { range: `bytes=${range.start}-${range.end}` } : {}),
+        },
+        idempotent: true,
+        stream: true,
+      });
+    } catch (err) {
+      if (isMissingKey(err)) return this.absent(bucket);
+      if (err instanceof BackendError && err.status === 416) {
+        throw new SvcError(
+          "InvalidRange",
+          `Range ${range?.start}-${range?.end} is outside object "${key}"`,
+        );
+      }
+      throw svcErrorFromBackend(err, bucket, key);
+    }
+    const body = response.body ?? new Response("").body!;
+    const contentRange = response.headers.get("content-range");
+    const total = /\/(\d+)$/.exec(contentRange ?? "")?.[1];
+    if (range && (response.status !== 206 || total === undefined)) {
+      await body.cancel().catch(() => {});
+      throw svcErrorFromBackend(
+        new Error(`Backend ignored the range of GET "${bucket}/${key}"`),
+        bucket,
+        key,
+      );
+    }
+    const storedSize = Number(total ?? response.headers.get("content-length") ?? 0);
+    return { info: { key, storedSize, meta: metaFromHeaders(response.headers, storedSize) }, body };
+  }
+
+  async stageObject(
+    bucket: string,
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<StagedObject> {
+    if (new TextEncoder().encode(key).length > MAX_KEY_BYTES) {
+      throw new SvcError("KeyTooLongError", `Key "${key}" is longer than ${MAX_KEY_BYTES} bytes`, {
+        Key: key,
+      });
+    }
+    if (!isAddressableKey(key)) {
+      throw new SvcError("InvalidObjectName", `Key "${key}" cannot be stored`, { Key: key });
+    }
+    await this.requireBucket(bucket);
+    const spool = await spoolBody(this.options.spoolDir, body, signal);
+    return this.staged(bucket, key, spool);
+  }
+
+  /** HEAD first, because S3 answers 204 to deleting a missing key. A delete racing ours may
+   * make both report true. */
+  async deleteObject(bucket: string, key: string): Promise<boolean> {
+    if (!(await this.headObject(bucket, key))) return false;
+    try {
+      await this.client.send({ method: "DELETE", bucket, key, idempotent: true });
+    } catch (err) {
+      if (isMissingKey(err)) return false;
+      throw svcErrorFromBackend(err, bucket, key);
+    }
+    return true;
+  }
+
+  async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
+    try {
+      return await listPage(this.client, bucket, options, (key) => this.headObject(bucket, key));
+    } catch (err) {
+      throw svcErrorFromBackend(err, bucket);
+    }
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  /**
+   * Whether the bucket exists. A 403 without a body is ambiguous (some stores answer it for a
+   * missing bucket, others for a forbidden one): a ListObjectsV2 of zero keys carries an error
+   * code that settles it.
+   */
+  private async bucketExists(bucket: string): Promise<boolean> {
+    if (!BUCKET_NAME.test(bucket)) return false;
+    try {
+      await this.client.send({ method: "HEAD", bucket, idempotent: true });
+    } catch (err) {
+      if (!(err instanceof BackendError)) throw svcErrorFromBackend(err, bucket);
+      if (err.status === 404 || isNoSuchBucket(err)) return false;
+      if (err.status !== 403) throw svcErrorFromBackend(err, bucket);
+      try {
+        await this.client.send({
+          method: "GET",
+          bucket,
+          query: { "list-type": "2", "max-keys": "0" },
+          idempotent: true,
+        });
+      } catch (listErr) {
+        if (isNoSuchBucket(listErr)) return false;
+        throw svcErrorFromBackend(listErr, bucket);
+      }
+    }
+    this.knownBuckets.set(bucket, Date.now() + BUCKET_TRUST_MS);
+    return true;
+  }
+
+  private async requireBucket(bucket: string): Promise<void> {
+    if ((this.knownBuckets.get(bucket) ?? 0) > Date.now()) return;
+    if (!(await this.bucketExists(bucket))) throw noSuchBucket(bucket);
+  }
+
+  /** null for a missing key, after making sure the bucket itself exists. */
+  private async absent(bucket: string): Promise<null> {
+    this.knownBuckets.delete(bucket); // a 404 may also mean the bucket went away
+    await this.requireBucket(bucket);
+    return null;
+  }
+
+  private staged(bucket: string, key: string, spool: Spool): StagedObject {
+    let used = false;
+    const discard = () => Deno.remove(spool.path).catch(() => {});
+    return {
+      size: spool.size,
+      commit: async (meta: ObjectMeta) => {
+        if (used) throw new Error(`Staged object "${key}" was already used`);
+        used = true;
+        try {
+          await uploadSpool(this.client, this.options, { bucket, key }, spool, meta);
+        } catch (err) {
+          throw isNoSuchBucket(err) ? noSuchBucket(bucket) : svcErrorFromBackend(err, bucket, key);
+        } finally {
+          await discard();
+        }
+        return { key, storedSize: spool.size, meta };
+      },
+      abort: async () => {
+        used = true;
+        await discard();
+      },
+    };
+  }
+}
+
+/** A 404 that means "no such key": NoSuchKey, or a bare 404 (HEAD has no body). */
+function isMissingKey(err: unknown): boolean {
+  return err instanceof BackendError && err.status === 404 && err.code !== "NoSuchBucket";
+}
+
+function noSuchBucket(bucket: string): SvcError {
+  return new SvcError("NoSuchBucket", `Bucket "${bucket}" does not exist`, { BucketName: bucket });
+}
+
+function alreadyOwned(bucket: string): SvcError {
+  return new SvcError("BucketAlreadyOwnedByYou", `Bucket "${bucket}" already exists`, {
+    BucketName: bucket,
+  });
+}
+
+/** Spool files older than this process are leftovers of a crash; newer ones are in use. */
+async function removeStaleSpools(spoolDir: string): Promise<void> {
+  for await (const entry of Deno.readDir(spoolDir)) {
+    if (!entry.isFile || !entry.name.endsWith(SPOOL_SUFFIX)) continue;
+    const path = `${spoolDir}/${entry.name}`;
+    const stat = await Deno.lstat(path).catch(() => null);
+    if (stat && (stat.mtime?.getTime() ?? 0) < performance.timeOrigin) {
+      await Deno.remove(path).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Staging and committing uploads. `stageObject` spools the body to a local file (memory stays
+ * flat whatever the object's size, and nothing exists on the backend yet, since the caller
+ * verifies md5/sha256/length between stage and commit); `commit` sends the file.
+ *
+ * Which upload, and why: a listing shows only size, ETag and time, so an object whose metadata
+ * a listing entry cannot reproduce must be recognisable there. An object is "listable" when its
+ * logical size is its stored size and its ETag is the plain md5 of the stored bytes; those go as
+ * one PUT (below `streamCopyThreshold`). Everything else (deltas, multipart ETags, large
+ * objects) goes as a backend multipart upload, even of a single part, so its listed ETag holds a
+ * `-` and listObjects knows to HEAD it for the real metadata. A single PUT whose returned ETag is
+ * not the expected md5 (a store that does not use md5 ETags) is sent again as multipart for the
+ * same reason.
+ *
+ * Throughput (loopback, 256 MiB, 2-core box): fetch with a file ReadableStream body 374-634
+ * MiB/s but chunked (unusable for S3); node:http writing 1 MiB chunks with backpressure 841-908
+ * MiB/s at ~110 MiB peak RSS for the whole Deno process; fetch with the body in one buffer
+ * 180 MiB/s and RSS the size of the body. Parts are therefore streamed from the spool file with
+ * node:http (s3-transport.ts).
+ */
+import { getLogger } from "../../observability/log.ts";
+import { writeStreamToFile } from "../file-streams.ts";
+import type { ObjectMeta } from "../backend.ts";
+import type { S3Client } from "./s3-client.ts";
+import { BackendError } from "./s3-errors.ts";
+import { metaToHeaders } from "./s3-meta.ts";
+import {
+  completeMultipartXml,
+  parseErrorDocument,
+  parseInitiateMultipart,
+  unquoteEtag,
+} from "./s3-xml.ts";
+
+export interface Spool {
+  path: string;
+  size: number;
+}
+
+export interface UploadSettings {
+  streamCopyThreshold: number;
+  partSize: number;
+  uploadConcurrency: number;
+}
+
+const log = getLogger("svc::storage::s3");
+/** Endpoints already warned about (once per process is enough). */
+const warnedEndpoints = new Set<string>();
+
+/** S3 allows at most this many parts; larger objects get larger parts. */
+const MAX_PARTS = 10_000;
+/** Marks our spool files, so a restart removes only its own leftovers from a shared directory. */
+export const SPOOL_SUFFIX = ".s3-spool";
+
+/** Writes `body` to a new file in `spoolDir`; the file is removed again on failure. */
+export async function spoolBody(
+  spoolDir: string,
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): Promise<Spool> {
+  const path = `${spoolDir}/${crypto.randomUUID()}${SPOOL_SUFFIX}`;
+  const file = await Deno.open(path, { write: true, createNew: true });
+  try {
+    const size = await writeStreamToFile(body, file, signal);
+    return { path, size };
+  } catch (err) {
+    await Deno.remove(path).catch(() => {});
+    throw err;
+  } finally {
+    file.close();
+  }
+}
+
+/** Whether a listing entry (size, ETag) of the stored bytes reproduces `meta` exactly. */
+export function isListable(meta: ObjectMeta, storedSize: number): boolean {
+  return meta.size === storedSize && meta.md5 !== "" && meta.etag === meta.md5;
+}
+
+/** Uploads the spool as `bucket/key` with `meta`; visible when this resolves. */
+export async function uploadSpool(
+  client: S3Client,
+  settings: UploadSettings,
+  target: { bucket: string; key: string },
+  spool: Spool,
+  meta: ObjectMeta,
+): Promise<void> {
+  const headers = metaToHeaders(meta);
+  if (isListable(meta, spool.size) && spool.size < settings.streamCopyThreshold) {
+    const response = await client.send({
+      method: "PUT",
+      ...target,
+      headers,
+      body: { path: spool.path, start: 0, length: spool.size },
+      idempotent: true,
+    });
+    if (unquoteEtag(response.headers.get("etag") ?? "") === meta.etag) return;
+  }
+  await multipartUpload(client, settings, target, spool, headers);
+}
+
+/**
+ * Listings recognise objects needing a HEAD by the `-` of a multipart ETag. A store that gives
+ * completed uploads a plain md5 (s3rver does) breaks that: its listings then show stored sizes
+ * and ETags for deltas and multipart objects. Worth one warning, not a failed write.
+ */
+function warnIfPlainEtag(client: S3Client, completedXml: string): void {
+  const etag = /<ETag>([^<]*)<\/ETag>/.exec(completedXml)?.[1];
+  const endpoint = client.url();
+  if (etag === undefined || etag.includes("-") || warnedEndpoints.has(endpoint)) return;
+  warnedEndpoints.add(endpoint);
+  log.warn(
+    "the S3 backend gives multipart uploads a plain ETag; listings will show stored " +
+      "sizes and ETags for delta and multipart objects",
+    { endpoint },
+  );
+}
+
+async function multipartUpload(
+  client: S3Client,
+  settings: UploadSettings,
+  target: { bucket: string; key: string },
+  spool: Spool,
+  headers: Record<string, string>,
+): Promise<void> {
+  const created = await client.send({
+    method: "POST",
+    ...target,
+    query: { uploads: "" },
+    headers,
+    idempotent: true,
+  });
+  const uploadId = parseInitiateMultipart(created.text);
+  const stop = new AbortController();
+  try {
+    const partSize = Math.max(settings.partSize, Math.ceil(spool.size / MAX_PARTS));
+    const count = Math.max(1, Math.ceil(spool.size / partSize));
+    const etags: string[] = new Array(count);
+    let next = 0;
+    const worker = async () => {
+      while (next < count && !stop.signal.aborted) {
+        const index = next++;
+        const start = index * partSize;
+        const response = await client.send({
+          method: "PUT",
+          ...target,
+          query: { partNumber: String(index + 1), uploadId },
+          body: { path: spool.path, start, length: Math.min(partSize, spool.size - start) },
+          idempotent: true,
+          signal: stop.signal,
+        });
+        etags[index] = unquoteEtag(response.headers.get("etag") ?? "");
+      }
+    };
+    const workers = Array.from(
+      { length: Math.min(settings.uploadConcurrency, count) },
+      () =>
+        worker().catch((err) => {
+          stop.abort(err);
+          throw err;
+        }),
+    );
+    const outcomes = await Promise.allSettled(workers);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+    if (failed) throw stop.signal.reason ?? failed.reason;
+    const completed = await client.send({
+      method: "POST",
+      ...target,
+      query: { uploadId },
+      headers: { "content-type": "application/xml" },
+      body: completeMultipartXml(etags),
+      idempotent: false,
+    });
+    // S3 may answer 200 and report the failure in the body, once the upload took long.
+    const error = parseErrorDocument(completed.text);
+    if (error) {
+      throw new BackendError(
+        200,
+        error.code,
+        error.message,
+        `POST "${target.bucket}/${target.key}" ?uploadId`,
+        false,
+      );
+    }
+    warnIfPlainEtag(client, completed.text);
+  } catch (err) {
+    stop.abort(err);
+    await client.send({
+      method: "DELETE",
+      ...target,
+      query: { uploadId },
+      idempotent: true,
+    }).catch(() => {}); // best effort: a lifecycle rule on the store catches what this misses
+    throw err;
+  }
+}
