@@ -45,6 +45,8 @@ export const ERROR_STATUS = {
   NotModified: 304,
   ObjectPathConflict: 409,
   PreconditionFailed: 412,
+  /** A bucket's soft quota (storage.buckets.<bucket>.quota_bytes) refuses the write. */
+  QuotaExceeded: 403,
   ConditionalRequestConflict: 409,
   RequestTimeout: 504,
   ServiceUnavailable: 503,

@@ -18,6 +18,7 @@ import type {
 } from "../storage/backend.ts";
 import { BodyDigest, tooLarge } from "./body-digest.ts";
 import { KeyLock } from "./key-lock.ts";
+import { WriteObservers } from "./write-observer.ts";
 
 export interface ObjectLimits {
   /** Largest object or upload body in bytes; 0 refuses every upload. */
@@ -69,6 +70,8 @@ export class ObjectService {
   readonly backend: Backend;
   readonly #limits: () => ObjectLimits;
   readonly #locks = new KeyLock();
+  /** Told about every commit and removal (usage counters). */
+  readonly observers = new WriteObservers();
 
   constructor(backend: Backend, limits: () => ObjectLimits) {
     this.backend = backend;
@@ -231,8 +234,15 @@ export class ObjectService {
       };
       plan.signal?.throwIfAborted();
       return await this.#locks.run(`${bucket}/${key}`, async () => {
-        if (plan.precondition) plan.precondition(await this.backend.headObject(bucket, key));
-        return await staged.commit(meta);
+        const observers = this.observers.of(bucket);
+        // One metadata read serves the precondition and the observers' replaced object.
+        const existing = plan.precondition || observers.length > 0
+          ? await this.backend.headObject(bucket, key)
+          : null;
+        if (plan.precondition) plan.precondition(existing);
+        const info = await staged.commit(meta);
+        for (const observer of observers) observer.committed(bucket, info, existing);
+        return info;
       });
     } catch (err) {
       await staged.abort();
@@ -365,7 +375,12 @@ export class ObjectService {
 
   /** Deletes exactly one key (no prefix semantics); false when it did not exist. */
   deleteOne(bucket: string, key: string): Promise<boolean> {
-    return this.#locks.run(`${bucket}/${key}`, () => this.backend.deleteObject(bucket, key));
+    return this.#locks.run(`${bucket}/${key}`, () =>
+      this.observers.removal(
+        bucket,
+        () => this.backend.headObject(bucket, key),
+        () => this.backend.deleteObject(bucket, key),
+      ));
   }
 }
 

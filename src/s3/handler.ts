@@ -7,6 +7,7 @@ import { SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
 import { getLogger } from "../observability/log.ts";
 import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
+import { admit } from "./admission.ts";
 import { parseS3Request, splitRawUrl } from "./request.ts";
 import { errorResponse } from "./response.ts";
 import { dispatchS3, type OperationLabel, operationLabel, type S3Services } from "./router.ts";
@@ -83,7 +84,15 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       try {
         const request = parseS3Request(raw, requestId, signal);
         operation = operationLabel(request);
-        request.auth = options.authenticator.authenticate(request, remoteAddress);
+        // Admission runs first: an anonymous reader of a public prefix never meets the
+        // authenticator, and a denied request is refused before its signature is checked.
+        const anonymous = admit(options.services.admission(), request, remoteAddress);
+        if (anonymous !== null) {
+          request.anonymous = anonymous;
+          request.auth = { principal: null };
+        } else {
+          request.auth = options.authenticator.authenticate(request, remoteAddress);
+        }
         try {
           response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
           if (response.status < 400) options.authenticator.recordSuccess(request);

@@ -1,10 +1,13 @@
 /**
- * ListObjectsV2 and ListObjects (v1): one backend listing path, two wire shapes.
+ * ListObjectsV2 and ListObjects (v1): one backend listing path, two wire shapes. A listing
+ * admitted anonymously through public prefixes is narrowed to them (public-list.ts).
  */
+import { wholeBucket } from "../admission/public-prefix.ts";
 import { SvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import type { ListPage } from "../storage/backend.ts";
 import { continuationToken } from "./bucket-ops.ts";
+import { listPublic } from "./public-list.ts";
 import { intParam, type S3Request } from "./request.ts";
 import { isoDate, OWNER, quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
 
@@ -40,12 +43,24 @@ function listParams(request: S3Request, startAfter: string): ListParams {
 
 async function listPage(
   objects: ObjectService,
-  bucket: string,
+  request: S3Request,
   params: ListParams,
 ): Promise<ListPage> {
+  const bucket = request.bucket!;
   if (params.maxKeys === 0) {
     await objects.headBucket(bucket);
     return { objects: [], commonPrefixes: [], isTruncated: false };
+  }
+  const publicPrefixes = request.anonymous?.publicPrefixes;
+  if (publicPrefixes !== undefined && !wholeBucket(publicPrefixes)) {
+    // No range may be read at all: the bucket must still exist for the answer to be empty.
+    await objects.headBucket(bucket);
+    return await listPublic((options) => objects.listObjects(bucket, options), {
+      prefix: params.prefix,
+      delimiter: params.delimiter,
+      maxKeys: params.maxKeys,
+      startAfter: params.startAfter,
+    }, publicPrefixes);
   }
   return await objects.listObjects(bucket, {
     prefix: params.prefix,
@@ -80,7 +95,7 @@ export async function listObjectsV2(
   // A continuation token resumes where the previous page ended; start-after only seeds page one.
   const params = listParams(request, token !== null ? resumeAt : startAfterParam);
   const bucket = request.bucket!;
-  const page = await listPage(objects, bucket, params);
+  const page = await listPage(objects, request, params);
   const fetchOwner = request.query.get("fetch-owner") === "true";
   return xmlResponse("ListBucketResult", {
     Name: bucket,
@@ -107,7 +122,7 @@ export async function listObjectsV1(
   const marker = request.query.get("marker") ?? "";
   const params = listParams(request, marker);
   const bucket = request.bucket!;
-  const page = await listPage(objects, bucket, params);
+  const page = await listPage(objects, request, params);
   return xmlResponse("ListBucketResult", {
     Name: bucket,
     Prefix: params.encode(params.prefix),

@@ -40,6 +40,8 @@ export async function postObject(
   objects: ObjectService,
   credentials: CredentialStore,
   request: S3Request,
+  /** Bucket policy checks (write gate), run once the policy is verified and the key known. */
+  beforeStore?: (key: string) => Promise<void>,
 ): Promise<Response> {
   const bucket = request.bucket!;
   const boundary = formBoundary(request.headers.get("content-type"));
@@ -75,6 +77,7 @@ export async function postObject(
     const key = values.get("key")!;
     validateObjectKey(key);
     const expectedMd5 = validateContentMd5(values.get("content-md5")) ?? undefined;
+    await beforeStore?.(key);
     const info = await objects.put(
       bucket,
       key,

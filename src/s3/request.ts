@@ -4,6 +4,7 @@
  * than silently resolved), query and headers.
  */
 import type { AuthOutcome } from "../auth/authenticator.ts";
+import type { AnonymousAdmission } from "./admission.ts";
 import { SvcError } from "../errors.ts";
 
 export interface S3Request {
@@ -21,6 +22,8 @@ export interface S3Request {
   resource: string;
   /** Who signed the request; set by the handler before dispatch. */
   auth?: AuthOutcome;
+  /** Set when the admission chain let the request in without authentication. */
+  anonymous?: AnonymousAdmission;
 }
 
 /** The raw path and query of a request URL, without any normalisation. */

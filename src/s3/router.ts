@@ -2,10 +2,13 @@
  * S3 operation dispatch: method + bucket/key + subresource query → one handler. Families svc
  * does not implement answer NotImplemented; ACL puts and tagging answer 501 with a message.
  */
+import type { AdmissionChain } from "../admission/build.ts";
 import type { CredentialStore } from "../auth/credentials.ts";
 import { SvcError } from "../errors.ts";
 import type { MultipartService } from "../objects/multipart-service.ts";
 import type { ObjectService } from "../objects/object-service.ts";
+import type { UsageCounter } from "../objects/usage.ts";
+import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 import * as buckets from "./bucket-ops.ts";
 import { deleteObjects } from "./delete-objects.ts";
 import { listObjectsV1, listObjectsV2 } from "./list-ops.ts";
@@ -14,12 +17,19 @@ import * as objectOps from "./object-ops.ts";
 import { postObject } from "./post-object.ts";
 import type { S3Request } from "./request.ts";
 import { notImplemented } from "./response.ts";
+import { declaredLength, gateWrite, type WriteIntent } from "./write-gate.ts";
 
 export interface S3Services {
   objects: ObjectService;
   multipart: MultipartService;
   /** The current credential store (POST policy uploads verify against it). */
   credentials: () => CredentialStore;
+  /** The admission chain of the current config snapshot (evaluated before authentication). */
+  admission: () => AdmissionChain;
+  /** A bucket's policy in the current config snapshot (public prefixes, quota, target-only). */
+  bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
+  /** Per-bucket usage, for quotas. */
+  usage: UsageCounter;
 }
 
 /** The bounded `operation` label of a request (metrics), decided by method and path shape. */
@@ -124,10 +134,40 @@ function methodNotAllowed(request: S3Request): SvcError {
   );
 }
 
+/** The size of the copy source, for the quota check of a copy; undefined when unknown. */
+async function copySourceSize(objects: ObjectService, request: S3Request) {
+  try {
+    const source = objectOps.parseCopySource(request.headers.get("x-amz-copy-source")!);
+    return (await objects.head(source.bucket, source.key)).meta.size;
+  } catch {
+    return undefined; // the copy itself reports a bad or missing source
+  }
+}
+
+/** The total of an upload's stored parts, for the quota check of its completion. */
+async function uploadedBytes(services: S3Services, request: S3Request) {
+  try {
+    const uploadId = request.query.get("uploadId") ?? "";
+    const { parts } = await services.multipart.listParts(request.bucket!, request.key!, uploadId);
+    return parts.reduce((sum, part) => sum + part.size, 0);
+  } catch {
+    return undefined; // the completion itself reports a missing upload
+  }
+}
+
 export async function dispatchS3(services: S3Services, request: S3Request): Promise<Response> {
   const { objects } = services;
   const q = request.query;
   const m = request.method;
+  /** Runs the write gate for this request's bucket (and key, for object writes). */
+  const gate = (kind: WriteIntent["kind"], declaredBytes?: WriteIntent["declaredBytes"]) =>
+    gateWrite(services, {
+      kind,
+      bucket: request.bucket!,
+      ...(request.key !== null ? { key: request.key } : {}),
+      ...(declaredBytes ? { declaredBytes } : {}),
+    });
+  const declared = () => Promise.resolve(declaredLength(request.headers));
 
   if (request.bucket === null) {
     if (m === "GET") return await buckets.listBuckets(objects, request);
@@ -152,13 +192,29 @@ export async function dispatchS3(services: S3Services, request: S3Request): Prom
       case "PUT":
         if (q.has("acl")) throw notImplemented("Setting bucket ACLs");
         if (q.has("versioning")) throw notImplemented("Object versioning");
+        await gate("create-bucket");
         return await buckets.createBucket(objects, request);
       case "DELETE":
-        return await buckets.deleteBucket(objects, services.multipart, request);
+        await gate("delete-bucket");
+        try {
+          return await buckets.deleteBucket(objects, services.multipart, request);
+        } finally {
+          // Gone or not, the next usage question rescans (a recreated bucket starts at zero).
+          services.usage.forget(request.bucket);
+        }
       case "POST":
-        if (q.has("delete")) return await deleteObjects(objects, request);
+        if (q.has("delete")) {
+          await gate("delete-objects");
+          return await deleteObjects(objects, request);
+        }
         if (request.auth?.formPost || isFormData(request)) {
-          return await postObject(objects, services.credentials(), request);
+          // Gated once the form's policy is verified and its key known: strangers learn nothing.
+          return await postObject(
+            objects,
+            services.credentials(),
+            request,
+            (key) => gateWrite(services, { kind: "post", bucket: request.bucket!, key }),
+          );
         }
         throw methodNotAllowed(request);
     }
@@ -186,20 +242,33 @@ export async function dispatchS3(services: S3Services, request: S3Request): Prom
     case "PUT":
       if (q.has("acl")) throw notImplemented("Setting object ACLs");
       if (q.has("uploadId") || q.has("partNumber")) {
-        return request.headers.has("x-amz-copy-source")
-          ? await multipart.uploadPartCopy(services, request)
-          : await multipart.uploadPart(services, request);
+        if (request.headers.has("x-amz-copy-source")) {
+          await gate("upload-part-copy");
+          return await multipart.uploadPartCopy(services, request);
+        }
+        await gate("upload-part", declared);
+        return await multipart.uploadPart(services, request);
       }
       if (request.headers.has("x-amz-copy-source")) {
+        await gate("copy", () => copySourceSize(objects, request));
         return await objectOps.copyObject(objects, request);
       }
+      await gate("put", declared);
       return await objectOps.putObject(objects, request);
     case "DELETE":
+      // Aborting discards staged parts only: no gate, even on a frozen or target-only bucket.
       if (q.has("uploadId")) return await multipart.abortMultipartUpload(services, request);
+      await gate("delete");
       return await objectOps.deleteObject(objects, request);
     case "POST":
-      if (q.has("uploads")) return await multipart.createMultipartUpload(services, request);
-      if (q.has("uploadId")) return await multipart.completeMultipartUpload(services, request);
+      if (q.has("uploads")) {
+        await gate("create-multipart");
+        return await multipart.createMultipartUpload(services, request);
+      }
+      if (q.has("uploadId")) {
+        await gate("complete-multipart", () => uploadedBytes(services, request));
+        return await multipart.completeMultipartUpload(services, request);
+      }
       throw methodNotAllowed(request);
   }
   throw methodNotAllowed(request);

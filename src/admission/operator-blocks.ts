@@ -1,0 +1,51 @@
+/**
+ * Operator admission blocks (`admission.blocks` in the config) turned into chain blocks.
+ *
+ * `path_glob` is a glob over the full key: `*` matches any run of characters except `/`, `**`
+ * any run including `/`, `?` one character except `/`; everything else is literal. A
+ * `config_flag` names a runtime flag; `maintenance_mode` is recognised but always false in this
+ * build, and any other name never matches either, each with a warning when the chain is built.
+ */
+import type { AdmissionBlock as BlockConfig } from "../config/schema-admission.ts";
+import type { AdmissionAction, AdmissionBlock, AdmissionMatch } from "./chain.ts";
+import { addressMatcher } from "./ip-match.ts";
+
+export function globMatcher(glob: string): (key: string) => boolean {
+  let source = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === "*" && glob[i + 1] === "*") {
+      source += "[\\s\\S]*";
+      i++;
+    } else if (c === "*") source += "[^/]*";
+    else if (c === "?") source += "[^/]";
+    else source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  const pattern = new RegExp(`^${source}$`, "u");
+  return (key) => pattern.test(key);
+}
+
+export function operatorBlock(config: BlockConfig, warnings: string[]): AdmissionBlock {
+  const m = config.match;
+  const match: AdmissionMatch = {};
+  if (m.method !== undefined) match.methods = m.method.map((method) => method.toUpperCase());
+  if (m.bucket !== undefined) match.bucket = m.bucket;
+  if (m.path_glob !== undefined) match.key = globMatcher(m.path_glob);
+  if (m.authenticated !== undefined) match.authenticated = m.authenticated;
+  if (m.source_ip !== undefined) match.clientIp = addressMatcher([m.source_ip]);
+  if (m.source_ip_list !== undefined) match.clientIp = addressMatcher(m.source_ip_list);
+  if (m.config_flag !== undefined) {
+    match.never = true;
+    warnings.push(
+      m.config_flag === "maintenance_mode"
+        ? `admission block "${config.name}": config_flag "maintenance_mode" always evaluates ` +
+          "false in this build; the block never matches"
+        : `admission block "${config.name}": unknown config_flag "${m.config_flag}"; the block ` +
+          "never matches",
+    );
+  }
+  const action: AdmissionAction = typeof config.action === "string"
+    ? config.action as AdmissionAction
+    : { type: "reject", status: config.action.status, message: config.action.message };
+  return { name: config.name, match, action };
+}

@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import type { ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
+import { UsageCounter } from "./usage.ts";
+
+function info(key: string, size: number, storedSize = size): ObjectInfo {
+  return {
+    key,
+    storedSize,
+    meta: {
+      size,
+      etag: "e",
+      md5: "e",
+      sha256: "s",
+      contentType: "text/plain",
+      userMeta: {},
+      headers: {},
+      lastModified: 0,
+      storage: "passthrough",
+    },
+  };
+}
+
+/** A bucket listing over a mutable key → object map, in pages of `pageSize`. */
+function lister(objects: Map<string, ObjectInfo>, pageSize = 2) {
+  let calls = 0;
+  let beforePage: (() => void) | undefined;
+  const list = (_bucket: string, options: ListOptions): Promise<ListPage> => {
+    calls++;
+    beforePage?.();
+    const keys = [...objects.keys()].sort().filter((k) =>
+      options.startAfter === undefined || k > options.startAfter
+    );
+    const page = keys.slice(0, Math.min(pageSize, options.maxKeys));
+    const truncated = keys.length > page.length;
+    return Promise.resolve({
+      objects: page.map((k) => objects.get(k)!),
+      commonPrefixes: [],
+      isTruncated: truncated,
+      ...(truncated ? { nextStartAfter: page[page.length - 1] } : {}),
+    });
+  };
+  return {
+    list,
+    get calls() {
+      return calls;
+    },
+    onPage(hook: () => void) {
+      beforePage = hook;
+    },
+  };
+}
+
+Deno.test("usage is seeded by one scan, then kept inline", async () => {
+  const objects = new Map([["a", info("a", 10, 4)], ["b", info("b", 20)], ["c", info("c", 5)]]);
+  const backend = lister(objects);
+  const counter = new UsageCounter(backend.list, () => 1234);
+  assert.equal(counter.tracks("bkt"), false);
+  assert.equal(counter.peek("bkt").never_scanned, true);
+  const first = await counter.usage("bkt");
+  assert.deepEqual(first, {
+    object_count: 3,
+    logical_bytes: 35,
+    stored_bytes: 29,
+    savings_percentage: 17.14,
+    last_scan_at: 1234,
+    never_scanned: false,
+  });
+  const calls = backend.calls;
+  counter.committed("bkt", info("d", 100), null); // new key
+  counter.committed("bkt", info("a", 1), info("a", 10, 4)); // overwrite: new minus replaced
+  counter.removed("bkt", info("b", 20));
+  const after = await counter.usage("bkt");
+  assert.equal(after.object_count, 3);
+  assert.equal(after.logical_bytes, 35 - 10 + 1 - 20 + 100);
+  assert.equal(after.stored_bytes, 29 - 4 + 1 - 20 + 100);
+  assert.equal(backend.calls, calls, "no second scan");
+});
+
+Deno.test("changes to untracked buckets are ignored (the scan will count them)", async () => {
+  const counter = new UsageCounter(lister(new Map()).list);
+  counter.committed("bkt", info("a", 10), null);
+  assert.equal((await counter.usage("bkt")).logical_bytes, 0);
+});
+
+Deno.test("during the scan, only changes to keys already scanned are applied", async () => {
+  const objects = new Map([
+    ["a", info("a", 1)],
+    ["b", info("b", 1)],
+    ["c", info("c", 1)],
+    ["d", info("d", 1)],
+  ]);
+  const backend = lister(objects);
+  const counter = new UsageCounter(backend.list);
+  let page = 0;
+  backend.onPage(() => {
+    if (++page !== 2) return;
+    // Between the first page (a, b) and the second: "a" grows (already counted at 1 byte, so
+    // the difference applies) and "d" grows (not reached: the scan will read the new size).
+    objects.set("a", info("a", 10));
+    counter.committed("bkt", info("a", 10), info("a", 1));
+    objects.set("d", info("d", 10));
+    counter.committed("bkt", info("d", 10), info("d", 1));
+  });
+  const usage = await counter.usage("bkt");
+  assert.equal(usage.logical_bytes, 10 + 1 + 1 + 10);
+  assert.equal(usage.object_count, 4);
+});
+
+Deno.test("concurrent first questions share one scan; a failed scan is retried", async () => {
+  const backend = lister(new Map([["a", info("a", 3)]]), 1000);
+  const counter = new UsageCounter(backend.list);
+  const [x, y] = await Promise.all([counter.usage("bkt"), counter.usage("bkt")]);
+  assert.equal(x.logical_bytes, 3);
+  assert.equal(y.logical_bytes, 3);
+  assert.equal(backend.calls, 1);
+
+  let fail = true;
+  const flaky = new UsageCounter((bucket, options) => {
+    if (fail) return Promise.reject(new Error("backend down"));
+    return backend.list(bucket, options);
+  });
+  await assert.rejects(flaky.usage("bkt"), /backend down/);
+  assert.equal(flaky.tracks("bkt"), false);
+  fail = false;
+  assert.equal((await flaky.usage("bkt")).logical_bytes, 3);
+});
+
+Deno.test("counts never go negative, and forget() rescans", async () => {
+  const objects = new Map([["a", info("a", 3)]]);
+  const backend = lister(objects);
+  const counter = new UsageCounter(backend.list);
+  await counter.usage("bkt");
+  counter.removed("bkt", info("zz", 100));
+  assert.equal((await counter.usage("bkt")).logical_bytes, 0);
+  counter.forget("bkt");
+  assert.equal((await counter.usage("bkt")).logical_bytes, 3);
+});

@@ -1,0 +1,52 @@
+/**
+ * Observers of the object service's writes: told about every committed write and every removed
+ * object, with the object a commit replaced (usage counters need the difference). They are
+ * called under the key lock, so changes to one key arrive in order.
+ */
+import type { ObjectInfo } from "../storage/backend.ts";
+
+export interface WriteObserver {
+  /** Whether changes to this bucket are wanted; untracked buckets cost no extra metadata read. */
+  tracks(bucket: string): boolean;
+  /** `replaced` is the object the commit overwrote, null for a new key. Must not throw. */
+  committed(bucket: string, info: ObjectInfo, replaced: ObjectInfo | null): void;
+  /** Must not throw. */
+  removed(bucket: string, info: ObjectInfo): void;
+}
+
+export class WriteObservers {
+  readonly #observers = new Set<WriteObserver>();
+
+  /** Registers an observer; returns its unregistration. */
+  add(observer: WriteObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
+  /** The observers that track `bucket` (empty, without allocation, when there are none). */
+  of(bucket: string): readonly WriteObserver[] {
+    if (this.#observers.size === 0) return NONE;
+    return [...this.#observers].filter((observer) => observer.tracks(bucket));
+  }
+
+  /**
+   * Runs `remove` (under the caller's key lock) and tells the observers what it removed; the
+   * object is read first with `head`, and only when some observer tracks the bucket.
+   */
+  async removal(
+    bucket: string,
+    head: () => Promise<ObjectInfo | null>,
+    remove: () => Promise<boolean>,
+  ): Promise<boolean> {
+    const observers = this.of(bucket);
+    if (observers.length === 0) return await remove();
+    const existing = await head();
+    const removed = await remove();
+    if (removed && existing !== null) {
+      for (const observer of observers) observer.removed(bucket, existing);
+    }
+    return removed;
+  }
+}
+
+const NONE: readonly WriteObserver[] = [];

@@ -1,0 +1,109 @@
+/**
+ * The write gate: one check the router runs before every client write shape, so bucket-level
+ * refusals live in one place (future gates, such as a migration's 503 SlowDown, slot in here).
+ *
+ * In order:
+ * 1. `replication_target_only` (on the bucket, or on another name for the same real bucket):
+ *    every write shape is refused with 403 AccessDenied, CreateBucket and DeleteBucket
+ *    included, since replication owns the bucket's existence as well as its objects.
+ *    AbortMultipartUpload is not a write: it only discards staged parts.
+ * 2. `quota_bytes: 0` freezes the bucket: every write shape, deletes and DeleteBucket included,
+ *    is refused with 403 QuotaExceeded. CreateBucket stays allowed (it stores no bytes).
+ * 3. A non-zero quota (soft, in logical bytes): a write that adds bytes is refused when the
+ *    bucket is already at or over its quota, or when usage plus the declared size minus the
+ *    object it replaces would pass it. Deletes are always allowed: they are how a bucket gets
+ *    back under. Sizes not known up front (POST forms, UploadPartCopy, chunked bodies without a
+ *    declared length) are only checked against the current usage, and concurrent writes are
+ *    each judged against the same usage, so a bucket can overshoot; the quota is soft.
+ */
+import { SvcError } from "../errors.ts";
+import type { UsageCounter } from "../objects/usage.ts";
+import type { ObjectService } from "../objects/object-service.ts";
+import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
+
+export type WriteKind =
+  | "put"
+  | "post"
+  | "copy"
+  | "create-multipart"
+  | "upload-part"
+  | "upload-part-copy"
+  | "complete-multipart"
+  | "delete"
+  | "delete-objects"
+  | "create-bucket"
+  | "delete-bucket";
+
+export interface WriteIntent {
+  kind: WriteKind;
+  bucket: string;
+  /** The key written, when the write replaces an object there (its size is then credited). */
+  key?: string;
+  /** The bytes the write adds, when known up front; only asked when a quota applies. */
+  declaredBytes?: () => Promise<number | undefined>;
+}
+
+export interface WriteGateServices {
+  objects: ObjectService;
+  bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
+  usage: UsageCounter;
+}
+
+const REMOVALS = new Set<WriteKind>(["delete", "delete-objects", "delete-bucket"]);
+const REPLACING = new Set<WriteKind>(["put", "post", "copy", "complete-multipart"]);
+
+export async function gateWrite(services: WriteGateServices, intent: WriteIntent): Promise<void> {
+  const { bucket, kind } = intent;
+  const policy = services.bucketPolicy(bucket);
+  if (policy.targetOnlyBy !== undefined) {
+    const via = policy.targetOnlyBy === bucket
+      ? ""
+      : ` (it is the same bucket as "${policy.targetOnlyBy}")`;
+    throw new SvcError(
+      "AccessDenied",
+      `Bucket "${bucket}" is a replication target${via}: replication is its only writer, client writes are refused`,
+      { BucketName: bucket },
+    );
+  }
+  const quota = policy.quotaBytes;
+  if (quota === undefined || kind === "create-bucket") return;
+  if (quota === 0) {
+    throw new SvcError(
+      "QuotaExceeded",
+      `Bucket "${bucket}" is frozen (quota_bytes 0): every write is refused`,
+      { BucketName: bucket },
+    );
+  }
+  if (REMOVALS.has(kind)) return;
+  const used = (await services.usage.usage(bucket)).logical_bytes;
+  if (used >= quota) throw overQuota(bucket, quota, used);
+  const declared = await intent.declaredBytes?.();
+  if (declared === undefined) return;
+  const replaced = intent.key !== undefined && REPLACING.has(kind)
+    ? await sizeOf(services.objects, bucket, intent.key)
+    : 0;
+  if (used + declared - replaced > quota) throw overQuota(bucket, quota, used, declared);
+}
+
+async function sizeOf(objects: ObjectService, bucket: string, key: string): Promise<number> {
+  try {
+    return (await objects.head(bucket, key)).meta.size;
+  } catch {
+    return 0; // absent (or unreadable): nothing is replaced, the write itself will tell
+  }
+}
+
+function overQuota(bucket: string, quota: number, used: number, adding?: number): SvcError {
+  const message = adding === undefined
+    ? `Bucket "${bucket}" has reached its quota of ${quota} bytes (${used} bytes used)`
+    : `Writing ${adding} bytes to bucket "${bucket}" would exceed its quota of ${quota} bytes (${used} bytes used)`;
+  return new SvcError("QuotaExceeded", message, { BucketName: bucket });
+}
+
+/** The body length a request declares (decoded length for aws-chunked bodies), if any. */
+export function declaredLength(headers: Headers): number | undefined {
+  const raw = headers.get("x-amz-decoded-content-length") ?? headers.get("content-length");
+  if (raw === null || !/^\d+$/.test(raw.trim())) return undefined;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) ? value : undefined;
+}

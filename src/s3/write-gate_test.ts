@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { SvcError } from "../errors.ts";
+import type { ObjectService } from "../objects/object-service.ts";
+import { UsageCounter } from "../objects/usage.ts";
+import type { ObjectInfo } from "../storage/backend.ts";
+import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
+import { declaredLength, gateWrite, type WriteIntent, type WriteKind } from "./write-gate.ts";
+
+function info(key: string, size: number): ObjectInfo {
+  return {
+    key,
+    storedSize: size,
+    meta: {
+      size,
+      etag: "e",
+      md5: "e",
+      sha256: "s",
+      contentType: "text/plain",
+      userMeta: {},
+      headers: {},
+      lastModified: 0,
+      storage: "passthrough",
+    },
+  };
+}
+
+/** A gate over one bucket holding `existing` objects, with the given policy. */
+function gateFor(policy: Omit<EffectiveBucketPolicy, "bucket" | "publicPrefixes">) {
+  const existing = new Map([["big", info("big", 60)], ["small", info("small", 10)]]);
+  const usage = new UsageCounter(() =>
+    Promise.resolve({ objects: [...existing.values()], commonPrefixes: [], isTruncated: false })
+  );
+  const objects = {
+    head: (_bucket: string, key: string) => {
+      const found = existing.get(key);
+      return found ? Promise.resolve(found) : Promise.reject(new SvcError("NoSuchKey", "none"));
+    },
+  } as unknown as ObjectService;
+  const services = {
+    objects,
+    usage,
+    bucketPolicy: (bucket: string) => ({ bucket, publicPrefixes: [], ...policy }),
+  };
+  return (kind: WriteKind, key?: string, declared?: number) => {
+    const intent: WriteIntent = { kind, bucket: "bkt" };
+    if (key !== undefined) intent.key = key;
+    if (declared !== undefined) intent.declaredBytes = () => Promise.resolve(declared);
+    return gateWrite(services, intent);
+  };
+}
+
+async function refusedWith(work: Promise<void>, code: string, message?: RegExp) {
+  await assert.rejects(work, (err: unknown) => {
+    assert.ok(err instanceof SvcError);
+    assert.equal(err.code, code);
+    if (message) assert.match(err.message, message);
+    return true;
+  });
+}
+
+const ALL_KINDS: WriteKind[] = [
+  "put",
+  "post",
+  "copy",
+  "create-multipart",
+  "upload-part",
+  "upload-part-copy",
+  "complete-multipart",
+  "delete",
+  "delete-objects",
+  "create-bucket",
+  "delete-bucket",
+];
+
+Deno.test("a target-only bucket refuses every write shape with AccessDenied", async () => {
+  const gate = gateFor({ targetOnlyBy: "mirror" });
+  for (const kind of ALL_KINDS) {
+    await refusedWith(gate(kind, "k"), "AccessDenied", /replication target.*"mirror"/);
+  }
+});
+
+Deno.test("quota 0 freezes every write shape except CreateBucket", async () => {
+  const gate = gateFor({ quotaBytes: 0 });
+  for (const kind of ALL_KINDS.filter((k) => k !== "create-bucket")) {
+    await refusedWith(gate(kind, "k", 0), "QuotaExceeded", /"bkt" is frozen/);
+  }
+  await gate("create-bucket");
+});
+
+Deno.test("a write that would pass the quota is refused; replaced bytes are credited", async () => {
+  const gate = gateFor({ quotaBytes: 100 }); // 70 bytes used
+  await gate("put", "new", 30);
+  await refusedWith(
+    gate("put", "new", 31),
+    "QuotaExceeded",
+    /quota of 100 bytes \(70 bytes used\)/,
+  );
+  // Overwriting "small" (10 bytes) with 40 adds 30.
+  await gate("put", "small", 40);
+  await refusedWith(gate("copy", "small", 41), "QuotaExceeded");
+  // Parts replace nothing yet.
+  await refusedWith(gate("upload-part", "small", 40), "QuotaExceeded");
+  await gate("post", "x"); // size unknown up front: only the current usage is judged
+});
+
+Deno.test("over the quota: writes that add bytes are refused, deletes are allowed", async () => {
+  const gate = gateFor({ quotaBytes: 50 }); // 70 bytes used
+  await refusedWith(gate("put", "k", 0), "QuotaExceeded", /has reached its quota of 50 bytes/);
+  await refusedWith(gate("create-multipart", "k"), "QuotaExceeded");
+  await refusedWith(gate("post", "k"), "QuotaExceeded");
+  await gate("delete", "big");
+  await gate("delete-objects");
+  await gate("delete-bucket");
+  await gate("create-bucket");
+});
+
+Deno.test("no policy: everything passes without a usage scan", async () => {
+  const gate = gateFor({});
+  for (const kind of ALL_KINDS) await gate(kind, "k", 1e12);
+});
+
+Deno.test("declaredLength prefers the decoded length of aws-chunked bodies", () => {
+  assert.equal(declaredLength(new Headers({ "content-length": "12" })), 12);
+  assert.equal(
+    declaredLength(
+      new Headers({ "content-length": "200", "x-amz-decoded-content-length": "100" }),
+    ),
+    100,
+  );
+  assert.equal(declaredLength(new Headers({ "content-length": "junk" })), undefined);
+  assert.equal(declaredLength(new Headers()), undefined);
+});
