@@ -10,10 +10,22 @@
  * defaults.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import { SvcError } from "../errors.ts";
-import type { Backend, ListOptions, ListPage, ObjectMeta } from "./backend.ts";
-import { commonPrefixOf, compareUtf8 } from "./fs-walk.ts";
+import type { Backend } from "./backend.ts";
+import {
+  checkPaging,
+  comparable,
+  encoder,
+  entriesOf,
+  hex,
+  metaFor,
+  put,
+  read,
+  rejectsWith,
+  streamOf,
+} from "./backend-conformance-helpers.ts";
+import { compareUtf8 } from "./fs-walk.ts";
+
+export { expectedPage, metaFor } from "./backend-conformance-helpers.ts";
 
 export interface ConformanceFixture {
   backend: Backend;
@@ -62,130 +74,6 @@ export function backendConformance(
       }
     },
   });
-}
-
-// ---- helpers ---------------------------------------------------------------------------------
-
-const encoder = new TextEncoder();
-
-function hex(algorithm: string, bytes: Uint8Array): string {
-  return createHash(algorithm).update(bytes).digest("hex");
-}
-
-/** The metadata svc would commit for `bytes` written by a plain PUT. */
-export function metaFor(bytes: Uint8Array, extra: Partial<ObjectMeta> = {}): ObjectMeta {
-  const md5 = hex("md5", bytes);
-  return {
-    size: bytes.length,
-    etag: md5,
-    md5,
-    sha256: hex("sha256", bytes),
-    contentType: "application/octet-stream",
-    userMeta: {},
-    headers: {},
-    lastModified: Date.now(),
-    storage: "passthrough",
-    ...extra,
-  };
-}
-
-function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      if (bytes.length > 0) controller.enqueue(bytes);
-      controller.close();
-    },
-  });
-}
-
-async function put(
-  backend: Backend,
-  bucket: string,
-  key: string,
-  body: string | Uint8Array,
-  extra: Partial<ObjectMeta> = {},
-): Promise<ObjectMeta> {
-  const bytes = typeof body === "string" ? encoder.encode(body) : body;
-  const staged = await backend.stageObject(bucket, key, streamOf(bytes));
-  assert.equal(staged.size, bytes.length);
-  const meta = metaFor(bytes, extra);
-  await staged.commit(meta);
-  return meta;
-}
-
-async function read(backend: Backend, bucket: string, key: string, range?: [number, number]) {
-  const got = await backend.getObject(
-    bucket,
-    key,
-    range ? { start: range[0], end: range[1] } : undefined,
-  );
-  if (!got) return null;
-  return new TextDecoder().decode(await new Response(got.body).arrayBuffer());
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof SvcError, `expected SvcError ${code}, got ${err}`);
-    assert.equal(err.code, code);
-    return true;
-  });
-}
-
-/** Without the field each backend reports on its own clock. */
-function comparable(meta: ObjectMeta): Omit<ObjectMeta, "lastModified"> {
-  const { lastModified: _ignored, ...rest } = meta;
-  return rest;
-}
-
-/** What one listing page must hold, computed from the sorted key set (the S3 rules). */
-export function expectedPage(keys: string[], options: ListOptions): {
-  entries: string[];
-  isTruncated: boolean;
-} {
-  const { prefix, startAfter, maxKeys } = options;
-  const delimiter = options.delimiter || undefined;
-  const entries: string[] = [];
-  for (const key of [...keys].sort(compareUtf8)) {
-    if (!key.startsWith(prefix)) continue;
-    if (startAfter !== undefined && compareUtf8(key, startAfter) <= 0) continue;
-    const rollUp = delimiter ? commonPrefixOf(key, prefix, delimiter) : undefined;
-    if (rollUp !== undefined) {
-      if (startAfter !== undefined && compareUtf8(rollUp, startAfter) <= 0) continue;
-      if (entries[entries.length - 1] === rollUp) continue;
-    }
-    entries.push(rollUp ?? key);
-  }
-  return { entries: entries.slice(0, maxKeys), isTruncated: entries.length > maxKeys };
-}
-
-function entriesOf(page: ListPage): string[] {
-  return [...page.objects.map((o) => o.key), ...page.commonPrefixes].sort(compareUtf8);
-}
-
-/** Pages through a whole listing, checking each page against the model. */
-async function checkPaging(
-  backend: Backend,
-  bucket: string,
-  keys: string[],
-  options: Omit<ListOptions, "startAfter">,
-): Promise<void> {
-  let startAfter: string | undefined;
-  const seen: string[] = [];
-  for (let pages = 0; pages < 500; pages++) {
-    const page = await backend.listObjects(bucket, { ...options, startAfter });
-    const expected = expectedPage(keys, { ...options, startAfter });
-    const what = JSON.stringify({ ...options, startAfter });
-    assert.deepEqual(entriesOf(page), expected.entries, what);
-    assert.equal(page.isTruncated, expected.isTruncated, what);
-    seen.push(...entriesOf(page));
-    if (!page.isTruncated) {
-      assert.equal(new Set(seen).size, seen.length, `no entry twice: ${what}`);
-      return;
-    }
-    assert.equal(page.nextStartAfter, expected.entries[expected.entries.length - 1], what);
-    startAfter = page.nextStartAfter;
-  }
-  assert.fail("listing did not end");
 }
 
 // ---- the steps ---------------------------------------------------------------------------------

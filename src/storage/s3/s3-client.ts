@@ -69,11 +69,11 @@ export class S3Client {
   /** The URL of a bucket or object, path-style or virtual-host style. */
   url(bucket?: string, key?: string, query?: Record<string, string | undefined>): string {
     const { protocol, host } = this.endpoint;
-    const keyPath = key === undefined ? "" : encodeKeyPath(key);
+    const keyPath = key === undefined ? "" : `/${encodeKeyPath(key)}`;
     let base: string;
     if (bucket === undefined) base = `${protocol}//${host}/`;
-    else if (this.options.forcePathStyle) base = `${protocol}//${host}/${bucket}/${keyPath}`;
-    else base = `${protocol}//${bucket}.${host}/${keyPath}`;
+    else if (this.options.forcePathStyle) base = `${protocol}//${host}/${bucket}${keyPath}`;
+    else base = `${protocol}//${bucket}.${host}${keyPath || "/"}`;
     const search = query ? encodeQuery(query) : "";
     return search ? `${base}?${search}` : base;
   }
