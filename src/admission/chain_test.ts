@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { type Config, validateConfig } from "../config/schema.ts";
 import { type AdmissionRequest, evaluateChain } from "./chain.ts";
-import { buildAdmissionChain, publicPrefixBlock, wholePublicBuckets } from "./build.ts";
+import {
+  admissionChainSource,
+  buildAdmissionChain,
+  publicPrefixBlock,
+  wholePublicBuckets,
+} from "./build.ts";
 
 function request(overrides: Partial<AdmissionRequest>): AdmissionRequest {
   return {
@@ -93,4 +98,14 @@ Deno.test("wholePublicBuckets lists buckets with the empty prefix", () => {
     storage: { buckets: { site: { public: true }, dist: { public_prefixes: ["r/"] } } },
   });
   assert.deepEqual(wholePublicBuckets(c), ["site"]);
+});
+
+Deno.test("admissionChainSource rebuilds the chain when the snapshot changes", () => {
+  let current = config({});
+  const source = admissionChainSource(() => current);
+  const first = source();
+  assert.deepEqual(first.blocks, []);
+  assert.equal(source(), first, "same snapshot, same chain");
+  current = config({ storage: { buckets: { site: { public: true } } } });
+  assert.deepEqual(source().blocks.map((b) => b.name), ["public-prefix:site"]);
 });

@@ -27,9 +27,14 @@ function info(key: string, size: number): ObjectInfo {
 /** A gate over one bucket holding `existing` objects, with the given policy. */
 function gateFor(policy: Omit<EffectiveBucketPolicy, "bucket" | "publicPrefixes">) {
   const existing = new Map([["big", info("big", 60)], ["small", info("small", 10)]]);
-  const usage = new UsageCounter(() =>
-    Promise.resolve({ objects: [...existing.values()], commonPrefixes: [], isTruncated: false })
-  );
+  const usage = new UsageCounter(() => {
+    if (policy.quotaBytes === undefined) throw new Error("no quota: usage must not be scanned");
+    return Promise.resolve({
+      objects: [...existing.values()],
+      commonPrefixes: [],
+      isTruncated: false,
+    });
+  });
   const objects = {
     head: (_bucket: string, key: string) => {
       const found = existing.get(key);
