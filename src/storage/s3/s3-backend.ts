@@ -145,6 +145,7 @@ export class S3Backend implements Backend {
         stream: true,
       });
     } catch (err) {
+      if (err instanceof BackendError && err.code === "NoSuchKey") return null;
       if (isMissingKey(err)) return this.absent(bucket);
       if (err instanceof BackendError && err.status === 416) {
         throw new SvcError(
@@ -245,9 +246,13 @@ export class S3Backend implements Backend {
     if (!(await this.bucketExists(bucket))) throw noSuchBucket(bucket);
   }
 
-  /** null for a missing key, after making sure the bucket itself exists. */
+  /**
+   * null for a missing key, after making sure the bucket itself exists: a HEAD has no body to
+   * tell NoSuchKey from NoSuchBucket. A bucket seen within BUCKET_TRUST_MS is not asked again,
+   * so a miss usually costs one request; a bucket deleted by someone else in that window reads
+   * as a missing key rather than NoSuchBucket.
+   */
   private async absent(bucket: string): Promise<null> {
-    this.knownBuckets.delete(bucket); // a 404 may also mean the bucket went away
     await this.requireBucket(bucket);
     return null;
   }

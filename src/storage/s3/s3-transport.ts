@@ -79,7 +79,7 @@ export async function fetchAttempt(
     clearTimeout(headersTimer);
     const body = response.body === null ? null : watchStalls(
       response.body,
-      stream ? timeouts.readMs + timeouts.stallGraceMs : timeouts.readMs,
+      timeouts.readMs + timeouts.stallGraceMs,
       (message) => abortWith(message),
       () => combined.aborted ? combined.reason : undefined,
     );
