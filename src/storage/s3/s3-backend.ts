@@ -28,7 +28,13 @@ import { isAddressableKey } from "./s3-keys.ts";
 import { listPage } from "./s3-list.ts";
 import { metaFromHeaders } from "./s3-meta.ts";
 import type { S3BackendOptions } from "./s3-options.ts";
-import { type Spool, SPOOL_SUFFIX, spoolBody, uploadSpool } from "./s3-upload.ts";
+import {
+  listingsNeedHeads,
+  type Spool,
+  SPOOL_SUFFIX,
+  spoolBody,
+  uploadSpool,
+} from "./s3-upload.ts";
 import { parseListBuckets } from "./s3-xml.ts";
 
 /** How long a bucket seen to exist is trusted before a write checks it again. */
@@ -204,7 +210,13 @@ export class S3Backend implements Backend {
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
     try {
-      return await listPage(this.client, bucket, options, (key) => this.headObject(bucket, key));
+      return await listPage(
+        this.client,
+        bucket,
+        options,
+        (key) => this.headObject(bucket, key),
+        listingsNeedHeads(this.client.url()),
+      );
     } catch (err) {
       throw svcErrorFromBackend(err, bucket);
     }

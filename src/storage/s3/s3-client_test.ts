@@ -124,7 +124,7 @@ Deno.test("missing response headers time out, and each attempt is retried", opts
   }
 });
 
-Deno.test("an unreachable backend is an error, not an absence", async () => {
+Deno.test("an unreachable backend is an error (503 SlowDown, retryable), not an absence", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = listener.addr.port;
   listener.close();
@@ -132,7 +132,9 @@ Deno.test("an unreachable backend is an error, not an absence", async () => {
   const err = await client.send({ method: "HEAD", bucket: "b", key: "k", idempotent: true })
     .catch((e) => e);
   assert.ok(err instanceof BackendUnavailableError);
-  assert.equal(svcErrorFromBackend(err, "b", "k").code, "InternalError");
+  const svc = svcErrorFromBackend(err, "b", "k");
+  assert.equal(svc.code, "SlowDown");
+  assert.equal(svc.status, 503);
 });
 
 Deno.test(

@@ -4,6 +4,9 @@
  *
  * - NoSuchBucket (also inside a 403, which some stores send for a missing bucket) → NoSuchBucket;
  * - 503, 429 and the throttling codes → SlowDown (503), which clients retry;
+ * - a backend that cannot be reached or does not answer in time (after the retries) → SlowDown
+ *   too: an outage is temporary and retryable from the client's side, and a 500 would tell
+ *   clients svc itself is broken;
  * - codes a client caused and understands (BucketNotEmpty, MetadataTooLarge, …) → the same code;
  * - anything else → InternalError, with the backend's status, code and message in the message
  *   (the S3 surface logs it; it never contains credentials, only what the backend said).
@@ -102,6 +105,11 @@ export function svcErrorFromBackend(err: unknown, bucket?: string, key?: string)
     return new SvcError("InternalError", err.message, details, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof BackendUnavailableError) {
+    return new SvcError("SlowDown", `The storage backend is unavailable: ${message}`, details, {
+      cause: err,
+    });
+  }
   return new SvcError("InternalError", `Storage backend failure: ${message}`, details, {
     cause: err,
   });

@@ -38,6 +38,8 @@ export async function listPage(
   bucket: string,
   options: ListOptions,
   headObject: (key: string) => Promise<ObjectInfo | null>,
+  /** HEAD every entry, not only those with a multipart ETag (see listingsNeedHeads). */
+  headAll = false,
 ): Promise<ListPage> {
   const { prefix, maxKeys } = options;
   const delimiter = options.delimiter || undefined;
@@ -98,7 +100,7 @@ export async function listPage(
     if (entry.kind === "prefix") return null;
     const { key, size, etag } = entry.listed;
     const lastModified = wholeSeconds(entry.listed.lastModified);
-    if (!etag.includes("-")) {
+    if (!headAll && !etag.includes("-")) {
       return { key, storedSize: size, meta: metaFromListing(size, etag, lastModified) };
     }
     const head = await headObject(key);

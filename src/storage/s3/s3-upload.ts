@@ -43,8 +43,16 @@ export interface UploadSettings {
 }
 
 const log = getLogger("svc::storage::s3");
-/** Endpoints already warned about (once per process is enough). */
-const warnedEndpoints = new Set<string>();
+/** Endpoints seen giving a completed multipart upload a plain ETag. */
+const plainEtagEndpoints = new Set<string>();
+
+/**
+ * Whether listings of this endpoint must HEAD every entry: it was seen giving a multipart upload
+ * a plain ETag, so a listed ETag no longer tells which objects carry other metadata.
+ */
+export function listingsNeedHeads(endpoint: string): boolean {
+  return plainEtagEndpoints.has(endpoint);
+}
 
 /** S3 allows at most this many parts; larger objects get larger parts. */
 const MAX_PARTS = 10_000;
@@ -100,16 +108,18 @@ export async function uploadSpool(
 /**
  * Listings recognise objects needing a HEAD by the `-` of a multipart ETag. A store that gives
  * completed uploads a plain md5 (s3rver does) breaks that: its listings then show stored sizes
- * and ETags for deltas and multipart objects. Worth one warning, not a failed write.
+ * and ETags for deltas and multipart objects. From then on listings of that endpoint HEAD every
+ * entry (slower, correct); one warning says so. Until the first multipart upload of a process
+ * shows it, such a store's listings can show stored sizes: use a store that follows S3 here.
  */
 function warnIfPlainEtag(client: S3Client, completedXml: string): void {
   const etag = /<ETag>([^<]*)<\/ETag>/.exec(completedXml)?.[1];
   const endpoint = client.url();
-  if (etag === undefined || etag.includes("-") || warnedEndpoints.has(endpoint)) return;
-  warnedEndpoints.add(endpoint);
+  if (etag === undefined || etag.includes("-") || plainEtagEndpoints.has(endpoint)) return;
+  plainEtagEndpoints.add(endpoint);
   log.warn(
-    "the S3 backend gives multipart uploads a plain ETag; listings will show stored " +
-      "sizes and ETags for delta and multipart objects",
+    "the S3 backend gives multipart uploads a plain ETag; its listings now HEAD every object " +
+      "(slower) to report logical sizes and ETags",
     { endpoint },
   );
 }
