@@ -79,3 +79,62 @@ Deno.test("hot reload: moving storage.filesystem rebuilds storage live; a bad di
     await Deno.remove(workDir, { recursive: true });
   }
 });
+
+Deno.test("hot reload: named backends are added live; removing the default or a backend in use is refused", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-reload-" });
+  const configFile = `${dataDir}/svc.yaml`;
+  const one = `storage:
+  backends:
+    - { name: main, type: filesystem, path: ${dataDir}/main }
+`;
+  const two = `storage:
+  default_backend: main
+  backends:
+    - { name: main, type: filesystem, path: ${dataDir}/main }
+    - { name: archive, type: filesystem, path: ${dataDir}/archive }
+  buckets:
+    old-builds: { backend: archive }
+`;
+  await Deno.mkdir(`${dataDir}/main`);
+  await Deno.mkdir(`${dataDir}/archive`);
+  await Deno.writeTextFile(configFile, one);
+  await using svc = await startSvc({ dataDir, dataDirFromConfig: true });
+  try {
+    assert.equal((await fetch(`${svc.url}/fresh`, { method: "PUT" })).status, 200);
+    await Deno.stat(`${dataDir}/main/fresh`);
+
+    // Adding a backend and routing a bucket to it applies without a restart.
+    await Deno.writeTextFile(configFile, two);
+    let mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await logged(svc, /config reloaded/, mark);
+    assert.equal((await fetch(`${svc.url}/old-builds`, { method: "PUT" })).status, 200);
+    assert.equal(
+      (await fetch(`${svc.url}/old-builds/a.txt`, { method: "PUT", body: "kept" })).status,
+      200,
+    );
+    await Deno.stat(`${dataDir}/archive/old-builds/a.txt`);
+    const listing = await (await fetch(`${svc.url}/`)).text();
+    assert.match(listing, /<Name>fresh<\/Name>.*<Name>old-builds<\/Name>/);
+
+    // The archive holds a bucket: dropping it is refused and everything keeps working.
+    await Deno.writeTextFile(configFile, one);
+    mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await logged(svc, /reload refused.*archive.{0,2} cannot be removed/, mark);
+    assert.equal(await (await fetch(`${svc.url}/old-builds/a.txt`)).text(), "kept");
+
+    // The default backend cannot be removed either.
+    await Deno.writeTextFile(
+      configFile,
+      `storage:\n  backends:\n    - { name: archive, type: filesystem, path: ${dataDir}/archive }\n`,
+    );
+    mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await logged(svc, /reload refused.*main.{0,2} is the default backend/, mark);
+    assert.equal((await fetch(`${svc.url}/fresh`)).status, 200);
+  } finally {
+    await svc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
