@@ -137,11 +137,11 @@ Deno.test("svc --help prints usage", async () => {
   assert.ok(run.stdout.includes(VERSION));
 });
 
-Deno.test("svc refuses S3 storage it cannot run yet, before writing anything", async () => {
+Deno.test("svc refuses an S3 backend without credentials, before writing anything", async () => {
   const run = await runSvc(["--listen", "127.0.0.1:0"], {
     "svc.yaml": "access:\n  authentication: none\nstorage:\n  s3: https://s3.example.com\n",
   });
   assert.notEqual(run.code, 0);
-  assert.match(run.stderr, /storage\.s3 .*not available in this build/);
+  assert.match(run.stderr, /Backend "default": .*has no credentials/);
   assert.deepEqual(run.entries, ["svc.yaml"], "no data directory was created");
 });
