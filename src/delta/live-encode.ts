@@ -10,7 +10,8 @@
  * bytes while the spool carries on.
  *
  * `codec_timeout_secs` measures codec work, not the client's upload speed: the clock starts when
- * the last body byte has been handed to the encoder.
+ * the last body byte has been handed to the encoder. While the body arrives, an encoder that
+ * takes no input for that long counts as timed out too.
  */
 
 import { writeStreamToFile } from "../storage/file-streams.ts";
@@ -68,6 +69,27 @@ export async function spoolBody(
     file?.close();
     await removeQuietly(path);
     throw err;
+  }
+}
+
+class EncoderStalled extends Error {}
+
+/** Hands a chunk to the encoder, giving up when it has taken nothing for `ms`. */
+async function writeWithin(
+  input: WritableStreamDefaultWriter<Uint8Array>,
+  chunk: Uint8Array,
+  ms: number,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new EncoderStalled()), ms);
+  });
+  const written = input.write(chunk);
+  written.catch(() => {});
+  try {
+    await Promise.race([written, stalled]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -141,9 +163,12 @@ export async function spoolWhileEncoding(
       size += value.byteLength;
       if (encoderInput) {
         try {
-          await encoderInput.write(value);
-        } catch {
-          encoderInput = undefined; // the encoder stopped early; the spool carries on
+          await writeWithin(encoderInput, value, plan.timeoutMs);
+        } catch (err) {
+          // The encoder stopped early (the spool carries on), or it stopped reading: a codec
+          // that takes no input for codec_timeout_secs is killed like one that runs too long.
+          if (err instanceof EncoderStalled) stop.abort(codecTimeoutError(plan.timeoutMs));
+          encoderInput = undefined;
         }
       }
       await writeAll(file, value);

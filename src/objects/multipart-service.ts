@@ -127,6 +127,7 @@ export class MultipartService {
         headers: record.headers,
       },
       maxBytes: maxObjectSize,
+      expectedSize: total,
       verify: (digest) => {
         if (digest.bytes !== total) {
           throw new SvcError(

@@ -18,6 +18,9 @@ import type {
 } from "../storage/backend.ts";
 import { BodyDigest, tooLarge } from "./body-digest.ts";
 import { KeyLock } from "./key-lock.ts";
+import { ObjectChangedError, openPlannedRead } from "./planned-read.ts";
+
+export { ObjectChangedError } from "./planned-read.ts";
 import { WriteObservers } from "./write-observer.ts";
 
 export interface ObjectLimits {
@@ -63,8 +66,6 @@ export interface CommitPlan {
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
-/** Opens retried when the object is replaced between its HEAD and the open. */
-const OPEN_ATTEMPTS = 5;
 
 export class ObjectService {
   readonly backend: Backend;
@@ -154,6 +155,7 @@ export class ObjectService {
     return await this.store(bucket, key, body, {
       metadata: options.metadata,
       maxBytes: this.limits.maxObjectSize,
+      expectedSize: options.contentLength,
       verify: (digest) => {
         if (options.contentLength !== undefined && digest.bytes !== options.contentLength) {
           throw new SvcError(
@@ -201,6 +203,8 @@ export class ObjectService {
       md5?: boolean;
       precondition?: WritePrecondition;
       signal?: AbortSignal;
+      /** The body's length when known before it arrives (lets a delta encode stop early). */
+      expectedSize?: number;
     },
   ): Promise<ObjectInfo> {
     const digest = new BodyDigest(plan.maxBytes, { md5: plan.md5 });
@@ -211,6 +215,7 @@ export class ObjectService {
         key,
         body.pipeThrough(digest.transform),
         plan.signal,
+        plan.expectedSize,
       );
     } catch (err) {
       digest.discard();
@@ -264,6 +269,7 @@ export class ObjectService {
     return await this.store(target.bucket, target.key, body, {
       metadata,
       maxBytes: this.limits.maxObjectSize,
+      expectedSize: info.meta.size,
       verify: (digest) => {
         // The copy re-reads stored bytes: a different hash means the source is damaged.
         if (digest.result().sha256 !== info.meta.sha256 || digest.bytes !== info.meta.size) {
@@ -289,46 +295,7 @@ export class ObjectService {
     key: string,
     plan: (info: ObjectInfo) => ByteRange | undefined,
   ): Promise<ObjectBody & { range?: ByteRange }> {
-    // Fast path for the common whole-object read: open once and judge the version opened, so
-    // metadata is read once, not for a HEAD and again at the open. The backend runs the judgement
-    // before expensive work (a delta is rebuilt only once it passes); a ranged plan stops the
-    // open and falls back to the planned open below.
-    let judged: { range: ByteRange | undefined } | undefined;
-    const judge = (info: ObjectInfo) => {
-      judged = { range: plan(info) };
-      if (judged.range !== undefined) throw new RangedPlan();
-    };
-    let whole: ObjectBody | null;
-    try {
-      whole = await this.backend.getObject(bucket, key, undefined, judge);
-    } catch (err) {
-      if (!(err instanceof RangedPlan)) throw err;
-      whole = null;
-    }
-    if (whole !== null && judged === undefined) {
-      // The backend did not judge (it had nothing expensive to avoid): judge here.
-      try {
-        judge(whole.info);
-      } catch (err) {
-        await whole.body.cancel();
-        if (!(err instanceof RangedPlan)) throw err;
-        whole = null;
-      }
-    }
-    if (whole !== null) return whole;
-    if (judged === undefined) throw noSuchKey(key);
-    for (let attempt = 1;; attempt++) {
-      const info = await this.head(bucket, key);
-      const range = plan(info);
-      try {
-        return { ...await this.get(bucket, key, range, info.meta.etag), range };
-      } catch (err) {
-        if (!(err instanceof ObjectChangedError)) throw err;
-        if (attempt >= OPEN_ATTEMPTS) {
-          throw new SvcError("SlowDown", `Object "${key}" is being replaced too often to be read`);
-        }
-      }
-    }
+    return await openPlannedRead(this, bucket, key, plan);
   }
 
   private openCopySource(
@@ -383,17 +350,6 @@ export class ObjectService {
       ));
   }
 }
-
-/** The object changed between planning a read and opening it; the caller should re-plan. */
-export class ObjectChangedError extends Error {
-  constructor() {
-    super("Object changed while it was being read");
-    this.name = "ObjectChangedError";
-  }
-}
-
-/** Thrown by the fast-path judgement when the plan wants a range: take the planned open. */
-class RangedPlan extends Error {}
 
 export function noSuchBucket(bucket: string): SvcError {
   return new SvcError("NoSuchBucket", `The specified bucket "${bucket}" does not exist`, {

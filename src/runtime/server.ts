@@ -87,6 +87,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let stack = await openStorageStack(config, () => holder.current, metrics, {
     probe: config.advanced.boot_backend_probe,
   });
+  const admission = admissionChainSource(() => holder.current);
+  admission(); // built now: its warnings (a bucket made entirely public) show at startup
   const s3 = createS3Handler({
     authenticator,
     onComplete: (sample) => metrics.observeRequest(sample),
@@ -99,7 +101,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         return stack.multipart;
       },
       credentials,
-      admission: admissionChainSource(() => holder.current),
+      admission,
       bucketPolicy: bucketPolicySource(() => holder.current),
       // Counters belong to the object service: a rebuilt stack starts with fresh ones.
       get usage() {
@@ -108,6 +110,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     },
     semaphore: new Semaphore(config.advanced.max_concurrent_requests),
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
+    debugHeaders: () => holder.current.advanced.debug_headers,
   });
   const app = createApp({
     s3,
@@ -152,12 +155,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
         holder.swap(snapshot);
         stack = fresh;
         old.stop();
+        admission();
         log.info("storage rebuilt for the new backend settings", {
           backends: [...fresh.backends.keys()].join(","),
           state_dir: fresh.stateDir,
         });
       } else {
         holder.swap(snapshot);
+        admission(); // rebuilt now, so its warnings belong to this reload
       }
       return result;
     },

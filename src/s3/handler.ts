@@ -9,7 +9,7 @@ import { getLogger } from "../observability/log.ts";
 import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, splitRawUrl } from "./request.ts";
-import { errorResponse } from "./response.ts";
+import { DEBUG_HEADERS, errorResponse } from "./response.ts";
 import { dispatchS3, type OperationLabel, operationLabel, type S3Services } from "./router.ts";
 
 const log = getLogger("svc::s3");
@@ -20,6 +20,8 @@ export interface S3HandlerOptions {
   semaphore: Semaphore;
   /** Read per request so a config reload applies to the next request. */
   requestTimeoutMs: () => number;
+  /** `debug_headers`: keep `x-amz-storage-type` and `x-svc-cache` on responses. */
+  debugHeaders?: () => boolean;
   /** Told about every request once its response headers are ready (metrics). */
   onComplete?: (sample: RequestSample) => void;
 }
@@ -120,6 +122,9 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     if (raw.method === "HEAD") {
       // A HEAD answer carries the headers of the GET it mirrors but never a body.
       response = new Response(null, { status: response.status, headers: response.headers });
+    }
+    if (!options.debugHeaders?.()) {
+      for (const name of DEBUG_HEADERS) response.headers.delete(name);
     }
     response.headers.set("x-amz-request-id", requestId);
     response.headers.set("x-amz-id-2", requestId);

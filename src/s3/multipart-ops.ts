@@ -17,7 +17,14 @@ import {
 import { uploadBody } from "./request-body.ts";
 import { compareUtf8 } from "../storage/fs-walk.ts";
 import { intParam, type S3Request } from "./request.ts";
-import { isoDate, OWNER, quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
+import {
+  isoDate,
+  OWNER,
+  quoteEtag,
+  setStorageDebugHeaders,
+  urlEncodeKey,
+  xmlResponse,
+} from "./response.ts";
 import { childrenNamed, childText, parseXml } from "./xml.ts";
 
 export interface MultipartContext {
@@ -156,12 +163,14 @@ export async function completeMultipartUpload(
     precondition,
     request.signal,
   );
+  const headers = new Headers();
+  setStorageDebugHeaders(headers, info);
   return xmlResponse("CompleteMultipartUploadResult", {
     Location: `/${bucket}/${key}`,
     Bucket: bucket,
     Key: key,
     ETag: quoteEtag(info.meta.etag),
-  });
+  }, { headers });
 }
 
 export async function abortMultipartUpload(

@@ -32,6 +32,7 @@ import {
   isoDate,
   objectHeaders,
   quoteEtag,
+  setStorageDebugHeaders,
   xmlResponse,
 } from "./response.ts";
 
@@ -121,7 +122,9 @@ export async function putObject(objects: ObjectService, request: S3Request): Pro
     precondition: writePrecondition(request.headers),
     signal: request.signal,
   });
-  return new Response(null, { headers: { etag: quoteEtag(info.meta.etag) } });
+  const headers = new Headers({ etag: quoteEtag(info.meta.etag) });
+  setStorageDebugHeaders(headers, info);
+  return new Response(null, { headers });
 }
 
 /** Parses `x-amz-copy-source`: `bucket/key` or `/bucket/key`, URL-encoded, optional `?versionId`. */

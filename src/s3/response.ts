@@ -77,7 +77,20 @@ export function objectHeaders(info: ObjectInfo): Headers {
     headers.set(`x-amz-meta-${name}`, value);
   }
   if (meta.partsCount !== undefined) headers.set("x-amz-mp-parts-count", String(meta.partsCount));
+  setStorageDebugHeaders(headers, info);
   return headers;
+}
+
+/** Debug headers; the handler removes them unless `debug_headers` is on. */
+export const DEBUG_HEADERS = ["x-amz-storage-type", "x-svc-cache"] as const;
+
+/**
+ * How an object is stored (`delta`, `passthrough`, or `reference` for the write that created its
+ * deltaspace's baseline) and whether a delta read found its baseline in the cache.
+ */
+export function setStorageDebugHeaders(headers: Headers, info: ObjectInfo): void {
+  headers.set("x-amz-storage-type", info.debug?.decision ?? info.meta.storage);
+  if (info.debug?.referenceCache) headers.set("x-svc-cache", info.debug.referenceCache);
 }
 
 /** `?response-content-type=…` and friends override the stored headers on GET. */
