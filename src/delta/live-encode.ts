@@ -141,7 +141,12 @@ export async function spoolWhileEncoding(
         plan.permit.release();
       })(),
   };
-  outcome.then(() => clearTimeout(timer));
+  // The slot is for the subprocess: free it as soon as the encode ends, not when the commit does
+  // (a commit may wait for the deltaspace lock, and the holder of that lock may need a slot).
+  outcome.then(() => {
+    clearTimeout(timer);
+    plan.permit.release();
+  });
 
   const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" }).catch(
     async (err) => {
