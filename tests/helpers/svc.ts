@@ -55,8 +55,32 @@ async function pump(
   }
 }
 
+/**
+ * With SVC_TEST_BACKEND=s3rver (see scripts/test.sh), a server that does not choose its storage
+ * itself gets a fresh s3rver of its own as its S3 backend instead of its data directory, so the
+ * same black-box suites exercise the S3 backend.
+ */
+async function backendUnderTest(
+  options: StartOptions,
+): Promise<{ env: Record<string, string>; stop(): Promise<void> } | undefined> {
+  if (Deno.env.get("SVC_TEST_BACKEND") !== "s3rver") return undefined;
+  if (options.dataDirFromConfig || options.args?.includes("--config")) return undefined;
+  if (options.env?.SVC_S3_ENDPOINT) return undefined;
+  const { startS3rver } = await import("./s3-servers.ts");
+  const server = await startS3rver();
+  return {
+    env: {
+      SVC_S3_ENDPOINT: server.endpoint,
+      SVC_BE_AWS_ACCESS_KEY_ID: server.accessKeyId,
+      SVC_BE_AWS_SECRET_ACCESS_KEY: server.secretAccessKey,
+    },
+    stop: () => server.stop(),
+  };
+}
+
 export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> {
   const dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "svc-test-" });
+  const backing = await backendUnderTest(options);
   const logs: string[] = [];
   const child = new Deno.Command(DENO, {
     args: [
@@ -77,6 +101,7 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
       // Identical signed retries within a second would count as replays; tests/auth_test.ts
       // turns detection on where it is the subject.
       SVC_REPLAY_WINDOW_SECS: "0",
+      ...backing?.env,
       ...options.env,
     },
     stdout: "piped",
@@ -100,7 +125,10 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
     );
     portFound.finally(() => clearTimeout(id));
   });
-  const port = await Promise.race([portFound, exited, timeout]);
+  const port = await Promise.race([portFound, exited, timeout]).catch(async (err) => {
+    await backing?.stop();
+    throw err;
+  });
   exited.catch(() => {});
   const url = `http://127.0.0.1:${port}`;
   let stopped = false;
@@ -112,6 +140,7 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
     } catch { /* already gone */ }
     await child.status;
     await pumps.catch(() => {});
+    await backing?.stop();
     if (options.dataDir === undefined) {
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     }

@@ -164,10 +164,19 @@ export class S3Backend implements Backend {
     const body = response.body ?? new Response("").body!;
     const contentRange = response.headers.get("content-range");
     const total = /\/(\d+)$/.exec(contentRange ?? "")?.[1];
-    if (range && (response.status !== 206 || total === undefined)) {
+    // Never pass on bytes other than those asked for: a store that answers another range (s3rver
+    // answers `bytes=0-0` with the whole object) fails the read instead.
+    const served = /^bytes (\d+)-(\d+)\//.exec(contentRange ?? "");
+    const wrongRange = range &&
+      (response.status !== 206 || total === undefined || served === null ||
+        Number(served[1]) !== range.start || Number(served[2]) !== range.end);
+    if (wrongRange) {
       await body.cancel().catch(() => {});
       throw svcErrorFromBackend(
-        new Error(`Backend ignored the range of GET "${bucket}/${key}"`),
+        new Error(
+          `Backend answered GET "${bucket}/${key}" bytes=${range.start}-${range.end} with ` +
+            `${response.status} ${contentRange ?? "(no Content-Range)"}`,
+        ),
         bucket,
         key,
       );
