@@ -234,8 +234,8 @@ async function dataPlane(front: SvcProcess, backing: S3Client, bucket: string) {
   await s3.send(new DeleteBucketCommand({ Bucket: bucket }));
 }
 
-Deno.test("s3 backend: the data plane on a second svc", async () => {
-  const backing = await startBackingSvc(["plane"]);
+/** Runs the data-plane scenario on a front svc whose only backend is `backing`. */
+async function dataPlaneOn(backing: S3Server & { svc?: SvcProcess }): Promise<void> {
   try {
     const front = await startFront(backing);
     try {
@@ -245,8 +245,12 @@ Deno.test("s3 backend: the data plane on a second svc", async () => {
     }
   } finally {
     await backing.stop();
-    await Deno.remove(backing.svc.dataDir, { recursive: true }).catch(() => {});
+    if (backing.svc) await Deno.remove(backing.svc.dataDir, { recursive: true }).catch(() => {});
   }
+}
+
+Deno.test("s3 backend: the data plane on a second svc", async () => {
+  await dataPlaneOn(await startBackingSvc(["plane"]));
 });
 
 const s3rverMissing = await s3rverUnavailable();
@@ -254,19 +258,7 @@ const s3rverMissing = await s3rverUnavailable();
 Deno.test({
   name: "s3 backend: the data plane on s3rver",
   ignore: s3rverMissing !== undefined,
-  fn: async () => {
-    const backing = await startS3rver();
-    try {
-      const front = await startFront(backing);
-      try {
-        await dataPlane(front, clientFor(backing), "plane");
-      } finally {
-        await front.stop();
-      }
-    } finally {
-      await backing.stop();
-    }
-  },
+  fn: async () => await dataPlaneOn(await startS3rver()),
 });
 if (s3rverMissing) console.warn(`s3rver tests skipped: ${s3rverMissing}`);
 

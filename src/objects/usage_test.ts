@@ -1,24 +1,7 @@
 import assert from "node:assert/strict";
 import type { ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
 import { UsageCounter } from "./usage.ts";
-
-function info(key: string, size: number, storedSize = size): ObjectInfo {
-  return {
-    key,
-    storedSize,
-    meta: {
-      size,
-      etag: "e",
-      md5: "e",
-      sha256: "s",
-      contentType: "text/plain",
-      userMeta: {},
-      headers: {},
-      lastModified: 0,
-      storage: "passthrough",
-    },
-  };
-}
+import { fakeInfo as info } from "../storage/object-fixtures.ts";
 
 /** A bucket listing over a mutable key → object map, in pages of `pageSize`. */
 function lister(objects: Map<string, ObjectInfo>, pageSize = 2) {

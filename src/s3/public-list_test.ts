@@ -1,25 +1,8 @@
 import assert from "node:assert/strict";
-import type { ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
+import type { ListOptions, ListPage } from "../storage/backend.ts";
 import { compareBytes, coveredByAny, rollUp } from "../admission/public-prefix.ts";
 import { listPublic, type PublicListParams } from "./public-list.ts";
-
-function info(key: string): ObjectInfo {
-  return {
-    key,
-    storedSize: 1,
-    meta: {
-      size: 1,
-      etag: "e",
-      md5: "e",
-      sha256: "s",
-      contentType: "text/plain",
-      userMeta: {},
-      headers: {},
-      lastModified: 0,
-      storage: "passthrough",
-    },
-  };
-}
+import { fakeInfo as info } from "../storage/object-fixtures.ts";
 
 /** A backend listing over sorted keys with the Backend contract; counts the keys it reads. */
 function fakeBackend(keys: string[]) {

@@ -2,27 +2,9 @@ import assert from "node:assert/strict";
 import { SvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import { UsageCounter } from "../objects/usage.ts";
-import type { ObjectInfo } from "../storage/backend.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 import { declaredLength, gateWrite, type WriteIntent, type WriteKind } from "./write-gate.ts";
-
-function info(key: string, size: number): ObjectInfo {
-  return {
-    key,
-    storedSize: size,
-    meta: {
-      size,
-      etag: "e",
-      md5: "e",
-      sha256: "s",
-      contentType: "text/plain",
-      userMeta: {},
-      headers: {},
-      lastModified: 0,
-      storage: "passthrough",
-    },
-  };
-}
+import { fakeInfo as info } from "../storage/object-fixtures.ts";
 
 /** A gate over one bucket holding `existing` objects, with the given policy. */
 function gateFor(policy: Omit<EffectiveBucketPolicy, "bucket" | "publicPrefixes">) {

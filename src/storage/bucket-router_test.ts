@@ -1,22 +1,9 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../errors.ts";
-import type { Backend, BucketEntry, ObjectMeta } from "./backend.ts";
+import type { Backend, BucketEntry } from "./backend.ts";
 import { BucketRouter, type RouterSettings } from "./bucket-router.ts";
 import { FilesystemBackend } from "./filesystem-backend.ts";
-
-function meta(size: number): ObjectMeta {
-  return {
-    size,
-    etag: "e",
-    md5: "e",
-    sha256: "s",
-    contentType: "application/octet-stream",
-    userMeta: {},
-    headers: {},
-    lastModified: 1_700_000_000_000,
-    storage: "passthrough",
-  };
-}
+import { fakeMeta as meta } from "./object-fixtures.ts";
 
 async function put(backend: Backend, bucket: string, key: string, text: string) {
   const bytes = new TextEncoder().encode(text);

@@ -1,0 +1,23 @@
+/** Object records for unit tests: plausible metadata without a body behind it. */
+import type { ObjectInfo, ObjectMeta } from "./backend.ts";
+
+/** Metadata of a `size`-byte passthrough object; fields are placeholders unless overridden. */
+export function fakeMeta(size: number, extra: Partial<ObjectMeta> = {}): ObjectMeta {
+  return {
+    size,
+    etag: "e",
+    md5: "e",
+    sha256: "s",
+    contentType: "text/plain",
+    userMeta: {},
+    headers: {},
+    lastModified: 0,
+    storage: "passthrough",
+    ...extra,
+  };
+}
+
+/** An ObjectInfo for `key` with a `size`-byte logical body. */
+export function fakeInfo(key: string, size = 1, storedSize = size): ObjectInfo {
+  return { key, storedSize, meta: fakeMeta(size) };
+}
