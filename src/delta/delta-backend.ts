@@ -43,7 +43,7 @@ import {
   validateClientKey,
 } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
-import type { ReferenceCache } from "./reference-cache.ts";
+import { ReferenceCache } from "./reference-cache.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
@@ -67,6 +67,10 @@ export interface DeltaBackendOptions {
   spoolDir: string;
   /** Called once per operation: a config snapshot. */
   settings: () => DeltaSettings;
+  /**
+   * Baseline files; without one, every codec run downloads a private copy of its baseline into
+   * the spool directory (a zero-byte cache).
+   */
   referenceCache?: ReferenceCache;
   observer?: DeltaObserver;
   /**
@@ -99,7 +103,8 @@ export class DeltaBackend implements Backend {
       codec: options.codec,
       pool: options.pool,
       spoolDir: options.spoolDir,
-      referenceCache: options.referenceCache,
+      referenceCache: options.referenceCache ??
+        new ReferenceCache({ dir: options.spoolDir, maxBytes: 0 }),
       observer: options.observer,
       codecUnavailable: options.codecUnavailable,
       deltaspaceLocks: new KeyLock(),
@@ -135,7 +140,7 @@ export class DeltaBackend implements Backend {
   async deleteBucket(bucket: string): Promise<void> {
     if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
     await this.#inner.deleteBucket(bucket);
-    this.#ctx.referenceCache?.evictPrefix(baselineCacheKey(bucket, ""));
+    this.#ctx.referenceCache.evictPrefix(baselineCacheKey(bucket, ""));
     this.#located?.invalidateBucket(bucket);
   }
 
@@ -293,8 +298,8 @@ export class DeltaBackend implements Backend {
   }
 
   /**
-   * What an encode during the upload needs, when the deltaspace has a usable baseline: a local
-   * copy of it and a codec slot (SlowDown at once when none is free). undefined otherwise: the
+   * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
+   * its local file and a codec slot (SlowDown at once when none is free). undefined otherwise: the
    * commit then decides from the spool (a new baseline, or a baseline that is corrupt).
    */
   async #livePlan(
@@ -319,7 +324,7 @@ export class DeltaBackend implements Backend {
         settings.bucketMaxDeltaRatio(bucket),
       );
       return {
-        baselinePath: baseline.path,
+        baseline,
         referenceSha256: reference.meta.sha256,
         permit,
         maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),

@@ -58,7 +58,8 @@ async function withEnv(fn: (env: Env) => Promise<void>): Promise<void> {
     const inner = await FilesystemBackend.open(`${dir}/data`);
     const spoolDir = `${dir}/spool`;
     await Deno.mkdir(spoolDir);
-    const cache = new ReferenceCache(64 * 1024 * 1024);
+    await Deno.mkdir(`${dir}/baselines`);
+    const cache = new ReferenceCache({ dir: `${dir}/baselines`, maxBytes: 64 * 1024 * 1024 });
     const compression = new Map<string, boolean>();
     const pool = new CodecPool(32);
     const codec = new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA });

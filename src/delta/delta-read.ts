@@ -1,7 +1,8 @@
 /**
- * The read side of the delta store: fetching a deltaspace's baseline to a local file (through the
- * reference cache, always verified against the baseline's sha256) and rebuilding a delta object
- * into a spool file whose sha256 is checked before a single byte reaches the caller.
+ * The read side of the delta store: leasing a deltaspace's baseline file from the reference cache
+ * (downloaded and verified on a miss; see reference-cache.ts for when a cached file is re-hashed)
+ * and rebuilding a delta object into a spool file whose sha256 is checked before a single byte
+ * reaches the caller.
  *
  * Also home of DeltaContext, the state the DeltaBackend shares with its write and read halves.
  */
@@ -14,7 +15,7 @@ import { fileRangeStream } from "../storage/file-streams.ts";
 import type { DeltaCodec } from "./codec.ts";
 import type { CodecPool } from "./codec-pool.ts";
 import { referenceNameFor } from "./layout.ts";
-import type { ReferenceCache } from "./reference-cache.ts";
+import type { BaselineAcquired, BaselineLease, ReferenceCache } from "./reference-cache.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
 export interface DeltaSettings {
@@ -55,9 +56,10 @@ export interface DeltaContext {
   observer?: DeltaObserver;
   codec: DeltaCodec;
   pool: CodecPool;
-  /** Local directory for spooled bodies, baselines and rebuilt objects. */
+  /** Local directory for spooled bodies, encoder output and rebuilt objects. */
   spoolDir: string;
-  referenceCache?: ReferenceCache;
+  /** Baseline files (a zero-byte cache still hands out private, verified downloads). */
+  referenceCache: ReferenceCache;
   /** Set when no codec can run: eligible writes go passthrough. */
   codecUnavailable?: string;
   /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */
@@ -82,19 +84,14 @@ async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
   while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
 }
 
-/**
- * Copies a stream into a new temp file in `dir`, hashing it on the way. When `keepUpTo` is given
- * and the stream is no longer than that, the bytes are also returned (for the reference cache).
- */
+/** Copies a stream into a new temp file in `dir`, hashing it on the way. */
 async function spoolHashed(
   dir: string,
   prefix: string,
   body: ReadableStream<Uint8Array>,
-  keepUpTo = -1,
-): Promise<{ path: string; sha256: string; size: number; bytes?: Uint8Array }> {
+): Promise<{ path: string; sha256: string; size: number }> {
   const path = await Deno.makeTempFile({ dir, prefix });
   const hash = createHash("sha256");
-  const chunks: Uint8Array[] = [];
   let size = 0;
   let file: Deno.FsFile | undefined;
   const reader = body.getReader();
@@ -105,7 +102,6 @@ async function spoolHashed(
       if (done) break;
       hash.update(value);
       size += value.byteLength;
-      if (size <= keepUpTo) chunks.push(value);
       await writeAll(file, value);
     }
     file.close();
@@ -118,54 +114,32 @@ async function spoolHashed(
   } finally {
     reader.releaseLock();
   }
-  let bytes: Uint8Array | undefined;
-  if (size <= keepUpTo) {
-    bytes = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.byteLength;
-    }
-  }
-  return { path, sha256: hash.digest("hex"), size, bytes };
+  return { path, sha256: hash.digest("hex"), size };
 }
 
-export type BaselineFile = { path: string; cacheHit: boolean } | { corrupt: true };
-
 /**
- * The deltaspace's baseline as a local temp file (the caller removes it), verified against
- * `expectedSha256` (from the baseline's metadata). `corrupt` when the stored bytes do not match;
- * a missing baseline or a backend failure throws.
+ * A lease on the deltaspace's baseline file (the caller releases it), or `corrupt` when the
+ * stored bytes do not match `expectedSha256` (from the baseline's metadata). A cached file is not
+ * re-hashed here: decodes are checked by the rebuilt object's sha256, encodes call `verify`. A
+ * missing baseline or a backend failure throws.
  */
 export async function fetchBaseline(
   ctx: DeltaContext,
   bucket: string,
   deltaspace: string,
   expectedSha256: string,
-): Promise<BaselineFile> {
-  const cacheKey = baselineCacheKey(bucket, deltaspace);
-  const cached = ctx.referenceCache?.get(cacheKey, expectedSha256);
-  if (ctx.referenceCache) ctx.observer?.referenceCache(cached !== undefined);
-  if (cached !== undefined) {
-    const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "ref-" });
-    try {
-      await Deno.writeFile(path, cached);
-    } catch (err) {
-      await removeQuietly(path);
-      throw err;
-    }
-    return { path, cacheHit: true };
-  }
-  const found = await ctx.inner.getObject(bucket, referenceNameFor(deltaspace));
-  if (!found) throw internalError(`Baseline of deltaspace "${deltaspace}" is missing`);
-  const keepUpTo = ctx.referenceCache?.maxBytes ?? -1;
-  const spooled = await spoolHashed(ctx.spoolDir, "ref-", found.body, keepUpTo);
-  if (spooled.sha256 !== expectedSha256) {
-    await removeQuietly(spooled.path);
-    return { corrupt: true };
-  }
-  if (spooled.bytes) ctx.referenceCache?.set(cacheKey, spooled.bytes, expectedSha256);
-  return { path: spooled.path, cacheHit: false };
+): Promise<BaselineAcquired> {
+  const acquired = await ctx.referenceCache.acquire(
+    baselineCacheKey(bucket, deltaspace),
+    expectedSha256,
+    async () => {
+      const found = await ctx.inner.getObject(bucket, referenceNameFor(deltaspace));
+      if (!found) throw internalError(`Baseline of deltaspace "${deltaspace}" is missing`);
+      return found.body;
+    },
+  );
+  ctx.observer?.referenceCache("corrupt" in acquired ? false : acquired.cacheHit);
+  return acquired;
 }
 
 /**
@@ -185,12 +159,13 @@ export async function readDelta(
   range?: ByteRange,
 ): Promise<{ body: ReadableStream<Uint8Array>; cacheHit: boolean }> {
   const meta = stored.meta as DeltaMeta;
-  const cacheKey = baselineCacheKey(bucket, deltaspace);
+  let baseline: BaselineLease | undefined;
   const fail = (detail: string): SvcError => {
-    ctx.referenceCache?.evict(cacheKey);
+    // The decode used the cached file unverified: it may be what is wrong, so it goes.
+    if (baseline) ctx.referenceCache.evictSha256(baseline.sha256, `"${stored.key}": ${detail}`);
+    else ctx.referenceCache.evict(baselineCacheKey(bucket, deltaspace));
     return internalError(`Delta object "${stored.key}" cannot be rebuilt: ${detail}`);
   };
-  let refPath: string | undefined;
   let outPath: string | undefined;
   try {
     const refInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
@@ -198,10 +173,10 @@ export async function readDelta(
     if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
       throw fail("it was encoded against a different baseline");
     }
-    const baseline = await fetchBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
-    if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
-    refPath = baseline.path;
-    const reference = refPath;
+    const acquired = await fetchBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
+    if ("corrupt" in acquired) throw fail("its baseline does not match its sha256");
+    baseline = acquired;
+    const reference = acquired.path;
     const started = performance.now();
     const decoded = await ctx.pool.runStream(
       (signal) => ctx.codec.decode(reference, deltaBody, { signal }),
@@ -212,6 +187,9 @@ export async function readDelta(
       rebuilt = await spoolHashed(ctx.spoolDir, "get-", decoded);
     } catch (err) {
       throw err instanceof SvcError && err.code !== "InternalError" ? err : fail(String(err));
+    } finally {
+      // The decoder has exited: the baseline file is no longer read.
+      baseline.release();
     }
     outPath = rebuilt.path;
     ctx.observer?.decoded((performance.now() - started) / 1000);
@@ -228,13 +206,13 @@ export async function readDelta(
     outPath = undefined;
     return {
       body: fileRangeStream(file, start, end - start + 1, meta.size),
-      cacheHit: baseline.cacheHit,
+      cacheHit: acquired.cacheHit,
     };
   } catch (err) {
     await deltaBody.cancel().catch(() => {});
     throw err;
   } finally {
-    await removeQuietly(refPath);
+    baseline?.release();
     await removeQuietly(outPath);
   }
 }

@@ -12,7 +12,9 @@
  * Everything that depends on the baseline runs under the deltaspace lock, so concurrent PUTs of
  * one deltaspace create exactly one baseline and a delete cannot remove it under an encode.
  * A baseline whose bytes no longer match its sha256 is never encoded against: the object is
- * stored passthrough (it stays readable; deltas already made against it cannot be rebuilt).
+ * stored passthrough (it stays readable; deltas already made against it cannot be rebuilt). The
+ * same holds for a corrupt cached copy of a good baseline: the cached file is re-hashed while the
+ * encode runs and a delta is kept only once that check passed (a cache problem never fails a PUT).
  */
 
 import { SvcError } from "../errors.ts";
@@ -31,6 +33,9 @@ import {
   removeQuietly,
 } from "./delta-read.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
+import { getLogger } from "../observability/log.ts";
+
+const log = getLogger("svc::delta");
 
 async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -82,7 +87,7 @@ export async function removeBaselineIfUnused(
     if (!page.isTruncated || page.nextStartAfter === undefined) break;
     startAfter = page.nextStartAfter;
   }
-  ctx.referenceCache?.evict(baselineCacheKey(bucket, deltaspace));
+  ctx.referenceCache.evict(baselineCacheKey(bucket, deltaspace));
   return await ctx.inner.deleteObject(bucket, referenceNameFor(deltaspace));
 }
 
@@ -174,7 +179,10 @@ async function createBaselineAndDelta(
   }
 }
 
-/** Stores an encode's output when it beats the ratio; null means "store passthrough". */
+/**
+ * Stores an encode's output when it beats the ratio and its baseline file passed verification
+ * (awaited only for a delta worth keeping); null means "store passthrough".
+ */
 async function keepIfWorthIt(
   ctx: DeltaContext,
   bucket: string,
@@ -183,23 +191,33 @@ async function keepIfWorthIt(
   meta: ObjectMeta,
   ratio: number,
   referenceSha256: string,
+  baselineVerified: Promise<boolean>,
 ): Promise<ObjectInfo | null> {
   if (encoded.aborted || !keepsDelta(encoded.deltaBytes, meta.size, ratio)) return null;
+  if (!(await baselineVerified)) return discardUnverified(key);
   const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, referenceSha256);
   ctx.observer?.decision("delta", meta.size, info.storedSize);
   return info;
 }
 
+/** A delta made against an unverified cached baseline is dropped: store passthrough. */
+function discardUnverified(key: string): null {
+  log.warn("Cached baseline failed verification; storing the object passthrough", { key });
+  return null;
+}
+
 /**
  * The outcome of the encode that ran while the body arrived, when it still applies (the baseline
- * it used is the current one). A failed encode fails the PUT: nothing was stored.
+ * it used is the current one). A failed encode fails the PUT: nothing was stored, unless the
+ * cached baseline it read turns out corrupt, which is a cache problem: passthrough (null).
  */
 async function liveResult(
   ctx: DeltaContext,
   live: LiveEncode,
-): Promise<EncodeResult> {
+): Promise<EncodeResult | null> {
   const ended = await live.outcome;
   if ("error" in ended) {
+    if (!(await live.baselineVerified)) return null;
     throw ended.error instanceof SvcError
       ? ended.error
       : internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
@@ -229,7 +247,18 @@ function commitEligible(
     const referenceSha256 = referenceInfo?.meta.sha256;
     if (live && referenceSha256 === live.referenceSha256) {
       const encoded = await liveResult(ctx, live);
-      return await keepIfWorthIt(ctx, bucket, key, encoded, meta, ratio, live.referenceSha256);
+      if (encoded === null) return discardUnverified(key);
+      const { baselineVerified } = live;
+      return await keepIfWorthIt(
+        ctx,
+        bucket,
+        key,
+        encoded,
+        meta,
+        ratio,
+        referenceSha256,
+        baselineVerified,
+      );
     }
     // No encode ran while the body arrived, or the baseline changed since: work from the spool.
     await live?.dispose(); // frees its codec slot before taking one
@@ -241,23 +270,36 @@ function commitEligible(
       }
       const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
       if ("corrupt" in baseline) return null;
+      // Verified beside the encode, not before it; cut short when the answer is not needed.
+      const unneeded = new AbortController();
+      const verified = ctx.referenceCache.verify(baseline, unneeded.signal);
       try {
         const maxDeltaBytes = Math.floor(meta.size * ratio);
-        const encoded = await encodeWith(
-          ctx,
-          permit,
-          baseline.path,
-          spool,
-          timeoutMs,
-          maxDeltaBytes,
-        );
+        let encoded: EncodeResult;
         try {
-          return await keepIfWorthIt(ctx, bucket, key, encoded, meta, ratio, referenceSha256);
+          encoded = await encodeWith(ctx, permit, baseline.path, spool, timeoutMs, maxDeltaBytes);
+        } catch (err) {
+          if (!(await verified)) return discardUnverified(key);
+          throw err;
+        }
+        try {
+          return await keepIfWorthIt(
+            ctx,
+            bucket,
+            key,
+            encoded,
+            meta,
+            ratio,
+            referenceSha256,
+            verified,
+          );
         } finally {
           if (!encoded.aborted) await removeQuietly(encoded.deltaPath);
         }
       } finally {
-        await removeQuietly(baseline.path);
+        unneeded.abort();
+        await verified;
+        baseline.release();
       }
     } finally {
       permit.release();

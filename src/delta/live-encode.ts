@@ -9,6 +9,13 @@
  * encoder that stops early (its output passed what the ratio allows) simply stops receiving
  * bytes while the spool carries on.
  *
+ * Each chunk goes to the spool file and to the encoder concurrently: the spool write (disk) need
+ * not wait for the encoder to accept the chunk (CPU), and the next chunk is read once both are done.
+ *
+ * The baseline lease comes from the reference cache. A cached file is re-hashed alongside the
+ * encode (`baselineVerified`), never before it: the commit awaits that result before keeping the
+ * delta (see reference-cache.ts for the policy).
+ *
  * `codec_timeout_secs` measures codec work, not the client's upload speed: the clock starts when
  * the last body byte has been handed to the encoder. While the body arrives, an encoder that
  * takes no input for that long counts as timed out too.
@@ -18,6 +25,7 @@ import { writeStreamToFile } from "../storage/file-streams.ts";
 import type { EncodeResult } from "./codec.ts";
 import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
 import { type DeltaContext, removeQuietly } from "./delta-read.ts";
+import type { BaselineLease } from "./reference-cache.ts";
 
 export interface Spool {
   path: string;
@@ -34,14 +42,22 @@ export interface LiveEncode {
   referenceSha256: string;
   /** The bound the encode used for early abort. */
   maxDeltaBytes: number;
+  /**
+   * Whether the baseline file the encode read matches its sha256 (false also when the check was
+   * cut short). Never rejects. A false answer has already evicted the cached file.
+   */
+  baselineVerified: Promise<boolean>;
   /** Settles once the encode has ended (and its subprocess is gone). */
   outcome: Promise<LiveOutcome>;
-  /** Stops the encode if running, removes its delta file and frees its codec slot. Idempotent. */
+  /**
+   * Stops the encode if running, removes its delta file, frees its codec slot and (once the
+   * verification has ended too) its baseline lease. Idempotent.
+   */
   dispose(): Promise<void>;
 }
 
 export interface LiveEncodePlan {
-  baselinePath: string;
+  baseline: BaselineLease;
   referenceSha256: string;
   permit: CodecPermit;
   maxDeltaBytes: number;
@@ -99,8 +115,8 @@ async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
 }
 
 /**
- * Spools `body` and encodes it against `plan.baselinePath` in the same pass. The plan's permit
- * and baseline file belong to the returned LiveEncode from here on (dispose frees them). A failure
+ * Spools `body` and encodes it against `plan.baseline` in the same pass. The plan's permit
+ * and baseline lease belong to the returned LiveEncode from here on (dispose frees them). A failure
  * of the body (client gone, bad digest upstream) removes the spool and disposes the encode.
  */
 export async function spoolWhileEncoding(
@@ -117,7 +133,7 @@ export async function spoolWhileEncoding(
   );
   const started = performance.now();
   const outcome: Promise<LiveOutcome> = ctx.codec
-    .encode(plan.baselinePath, pipe.readable, {
+    .encode(plan.baseline.path, pipe.readable, {
       maxDeltaBytes: plan.maxDeltaBytes,
       signal: codecSignal,
     })
@@ -125,11 +141,17 @@ export async function spoolWhileEncoding(
       (result) => ({ result, seconds: (performance.now() - started) / 1000 }),
       (error) => ({ error }),
     );
+  // Runs beside the encode, off its critical path; cut short when the encode is abandoned.
+  const baselineVerified = ctx.referenceCache.verify(plan.baseline, codecSignal);
+  const leaseReleased = Promise.all([outcome, baselineVerified]).then(() =>
+    plan.baseline.release()
+  );
   let timer: ReturnType<typeof setTimeout> | undefined;
   let disposed: Promise<void> | undefined;
   const live: LiveEncode = {
     referenceSha256: plan.referenceSha256,
     maxDeltaBytes: plan.maxDeltaBytes,
+    baselineVerified,
     outcome,
     dispose: () =>
       disposed ??= (async () => {
@@ -137,8 +159,8 @@ export async function spoolWhileEncoding(
         const ended = await outcome;
         clearTimeout(timer);
         if ("result" in ended && !ended.result.aborted) await removeQuietly(ended.result.deltaPath);
-        await removeQuietly(plan.baselinePath);
         plan.permit.release();
+        await leaseReleased;
       })(),
   };
   // The slot is for the subprocess: free it as soon as the encode ends, not when the commit does
@@ -159,24 +181,30 @@ export async function spoolWhileEncoding(
     .getWriter();
   const reader = body.getReader();
   let size = 0;
+  /** Never rejects: an encoder that cannot take the chunk is dropped from the loop. */
+  const feed = async (input: WritableStreamDefaultWriter<Uint8Array>, chunk: Uint8Array) => {
+    try {
+      await writeWithin(input, chunk, plan.timeoutMs);
+    } catch (err) {
+      // The encoder stopped early (the spool carries on), or it stopped reading: a codec that
+      // takes no input for codec_timeout_secs is killed like one that runs too long.
+      if (err instanceof EncoderStalled) stop.abort(codecTimeoutError(plan.timeoutMs));
+      if (encoderInput === input) encoderInput = undefined;
+    }
+  };
   try {
     file = await Deno.open(path, { write: true, truncate: true });
+    const spoolFile = file;
     for (;;) {
       signal?.throwIfAborted();
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (encoderInput) {
-        try {
-          await writeWithin(encoderInput, value, plan.timeoutMs);
-        } catch (err) {
-          // The encoder stopped early (the spool carries on), or it stopped reading: a codec
-          // that takes no input for codec_timeout_secs is killed like one that runs too long.
-          if (err instanceof EncoderStalled) stop.abort(codecTimeoutError(plan.timeoutMs));
-          encoderInput = undefined;
-        }
-      }
-      await writeAll(file, value);
+      // Backpressure is kept: the next chunk is read only once both have taken this one.
+      await Promise.all([
+        writeAll(spoolFile, value),
+        encoderInput ? feed(encoderInput, value) : undefined,
+      ]);
     }
     file.close();
     file = undefined;

@@ -1,26 +1,42 @@
 /**
- * In-memory cache of deltaspace baselines (`cache_size_mb`, SPEC item 6), so encoding and
- * decoding against a hot baseline does not re-read it from the backend.
+ * File-backed, content-addressed cache of deltaspace baselines (`cache_size_mb`, SPEC item 6).
+ * xdelta3 reads its source from a file, so a cached baseline is kept as one: encodes and decodes
+ * against a hot baseline use `<dir>/<sha256>` directly instead of copying it out of memory.
  *
- * - Bounded by bytes, evicting least recently used entries first until the new one fits; an
- *   entry larger than the whole cache is not cached at all (it would only flush everything).
- * - Every entry keeps the sha256 computed when it was stored. `get` re-hashes the bytes and
- *   compares them with both that hash and the one the caller expects (the baseline's sha256 from
- *   its metadata). Any mismatch evicts the entry and answers a miss: a corrupted or stale baseline
- *   is never handed out. Re-hashing costs a pass over the bytes (OpenSSL sha256, roughly 1-2 GB/s)
- *   which is small next to a codec run.
- * - Keys are opaque strings; the caller composes them (e.g. backend, bucket and deltaspace) so
- *   that two buckets never share an entry.
- * - Bytes are held without copying: callers must not mutate what they pass in or get back (a
- *   mutation is caught by the re-hash on the next get, at the price of a miss).
+ * - Entries are named by the sha256 of their bytes, so an entry is never stale: a deltaspace whose
+ *   baseline changed simply asks for another sha256. The owner (`bucket/deltaspace`) → sha256
+ *   association is kept only to drop entries when a baseline or bucket is deleted.
+ * - Byte-weighted LRU bounded by `maxBytes`. Eviction skips pinned entries; an entry that does not
+ *   fit (larger than the budget, or the rest is pinned) is handed out as a private file deleted at
+ *   its last release, so the budget bounds what stays on disk between codec runs.
+ * - Pins: `acquire` returns a lease; a codec run holds it until it no longer reads the file. An
+ *   explicit eviction (corruption, deletion) of a pinned entry drops it from the index at once and
+ *   deletes the file at the last release.
+ * - A miss downloads the baseline into a temp file while hashing it; bytes that do not match the
+ *   expected sha256 are reported `corrupt` and never cached. Concurrent misses of one sha256 share
+ *   one download.
+ *
+ * Verification policy. A downloaded baseline is verified by construction. A cached file is handed
+ * out without re-hashing (hashing 100 MiB costs ~0.3 s, more than the decode itself):
+ * - decode (GET): the rebuilt object's own sha256 is checked before its first byte leaves, so a
+ *   corrupt baseline can only cause a 500, never wrong bytes; the reader then evicts the entry.
+ * - encode (PUT): a delta made against corrupt local bytes could never be rebuilt from the real
+ *   baseline, so the writer runs `verify` concurrently with the encode and the commit awaits it;
+ *   on a mismatch the entry is evicted, the delta discarded and the object stored passthrough.
  */
 
 import { createHash } from "node:crypto";
+import { getLogger } from "../observability/log.ts";
+
+const log = getLogger("svc::delta");
+
+/** Read size when hashing a cached file. */
+const HASH_READ_BYTES = 1 << 20;
 
 export interface ReferenceCacheStats {
   hits: number;
   misses: number;
-  /** Entries dropped for corruption or a changed baseline, included in misses. */
+  /** Downloads or cached files whose bytes did not match their sha256. */
   verifyFailures: number;
   /** Entries dropped to make room. */
   evictions: number;
@@ -29,105 +45,176 @@ export interface ReferenceCacheStats {
   maxBytes: number;
 }
 
+/** A baseline file a codec may read until `release()` (idempotent). */
+export interface BaselineLease {
+  readonly path: string;
+  readonly sha256: string;
+  readonly size: number;
+  /** Found in the cache (the `x-svc-cache: hit` of debug headers). */
+  readonly cacheHit: boolean;
+  /** Hashed while this acquisition downloaded it: `verify` answers true without reading. */
+  readonly verified: boolean;
+  release(): void;
+}
+
+export type BaselineAcquired = BaselineLease | { corrupt: true };
+
 interface Entry {
-  bytes: Uint8Array;
   sha256: string;
+  path: string;
+  size: number;
+  pins: number;
+  /** In the index and counted in sizeBytes; otherwise the file goes with the last pin. */
+  cached: boolean;
+}
+
+interface Download {
+  /** Callers waiting for it; each gets one pin when it settles. */
+  waiters: number;
+  done: Promise<Entry | null>;
 }
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
+async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
+}
+
+async function removeQuietly(path: string): Promise<void> {
+  await Deno.remove(path).catch(() => {});
+}
+
+/** sha256 of a file's bytes; rejects with the signal's reason when it fires. */
+export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
+  using file = await Deno.open(path, { read: true });
+  const hash = createHash("sha256");
+  const buffer = new Uint8Array(HASH_READ_BYTES);
+  for (;;) {
+    signal?.throwIfAborted();
+    const n = await file.read(buffer);
+    if (n === null) break;
+    hash.update(buffer.subarray(0, n));
+  }
+  return hash.digest("hex");
+}
+
 export class ReferenceCache {
+  readonly dir: string;
   readonly maxBytes: number;
   /** Map iteration order is insertion order: the first entry is the least recently used. */
   readonly #entries = new Map<string, Entry>();
+  readonly #owners = new Map<string, string>();
+  readonly #downloads = new Map<string, Download>();
+  /** Canonical paths still held by an evicted, pinned entry: a new copy must not take them. */
+  readonly #doomedPaths = new Set<string>();
   #sizeBytes = 0;
   #hits = 0;
   #misses = 0;
   #verifyFailures = 0;
   #evictions = 0;
+  #tempSeq = 0;
 
-  constructor(maxBytes: number) {
+  /** `dir` must exist and hold nothing else (the caller empties it at start). */
+  constructor(options: { dir: string; maxBytes: number }) {
+    const { dir, maxBytes } = options;
     if (!Number.isFinite(maxBytes) || maxBytes < 0) {
       throw new RangeError(`reference cache size out of range: ${maxBytes}`);
     }
+    this.dir = dir;
     this.maxBytes = Math.floor(maxBytes);
   }
 
-  /** A cache of `cache_size_mb` mebibytes. */
-  static fromMegabytes(megabytes: number): ReferenceCache {
-    return new ReferenceCache(megabytes * 1024 * 1024);
+  /**
+   * A lease on the baseline whose bytes hash to `sha256`, downloading it with `fetch` on a miss.
+   * `owner` (e.g. `bucket/deltaspace`) is remembered for `evict`/`evictPrefix`. A fetch failure
+   * rejects (every caller sharing that download sees it); mismatching bytes answer `corrupt`.
+   */
+  async acquire(
+    owner: string,
+    sha256: string,
+    fetch: () => Promise<ReadableStream<Uint8Array>>,
+  ): Promise<BaselineAcquired> {
+    const sha = sha256.toLowerCase();
+    this.#owners.set(owner, sha);
+    const entry = this.#entries.get(sha);
+    if (entry !== undefined) {
+      this.#entries.delete(sha);
+      this.#entries.set(sha, entry);
+      this.#hits++;
+      entry.pins++;
+      return this.#lease(entry, true, false);
+    }
+    this.#misses++;
+    let pending = this.#downloads.get(sha);
+    if (pending === undefined) {
+      const download: Download = { waiters: 0, done: Promise.resolve(null) };
+      download.done = this.#download(sha, fetch, download);
+      this.#downloads.set(sha, download);
+      pending = download;
+    }
+    pending.waiters++;
+    const fetched = await pending.done;
+    return fetched === null ? { corrupt: true } : this.#lease(fetched, false, true);
   }
 
   /**
-   * The cached baseline when its bytes still hash to `expectedSha256` (lowercase hex), else
-   * undefined; a mismatching entry is evicted.
+   * Whether the leased file still hashes to its sha256. A mismatch (or an unreadable file) evicts
+   * the entry and answers false; so does an abort, without evicting: unverified is not verified.
    */
-  get(key: string, expectedSha256: string): Uint8Array | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) {
-      this.#misses++;
-      return undefined;
+  async verify(lease: BaselineLease, signal?: AbortSignal): Promise<boolean> {
+    if (lease.verified) return true;
+    let actual: string;
+    try {
+      actual = await sha256File(lease.path, signal);
+    } catch (err) {
+      if (signal?.aborted) return false;
+      actual = `unreadable: ${err instanceof Error ? err.message : String(err)}`;
     }
-    const actual = sha256Hex(entry.bytes);
-    if (actual !== entry.sha256 || actual !== expectedSha256.toLowerCase()) {
-      this.#remove(key, entry);
-      this.#verifyFailures++;
-      this.#misses++;
-      return undefined;
-    }
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
-    this.#hits++;
-    return entry.bytes;
+    if (actual === lease.sha256) return true;
+    this.#verifyFailures++;
+    this.evictSha256(lease.sha256, `cached file hashes to ${actual}`);
+    return false;
   }
 
-  /**
-   * Caches a baseline, replacing any entry under the key. When `expectedSha256` is given and the
-   * bytes do not match it, nothing is cached. Returns whether the bytes are now cached.
-   */
-  set(key: string, bytes: Uint8Array, expectedSha256?: string): boolean {
-    const existing = this.#entries.get(key);
-    if (existing !== undefined) this.#remove(key, existing);
-    if (bytes.byteLength > this.maxBytes) return false;
-    const sha256 = sha256Hex(bytes);
-    if (expectedSha256 !== undefined && sha256 !== expectedSha256.toLowerCase()) return false;
-    for (const [oldKey, old] of this.#entries) {
-      if (this.#sizeBytes + bytes.byteLength <= this.maxBytes) break;
-      this.#remove(oldKey, old);
-      this.#evictions++;
+  /** Drops the entry of these bytes (corruption); its file goes now or at its last release. */
+  evictSha256(sha256: string, reason?: string): boolean {
+    const sha = sha256.toLowerCase();
+    const entry = this.#entries.get(sha);
+    if (reason !== undefined) {
+      log.warn("Evicting a cached baseline", { sha256: sha, reason, cached: entry !== undefined });
     }
-    this.#entries.set(key, { bytes, sha256 });
-    this.#sizeBytes += bytes.byteLength;
-    return true;
-  }
-
-  /** Drops the entry; true when there was one. */
-  evict(key: string): boolean {
-    const entry = this.#entries.get(key);
     if (entry === undefined) return false;
-    this.#remove(key, entry);
+    this.#unindex(entry);
     return true;
   }
 
-  /** Drops every entry whose key starts with `prefix` (e.g. a deleted bucket). */
+  /** Forgets the owner's baseline (deleted); its entry goes unless another owner shares it. */
+  evict(owner: string): boolean {
+    const sha = this.#owners.get(owner);
+    if (sha === undefined) return false;
+    this.#owners.delete(owner);
+    for (const other of this.#owners.values()) if (other === sha) return false;
+    return this.evictSha256(sha);
+  }
+
+  /** `evict` for every owner starting with `prefix` (e.g. a deleted bucket). */
   evictPrefix(prefix: string): number {
     let removed = 0;
-    for (const [key, entry] of this.#entries) {
-      if (!key.startsWith(prefix)) continue;
-      this.#remove(key, entry);
-      removed++;
+    for (const owner of [...this.#owners.keys()]) {
+      if (owner.startsWith(prefix) && this.evict(owner)) removed++;
     }
     return removed;
   }
 
+  /** Drops every entry (pinned files go at their last release). */
   clear(): void {
-    this.#entries.clear();
-    this.#sizeBytes = 0;
+    for (const entry of [...this.#entries.values()]) this.#unindex(entry);
   }
 
-  /** Keys from least to most recently used (for tests and the admin view). */
+  /** Cached sha256s from least to most recently used (for tests and the admin view). */
   keys(): string[] {
     return [...this.#entries.keys()];
   }
@@ -144,8 +231,127 @@ export class ReferenceCache {
     };
   }
 
-  #remove(key: string, entry: Entry): void {
-    this.#entries.delete(key);
-    this.#sizeBytes -= entry.bytes.byteLength;
+  #lease(entry: Entry, cacheHit: boolean, verified: boolean): BaselineLease {
+    let held = true;
+    return {
+      path: entry.path,
+      sha256: entry.sha256,
+      size: entry.size,
+      cacheHit,
+      verified,
+      release: () => {
+        if (!held) return;
+        held = false;
+        entry.pins--;
+        if (entry.pins === 0 && !entry.cached) this.#deleteFile(entry);
+      },
+    };
+  }
+
+  /** Out of the index; the file is deleted now when unpinned, else at its last release. */
+  #unindex(entry: Entry): void {
+    if (!entry.cached) return;
+    this.#entries.delete(entry.sha256);
+    this.#sizeBytes -= entry.size;
+    entry.cached = false;
+    if (entry.pins === 0) this.#deleteFile(entry);
+    else this.#doomedPaths.add(entry.path);
+  }
+
+  #deleteFile(entry: Entry): void {
+    // The path leaves #doomedPaths only once the file is gone, so no new copy can be renamed
+    // onto it and then deleted by this removal.
+    removeQuietly(entry.path).finally(() => this.#doomedPaths.delete(entry.path));
+  }
+
+  #canonicalPath(sha256: string): string {
+    return `${this.dir}/${sha256}`;
+  }
+
+  /**
+   * Downloads, hashes and admits one baseline. Settles with the entry already pinned once per
+   * waiter, in the same step that removes the download from the map, so a caller either joins
+   * this download or finds its result in the index.
+   */
+  async #download(
+    sha256: string,
+    fetch: () => Promise<ReadableStream<Uint8Array>>,
+    download: Download,
+  ): Promise<Entry | null> {
+    const temp = `${this.dir}/tmp-${++this.#tempSeq}-${crypto.randomUUID()}`;
+    let admitted = false;
+    try {
+      const { actual, size } = await this.#spoolHashed(await fetch(), temp);
+      if (actual !== sha256) {
+        this.#verifyFailures++;
+        log.warn("A baseline does not match its sha256", { expected: sha256, actual });
+        return null;
+      }
+      const entry = await this.#admit(sha256, temp, size);
+      admitted = true;
+      entry.pins += download.waiters;
+      return entry;
+    } finally {
+      this.#downloads.delete(sha256);
+      if (!admitted) await removeQuietly(temp);
+    }
+  }
+
+  async #spoolHashed(
+    body: ReadableStream<Uint8Array>,
+    path: string,
+  ): Promise<{ actual: string; size: number }> {
+    const hash = createHash("sha256");
+    let size = 0;
+    const reader = body.getReader();
+    try {
+      using file = await Deno.open(path, { write: true, createNew: true });
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        hash.update(value);
+        size += value.byteLength;
+        await writeAll(file, value);
+      }
+    } catch (err) {
+      await reader.cancel(err).catch(() => {});
+      throw err;
+    } finally {
+      reader.releaseLock();
+    }
+    return { actual: hash.digest("hex"), size };
+  }
+
+  /** Makes room and renames `temp` into place; a file that cannot be cached stays private. */
+  async #admit(sha256: string, temp: string, size: number): Promise<Entry> {
+    const canonical = this.#canonicalPath(sha256);
+    const fits = size <= this.maxBytes && !this.#doomedPaths.has(canonical) &&
+      this.#unpinnedBytes() + (this.maxBytes - this.#sizeBytes) >= size;
+    if (!fits) return { sha256, path: temp, size, pins: 0, cached: false };
+    for (const entry of [...this.#entries.values()]) {
+      if (this.#sizeBytes + size <= this.maxBytes) break;
+      if (entry.pins > 0) continue;
+      this.#unindex(entry);
+      this.#evictions++;
+    }
+    // Reserved before the rename so that a concurrent admission sees the room as taken.
+    this.#sizeBytes += size;
+    try {
+      await Deno.rename(temp, canonical);
+    } catch (err) {
+      this.#sizeBytes -= size;
+      log.warn("Cannot cache a baseline; using it uncached", { sha256, error: String(err) });
+      return { sha256, path: temp, size, pins: 0, cached: false };
+    }
+    const entry: Entry = { sha256, path: canonical, size, pins: 0, cached: true };
+    // Another download of the same bytes cannot have finished meanwhile: they share this one.
+    this.#entries.set(sha256, entry);
+    return entry;
+  }
+
+  #unpinnedBytes(): number {
+    let bytes = 0;
+    for (const entry of this.#entries.values()) if (entry.pins === 0) bytes += entry.size;
+    return bytes;
   }
 }

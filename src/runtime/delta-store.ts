@@ -2,7 +2,12 @@
  * Puts the delta store over a backend from the config: codec probe (a missing xdelta3 means
  * eligible objects go passthrough, with one warning, never a failed PUT), the codec pool, the
  * reference and metadata caches, the local spool directory, and the metrics the store feeds.
+ *
+ * The reference cache keeps its baseline files in `baselines/` beside the spool directory (same
+ * filesystem, so a download is renamed into place), not inside it: the spool must be empty between
+ * requests, cached baselines are meant to stay. Both are emptied at start.
  */
+import { dirname, join } from "node:path";
 import type { Config } from "../config/schema.ts";
 import { probeXdelta3, Xdelta3Codec } from "../delta/codec.ts";
 import { CodecPool } from "../delta/codec-pool.ts";
@@ -52,8 +57,8 @@ function observerFor(metrics: Pick<Metrics, "delta" | "cache">): DeltaObserver {
   };
 }
 
-/** Empties (or creates) the local spool directory: leftovers of a crash are never needed. */
-async function freshSpoolDir(path: string): Promise<void> {
+/** Empties (or creates) a local scratch directory: leftovers of a crash are never needed. */
+async function freshDir(path: string): Promise<void> {
   await Deno.remove(path, { recursive: true }).catch((err) => {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   });
@@ -66,7 +71,9 @@ export async function openDeltaStore(
   current: () => Config,
   metrics: Pick<Metrics, "delta" | "cache">,
 ): Promise<DeltaStore> {
-  await freshSpoolDir(spoolDir);
+  await freshDir(spoolDir);
+  const baselineDir = join(dirname(spoolDir), "baselines");
+  await freshDir(baselineDir);
   const probe = await probeXdelta3();
   if (!probe.available) {
     log.warn(
@@ -78,7 +85,10 @@ export async function openDeltaStore(
   }
   const initial = current().advanced;
   const pool = new CodecPool(initial.codec_concurrency);
-  const referenceCache = new ReferenceCache(initial.cache_size_mb * 1024 * 1024);
+  const referenceCache = new ReferenceCache({
+    dir: baselineDir,
+    maxBytes: initial.cache_size_mb * 1024 * 1024,
+  });
   const backend = new DeltaBackend({
     inner,
     codec: new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA }),
