@@ -120,6 +120,7 @@ Deno.test({
         (err) => err instanceof SvcError && err.code === "InternalError",
       );
       assert.deepEqual(env.cache.keys(), [], "evicted");
+      await env.cache.settled();
       assert.equal(await exists(`${env.cache.dir}/${sha}`), false);
       const again = await env.store.getObject("b", "g/v2.tar");
       assert.equal(again?.info.debug?.referenceCache, "miss");

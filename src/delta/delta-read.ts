@@ -189,7 +189,7 @@ export async function readDelta(
       throw err instanceof SvcError && err.code !== "InternalError" ? err : fail(String(err));
     } finally {
       // The decoder has exited: the baseline file is no longer read.
-      baseline.release();
+      await baseline.release();
     }
     outPath = rebuilt.path;
     ctx.observer?.decoded((performance.now() - started) / 1000);
@@ -212,7 +212,7 @@ export async function readDelta(
     await deltaBody.cancel().catch(() => {});
     throw err;
   } finally {
-    baseline?.release();
+    await baseline?.release();
     await removeQuietly(outPath);
   }
 }

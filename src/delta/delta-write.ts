@@ -299,7 +299,7 @@ function commitEligible(
       } finally {
         unneeded.abort();
         await verified;
-        baseline.release();
+        await baseline.release();
       }
     } finally {
       permit.release();

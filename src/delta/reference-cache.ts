@@ -45,7 +45,10 @@ export interface ReferenceCacheStats {
   maxBytes: number;
 }
 
-/** A baseline file a codec may read until `release()` (idempotent). */
+/**
+ * A baseline file a codec may read until `release()` (idempotent; resolves once a file that had to
+ * go with this lease is gone).
+ */
 export interface BaselineLease {
   readonly path: string;
   readonly sha256: string;
@@ -54,7 +57,7 @@ export interface BaselineLease {
   readonly cacheHit: boolean;
   /** Hashed while this acquisition downloaded it: `verify` answers true without reading. */
   readonly verified: boolean;
-  release(): void;
+  release(): Promise<void>;
 }
 
 export type BaselineAcquired = BaselineLease | { corrupt: true };
@@ -110,6 +113,8 @@ export class ReferenceCache {
   readonly #downloads = new Map<string, Download>();
   /** Canonical paths still held by an evicted, pinned entry: a new copy must not take them. */
   readonly #doomedPaths = new Set<string>();
+  /** File removals under way (they are not awaited by the release or eviction that starts them). */
+  readonly #removals = new Set<Promise<void>>();
   #sizeBytes = 0;
   #hits = 0;
   #misses = 0;
@@ -232,7 +237,7 @@ export class ReferenceCache {
   }
 
   #lease(entry: Entry, cacheHit: boolean, verified: boolean): BaselineLease {
-    let held = true;
+    let released: Promise<void> | undefined;
     return {
       path: entry.path,
       sha256: entry.sha256,
@@ -240,10 +245,10 @@ export class ReferenceCache {
       cacheHit,
       verified,
       release: () => {
-        if (!held) return;
-        held = false;
+        if (released) return released;
         entry.pins--;
-        if (entry.pins === 0 && !entry.cached) this.#deleteFile(entry);
+        released = entry.pins === 0 && !entry.cached ? this.#deleteFile(entry) : Promise.resolve();
+        return released;
       },
     };
   }
@@ -258,10 +263,20 @@ export class ReferenceCache {
     else this.#doomedPaths.add(entry.path);
   }
 
-  #deleteFile(entry: Entry): void {
+  #deleteFile(entry: Entry): Promise<void> {
     // The path leaves #doomedPaths only once the file is gone, so no new copy can be renamed
     // onto it and then deleted by this removal.
-    removeQuietly(entry.path).finally(() => this.#doomedPaths.delete(entry.path));
+    const removal = removeQuietly(entry.path).finally(() => {
+      this.#doomedPaths.delete(entry.path);
+      this.#removals.delete(removal);
+    });
+    this.#removals.add(removal);
+    return removal;
+  }
+
+  /** Resolves once every file removal started so far has finished (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.#removals.size > 0) await Promise.all(this.#removals);
   }
 
   #canonicalPath(sha256: string): string {

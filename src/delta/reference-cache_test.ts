@@ -16,7 +16,7 @@ async function withCache(maxBytes: number, fn: (cache: ReferenceCache) => Promis
   try {
     const cache = new ReferenceCache({ dir, maxBytes });
     await fn(cache);
-    await settle();
+    await cache.settled();
     assert.deepEqual(filesIn(dir), cache.keys().toSorted(), "only cached entries stay on disk");
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -26,9 +26,6 @@ async function withCache(maxBytes: number, fn: (cache: ReferenceCache) => Promis
 function filesIn(dir: string): string[] {
   return [...Deno.readDirSync(dir)].map((e) => e.name).toSorted();
 }
-
-/** Lets fire-and-forget file removals finish. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 const fetcher = (data: Uint8Array<ArrayBuffer>) => () => Promise.resolve(new Blob([data]).stream());
 
@@ -120,7 +117,7 @@ Deno.test("reference cache: pinned entries are skipped by LRU and their deletion
     assert.notEqual(again.path, pinned.path);
     again.release();
     pinned.release();
-    await settle();
+    await cache.settled();
     assert.equal(await Deno.stat(pinned.path).then(() => true, () => false), false);
     assert.equal(await touch(cache, "a", a), false, "re-downloaded once the old file is gone");
     assert.deepEqual(cache.keys(), [c, a].map(sha256Hex));
@@ -135,7 +132,7 @@ Deno.test("reference cache: an entry larger than the cache is private and evicts
     assert.equal(lease.verified, true);
     assert.equal(cache.stats().entries, 1);
     lease.release();
-    await settle();
+    await cache.settled();
     assert.equal(await Deno.stat(lease.path).then(() => true, () => false), false);
     assert.equal(await touch(cache, "x", bytes(1000, 3)), false);
     assert.deepEqual(cache.keys(), [sha256Hex(bytes(1000, 3))]);
@@ -181,7 +178,7 @@ Deno.test("reference cache: concurrent misses of one baseline share one download
     cache.evictSha256(sha256Hex(data));
     leases[0].release();
     leases[1].release();
-    await settle();
+    await cache.settled();
     assert.deepEqual(await Deno.readFile(leases[2].path), data);
     leases[2].release();
   }));
