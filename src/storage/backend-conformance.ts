@@ -259,6 +259,17 @@ const STEPS: Record<string, Step> = {
     assert.equal(await backend.headObject(bucket, "a/b"), null);
   },
 
+  "deleting a key that ends in / removes that key only, never the keys below it": async (
+    backend,
+    newBucket,
+  ) => {
+    const bucket = await newBucket();
+    for (const key of ["dir/", "dir/a", "dir/sub/b"]) await put(backend, bucket, key, "");
+    assert.equal(await backend.deleteObject(bucket, "dir/"), true);
+    const left = await backend.listObjects(bucket, { prefix: "", maxKeys: 10 });
+    assert.deepEqual(left.objects.map((o) => o.key), ["dir/a", "dir/sub/b"]);
+  },
+
   "lastModified: HEAD and LIST agree, near the commit time": async (backend, newBucket) => {
     const bucket = await newBucket();
     const before = Date.now();

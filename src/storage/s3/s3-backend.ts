@@ -9,6 +9,7 @@
  * throttling is SlowDown; everything else throws (s3-errors.ts). A failed HEAD is never read as
  * "absent".
  */
+import { createHash } from "node:crypto";
 import { SvcError } from "../../errors.ts";
 import type {
   Backend,
@@ -35,7 +36,7 @@ import {
   spoolBody,
   uploadSpool,
 } from "./s3-upload.ts";
-import { parseListBuckets } from "./s3-xml.ts";
+import { escapeXmlText, parseListBuckets } from "./s3-xml.ts";
 
 /** How long a bucket seen to exist is trusted before a write checks it again. */
 const BUCKET_TRUST_MS = 10_000;
@@ -209,12 +210,43 @@ export class S3Backend implements Backend {
   async deleteObject(bucket: string, key: string): Promise<boolean> {
     if (!(await this.headObject(bucket, key))) return false;
     try {
-      await this.client.send({ method: "DELETE", bucket, key, idempotent: true });
+      if (key.endsWith("/")) await this.deleteExactly(bucket, key);
+      else await this.client.send({ method: "DELETE", bucket, key, idempotent: true });
     } catch (err) {
       if (isMissingKey(err)) return false;
       throw svcErrorFromBackend(err, bucket, key);
     }
     return true;
+  }
+
+  /**
+   * Deletes one key through DeleteObjects. Used for keys ending in `/`: some stores give a
+   * DeleteObject of `dir/` prefix semantics (svc itself deletes the whole subtree, and so would a
+   * svc used as this backend), while DeleteObjects removes exactly the keys it names everywhere.
+   * The one request where S3 requires a body checksum: Content-MD5.
+   */
+  private async deleteExactly(bucket: string, key: string): Promise<void> {
+    const body = `<Delete><Quiet>true</Quiet><Object><Key>${escapeXmlText(key)}</Key></Object>` +
+      "</Delete>";
+    const md5 = createHash("md5").update(body).digest("base64");
+    const response = await this.client.send({
+      method: "POST",
+      bucket,
+      query: { delete: "" },
+      headers: { "content-md5": md5, "content-type": "application/xml" },
+      body,
+      idempotent: true,
+    });
+    const failed = /<Error>[\s\S]*?<Code>([^<]*)<\/Code>[\s\S]*?<\/Error>/.exec(response.text);
+    if (failed && failed[1] !== "NoSuchKey") {
+      throw new BackendError(
+        500,
+        failed[1],
+        `DeleteObjects refused "${key}"`,
+        "POST ?delete",
+        false,
+      );
+    }
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
