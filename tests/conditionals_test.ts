@@ -11,7 +11,13 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from "@aws-sdk/client-s3";
-import { bytesOf, randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import {
+  bytesOf,
+  objectsOnLocalDisk,
+  randomBytes,
+  signedFetch as fetch,
+  startSvc,
+} from "./helpers/svc.ts";
 import { assertError, assertSdkError, codeOf, md5Hex } from "./helpers/assertions.ts";
 
 const BUCKET = "cond";
@@ -213,8 +219,10 @@ Deno.test("conditionals: ranges, overrides and preconditions against one server"
     assert.match(reply, /^HTTP\/1\.1 400 /);
     assert.equal(codeOf(reply), "IncompleteBody");
     assert.equal((await get("short", {}, "HEAD")).status, 404);
-    const tmp = [...Deno.readDirSync(`${svc.dataDir}/.svc/tmp`)];
-    assert.deepEqual(tmp, [], "refused bodies leave no temp files");
+    if (objectsOnLocalDisk) {
+      const tmp = [...Deno.readDirSync(`${svc.dataDir}/.svc/tmp`)];
+      assert.deepEqual(tmp, [], "refused bodies leave no temp files");
+    }
   });
 
   await t.step("PutObject If-None-Match: * and If-Match", async () => {

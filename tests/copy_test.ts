@@ -13,7 +13,13 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { bytesOf, randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import {
+  bytesOf,
+  objectsOnLocalDisk,
+  randomBytes,
+  signedFetch as fetch,
+  startSvc,
+} from "./helpers/svc.ts";
 import { assertError, assertSdkError, codeOf, md5Hex } from "./helpers/assertions.ts";
 
 const SRC = "copy-src";
@@ -208,7 +214,10 @@ Deno.test("copy: CopyObject against one server", async (t) => {
       "x-amz-copy-source": `${source(SRC, srcKey)}?versionId=null`,
     });
     assert.equal(nullVersion.status, 200, await nullVersion.text());
-    await assertError(await rawCopy(`${DST}/dir/`, {}), 400, "InvalidRequest");
+    // A marker with content is a filesystem-backend refusal; S3 stores `dir/` like any key.
+    if (objectsOnLocalDisk) {
+      await assertError(await rawCopy(`${DST}/dir/`, {}), 400, "InvalidRequest");
+    }
   });
 
   await t.step("copying a source that is being overwritten never fails", async () => {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput } from "@aws-sdk/client-s3";
-import { signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import { objectsOnLocalDisk, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 import { codeOf } from "./helpers/assertions.ts";
 
 const BUCKET = "listing";
@@ -367,14 +367,12 @@ Deno.test("listing: ListObjectsV2 and ListObjects against one server", async (t)
       assert.equal(res.status, 204, await res.text());
       const left = await rawList(svc.url, { "list-type": "2" });
       assert.deepEqual(show(left.entries), OTHER_KEYS);
-      assert.deepEqual(
-        [...Deno.readDirSync(`${svc.dataDir}/${BUCKET}`)].map((e) => e.name).sort(),
-        [
-          "other",
-          "page-sibling",
-          "pagf",
-        ],
-      );
+      if (objectsOnLocalDisk) {
+        assert.deepEqual(
+          [...Deno.readDirSync(`${svc.dataDir}/${BUCKET}`)].map((e) => e.name).sort(),
+          ["other", "page-sibling", "pagf"],
+        );
+      }
     },
   );
 

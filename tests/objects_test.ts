@@ -17,7 +17,13 @@ import {
   PutObjectTaggingCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
-import { bytesOf, randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import {
+  bytesOf,
+  objectsOnLocalDisk,
+  randomBytes,
+  signedFetch as fetch,
+  startSvc,
+} from "./helpers/svc.ts";
 import { assertError, assertSdkError, codeOf, md5Hex } from "./helpers/assertions.ts";
 
 const BUCKET = "objects";
@@ -141,9 +147,12 @@ Deno.test("objects: single-object surface against one server", async (t) => {
         body: new Uint8Array(size),
         headers: { "x-amz-meta-big": "v".repeat(2044 + size) },
       });
-    assert.equal((await putMeta(1)).status, 200);
+    // An S3 backend's own 2 KB limit also counts svc's x-amz-meta-svc-* fields (see README).
+    if (objectsOnLocalDisk) assert.equal((await putMeta(1)).status, 200);
     await assertError(putMeta(2), 400, "MetadataTooLarge");
-    assert.equal(Number((await req("HEAD", "meta-big")).headers.get("content-length")), 1);
+    if (objectsOnLocalDisk) {
+      assert.equal(Number((await req("HEAD", "meta-big")).headers.get("content-length")), 1);
+    }
   });
 
   await t.step("keys with unicode, spaces and reserved characters round-trip", async () => {
@@ -250,41 +259,48 @@ Deno.test("objects: single-object surface against one server", async (t) => {
     assert.equal(head.status, 404);
   });
 
-  await t.step("filesystem key rules: file/directory conflicts are 409", async () => {
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "fs/a", Body: "file a" }));
-    await assertError(req("PUT", "fs/a/b", "x"), 409, "ObjectPathConflict");
-    await assertError(req("PUT", "fs/a/"), 409, "ObjectPathConflict");
-    assert.equal(await (await fetch(url(`/${BUCKET}/fs/a`))).text(), "file a");
+  // On an S3 backend `a` and `a/b` coexist: the conflict is the filesystem backend's.
+  await t.step({
+    name: "filesystem key rules: file/directory conflicts are 409",
+    ignore: !objectsOnLocalDisk,
+    fn: async () => {
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "fs/a", Body: "file a" }));
+      await assertError(req("PUT", "fs/a/b", "x"), 409, "ObjectPathConflict");
+      await assertError(req("PUT", "fs/a/"), 409, "ObjectPathConflict");
+      assert.equal(await (await fetch(url(`/${BUCKET}/fs/a`))).text(), "file a");
 
-    await s3.send(
-      new PutObjectCommand({ Bucket: BUCKET, Key: "fs/d/", Body: new Uint8Array(0) }),
-    );
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "fs/d/b", Body: "inner" }));
-    await assertError(req("PUT", "fs/d", "x"), 409, "ObjectPathConflict");
-    await assertError(req("PUT", "fs/e/", "not empty"), 400, "InvalidRequest");
-    const flat = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "fs/" }));
-    assert.deepEqual(flat.Contents?.map((c) => [c.Key, c.Size]), [
-      ["fs/a", 6],
-      ["fs/d/", 0],
-      ["fs/d/b", 5],
-    ]);
-    const rolled = await s3.send(
-      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "fs/", Delimiter: "/" }),
-    );
-    assert.deepEqual(rolled.Contents?.map((c) => c.Key), ["fs/a"]);
-    assert.deepEqual(rolled.CommonPrefixes?.map((p) => p.Prefix), ["fs/d/"]);
-    const marker = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "fs/d/" }));
-    assert.equal(marker.ContentLength, 0);
-    // Deleting the object below keeps the marker.
-    await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: "fs/d/b" }));
-    assert.equal(
-      (await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "fs/d/" }))).ContentLength,
-      0,
-    );
+      await s3.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: "fs/d/", Body: new Uint8Array(0) }),
+      );
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "fs/d/b", Body: "inner" }));
+      await assertError(req("PUT", "fs/d", "x"), 409, "ObjectPathConflict");
+      await assertError(req("PUT", "fs/e/", "not empty"), 400, "InvalidRequest");
+      const flat = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "fs/" }));
+      assert.deepEqual(flat.Contents?.map((c) => [c.Key, c.Size]), [
+        ["fs/a", 6],
+        ["fs/d/", 0],
+        ["fs/d/b", 5],
+      ]);
+      const rolled = await s3.send(
+        new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "fs/", Delimiter: "/" }),
+      );
+      assert.deepEqual(rolled.Contents?.map((c) => c.Key), ["fs/a"]);
+      assert.deepEqual(rolled.CommonPrefixes?.map((p) => p.Prefix), ["fs/d/"]);
+      const marker = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "fs/d/" }));
+      assert.equal(marker.ContentLength, 0);
+      // Deleting the object below keeps the marker.
+      await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: "fs/d/b" }));
+      assert.equal(
+        (await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "fs/d/" }))).ContentLength,
+        0,
+      );
+    },
   });
 
   await t.step("traversal and NUL are refused; nothing lands outside", async () => {
-    const before = treeOf(svc.dataDir).filter((p) => !p.startsWith(".svc/"));
+    const files = () =>
+      objectsOnLocalDisk ? treeOf(svc.dataDir).filter((p) => !p.startsWith(".svc/")) : [];
+    const before = files();
     const evil =
       "../x ../other-bucket/x a/%2e%2e/b a/%2E%2E/%2e%2e/%2e%2e/x ..%2f..%2fx a%00b ./x a//b";
     for (const path of evil.split(" ").map((key) => `/${BUCKET}/${key}`)) {
@@ -292,7 +308,7 @@ Deno.test("objects: single-object surface against one server", async (t) => {
       assert.equal(res.status, 400, `${path}: ${res.text}`);
       assert.equal(codeOf(res.text), "InvalidObjectName", path);
     }
-    const after = treeOf(svc.dataDir).filter((p) => !p.startsWith(".svc/"));
+    const after = files();
     // Reads of such keys never reach outside the bucket either: they name no object.
     await s3.send(new PutObjectCommand({ Bucket: "other-bucket", Key: "secret", Body: "s" }));
     for (
@@ -308,7 +324,6 @@ Deno.test("objects: single-object surface against one server", async (t) => {
       assert.equal(prefixDel.status, 204);
     }
     assert.equal(await (await fetch(url("/other-bucket/secret"))).text(), "s");
-    await s3.send(new DeleteObjectCommand({ Bucket: "other-bucket", Key: "secret" }));
     // Bucket names cannot reach the internal state directory or leave the data directory.
     const internal: [string, string, number, string][] = [
       ["PUT", "/.svc/tmp/x", 404, "NoSuchBucket"],
@@ -316,14 +331,22 @@ Deno.test("objects: single-object surface against one server", async (t) => {
       ["PUT", "/.svc", 400, "InvalidBucketName"],
       ["PUT", `/${BUCKET}%2F..%2Fother-bucket/x`, 404, "NoSuchBucket"],
       ["PUT", "/%2e%2e/x", 404, "NoSuchBucket"],
+      // A dot bucket never reads another bucket's objects (`./other-bucket/secret`).
+      ["GET", "/%2e/other-bucket/secret", 404, "NoSuchBucket"],
+      ["HEAD", "/%2e/other-bucket/secret", 404, ""],
+      ["GET", "/%2e%2e/other-bucket/secret", 404, "NoSuchBucket"],
+      ["GET", "/%2e?list-type=2", 404, "NoSuchBucket"],
+      ["DELETE", "/%2e/other-bucket/secret", 404, "NoSuchBucket"],
       ["PUT", `/${BUCKET}/bad%ZZescape`, 400, "InvalidArgument"],
       ["PUT", `/${BUCKET}/bad%C3%28utf8`, 400, "InvalidArgument"],
     ];
     for (const [method, path, status, code] of internal) {
       const res = await rawHttp(svc.port, method, path, method === "PUT" ? "evil" : "");
       assert.equal(res.status, status, `${method} ${path}: ${res.text}`);
-      assert.equal(codeOf(res.text), code, `${method} ${path}`);
+      if (method !== "HEAD") assert.equal(codeOf(res.text), code, `${method} ${path}`);
     }
+    assert.equal(await (await fetch(url("/other-bucket/secret"))).text(), "s");
+    await s3.send(new DeleteObjectCommand({ Bucket: "other-bucket", Key: "secret" }));
     assert.deepEqual(after, before);
     const other = await s3.send(new ListObjectsV2Command({ Bucket: "other-bucket" }));
     assert.equal(other.KeyCount, 0);
@@ -359,7 +382,9 @@ Deno.test("objects: single-object surface against one server", async (t) => {
     await res.body?.cancel();
     const left = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "tree" }));
     assert.deepEqual(left.Contents?.map((c) => c.Key), ["tree-other/x", "treex"]);
-    assert.equal(treeOf(`${svc.dataDir}/${BUCKET}`).some((p) => p.startsWith("tree/")), false);
+    if (objectsOnLocalDisk) {
+      assert.equal(treeOf(`${svc.dataDir}/${BUCKET}`).some((p) => p.startsWith("tree/")), false);
+    }
     await assertError(fetch(url("/no-such-bucket/x"), { method: "DELETE" }), 404, "NoSuchBucket");
   });
 

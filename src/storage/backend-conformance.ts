@@ -356,6 +356,23 @@ const STEPS: Record<string, Step> = {
     await rejectsWith(backend.deleteBucket(bucket), "NoSuchBucket");
   },
 
+  "bucket names that are not one path segment never reach another bucket": async (
+    backend,
+    newBucket,
+  ) => {
+    const bucket = await newBucket();
+    await put(backend, bucket, "secret", "s");
+    for (const name of ["..", ".", `${bucket}/..`, `../${bucket}`]) {
+      assert.equal(await backend.headBucket(name).catch(() => null), null, name);
+      await rejectsWith(backend.getObject(name, `${bucket}/secret`), "NoSuchBucket");
+      await rejectsWith(backend.headObject(name, `${bucket}/secret`), "NoSuchBucket");
+      await rejectsWith(backend.getObject(name, "secret"), "NoSuchBucket");
+      await rejectsWith(backend.listObjects(name, { prefix: "", maxKeys: 5 }), "NoSuchBucket");
+      await rejectsWith(backend.deleteObject(name, `${bucket}/secret`), "NoSuchBucket");
+    }
+    assert.equal(await read(backend, bucket, "secret"), "s");
+  },
+
   "odd keys are stored, read, listed and deleted exactly": async (backend, newBucket) => {
     const bucket = await newBucket();
     for (const key of ODD_KEYS) await put(backend, bucket, key, `body:${key}`);

@@ -266,7 +266,17 @@ export class FilesystemBackend implements Backend {
 
   // ---- internals -----------------------------------------------------------------------------
 
+  /**
+   * The directory of a bucket. Every path is built here, so a name that is not one plain path
+   * segment (`.`, `..`, `a/..`) can never resolve to the data directory itself, another bucket
+   * or a place outside: such a bucket does not exist.
+   */
   private bucketDir(bucket: string): string {
+    if (!isUsableBucketName(bucket)) {
+      throw new SvcError("NoSuchBucket", `Bucket "${bucket}" does not exist`, {
+        BucketName: bucket,
+      });
+    }
     return `${this.root}/${bucket}`;
   }
 

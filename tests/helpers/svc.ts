@@ -34,6 +34,8 @@ export interface StartOptions {
    * runs in `dataDir`).
    */
   dataDirFromConfig?: boolean;
+  /** This server is itself the S3 backend of another (SVC_TEST_BACKEND=svc): plain storage. */
+  backing?: boolean;
 }
 
 async function pump(
@@ -55,19 +57,48 @@ async function pump(
   }
 }
 
+/** The S3 server every test server gets as its backend, from SVC_TEST_BACKEND (see README). */
+const BACKEND_UNDER_TEST = Deno.env.get("SVC_TEST_BACKEND");
+
 /**
- * With SVC_TEST_BACKEND=s3rver (see scripts/test.sh), a server that does not choose its storage
- * itself gets a fresh s3rver of its own as its S3 backend instead of its data directory, so the
- * same black-box suites exercise the S3 backend.
+ * Whether servers of this run keep their objects in their data directory. With
+ * SVC_TEST_BACKEND=svc or s3rver they use an S3 backend instead: checks that look inside the data
+ * directory skip themselves.
+ */
+export const objectsOnLocalDisk = BACKEND_UNDER_TEST === undefined;
+
+/**
+ * With SVC_TEST_BACKEND set, a server that does not choose its storage itself gets a fresh S3
+ * server of its own as its backend (a second svc on a temp directory, or s3rver), so the same
+ * black-box suites exercise the S3 backend. The suites run this way use no delta-eligible keys,
+ * so a backing svc with default settings stores the front's objects verbatim.
  */
 async function backendUnderTest(
   options: StartOptions,
 ): Promise<{ env: Record<string, string>; stop(): Promise<void> } | undefined> {
-  if (Deno.env.get("SVC_TEST_BACKEND") !== "s3rver") return undefined;
+  if (BACKEND_UNDER_TEST === undefined || options.backing) return undefined;
   if (options.dataDirFromConfig || options.args?.includes("--config")) return undefined;
   if (options.env?.SVC_S3_ENDPOINT) return undefined;
-  const { startS3rver } = await import("./s3-servers.ts");
-  const server = await startS3rver();
+  let server: {
+    endpoint: string;
+    accessKeyId: string;
+    secretAccessKey: string;
+    stop(): Promise<void>;
+  };
+  if (BACKEND_UNDER_TEST === "s3rver") {
+    const { startS3rver } = await import("./s3-servers.ts");
+    server = await startS3rver();
+  } else if (BACKEND_UNDER_TEST === "svc") {
+    const backing = await startSvc({ backing: true });
+    server = {
+      endpoint: backing.url,
+      accessKeyId: ACCESS_KEY,
+      secretAccessKey: SECRET_KEY,
+      stop: () => backing.stop(),
+    };
+  } else {
+    throw new Error(`SVC_TEST_BACKEND must be svc or s3rver, got "${BACKEND_UNDER_TEST}"`);
+  }
   return {
     env: {
       SVC_S3_ENDPOINT: server.endpoint,

@@ -23,7 +23,7 @@ import type {
   StagedObject,
 } from "../backend.ts";
 import { compareUtf8 } from "../fs-walk.ts";
-import { S3Client } from "./s3-client.ts";
+import { ADDRESSABLE_BUCKET, S3Client } from "./s3-client.ts";
 import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.ts";
 import { isAddressableKey } from "./s3-keys.ts";
 import { listPage } from "./s3-list.ts";
@@ -41,7 +41,7 @@ import { escapeXmlText, parseListBuckets } from "./s3-xml.ts";
 /** How long a bucket seen to exist is trusted before a write checks it again. */
 const BUCKET_TRUST_MS = 10_000;
 const MAX_KEY_BYTES = 1024;
-const BUCKET_NAME = /^[A-Za-z0-9._-]{1,255}$/;
+const BUCKET_NAME = ADDRESSABLE_BUCKET;
 
 export class S3Backend implements Backend {
   readonly kind = "s3" as const;
@@ -113,6 +113,7 @@ export class S3Backend implements Backend {
   }
 
   async deleteBucket(bucket: string): Promise<void> {
+    if (!BUCKET_NAME.test(bucket)) throw noSuchBucket(bucket);
     this.knownBuckets.delete(bucket);
     try {
       await this.client.send({ method: "DELETE", bucket, idempotent: false });
@@ -124,7 +125,7 @@ export class S3Backend implements Backend {
   // ---- objects -------------------------------------------------------------------------------
 
   async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
-    if (!isAddressableKey(key)) return this.absent(bucket);
+    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.absent(bucket);
     try {
       const response = await this.client.send({ method: "HEAD", bucket, key, idempotent: true });
       const storedSize = Number(response.headers.get("content-length") ?? 0);
@@ -136,7 +137,7 @@ export class S3Backend implements Backend {
   }
 
   async getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
-    if (!isAddressableKey(key)) return this.absent(bucket);
+    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.absent(bucket);
     let response;
     try {
       response = await this.client.send({
@@ -250,6 +251,7 @@ export class S3Backend implements Backend {
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
+    if (!BUCKET_NAME.test(bucket)) throw noSuchBucket(bucket);
     try {
       return await listPage(
         this.client,

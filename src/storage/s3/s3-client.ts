@@ -46,6 +46,9 @@ export interface S3Request {
   signal?: AbortSignal;
 }
 
+/** Bucket names that are a single, plain URL segment (S3 rules, plus legacy upper case/_). */
+export const ADDRESSABLE_BUCKET = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+
 const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_RETRY_BASE_MS = 200;
@@ -68,6 +71,11 @@ export class S3Client {
 
   /** The URL of a bucket or object, path-style or virtual-host style. */
   url(bucket?: string, key?: string, query?: Record<string, string | undefined>): string {
+    // A bucket that is not one URL segment (`..`, `a/b`, `%2e%2e` decoded) would let the URL
+    // parser resolve the path to another bucket: it never leaves this process.
+    if (bucket !== undefined && !ADDRESSABLE_BUCKET.test(bucket)) {
+      throw new RangeError(`Bucket name "${bucket}" cannot be addressed on an S3 backend`);
+    }
     const { protocol, host } = this.endpoint;
     const keyPath = key === undefined ? "" : `/${encodeKeyPath(key)}`;
     let base: string;

@@ -61,6 +61,9 @@ const PASSED_THROUGH = new Set<ErrorCode>([
   "InvalidBucketName",
   "MetadataTooLarge",
   "KeyTooLongError",
+  // What a svc used as the backend refuses about a key (its filesystem rules).
+  "InvalidObjectName",
+  "ObjectPathConflict",
   "EntityTooLarge",
   "InvalidRange",
 ]);
