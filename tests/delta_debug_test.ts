@@ -3,13 +3,7 @@
  * SVC_DEBUG_HEADERS=true (and nothing without it), and the delta series of /_/metrics.
  */
 import assert from "node:assert/strict";
-import { signedFetch as fetch, startSvc } from "./helpers/svc.ts";
-
-function random(size: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(size);
-  for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, at + 65536));
-  return bytes;
-}
+import { randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 
 function metric(text: string, series: string): number {
   const line = text.split("\n").find((l) => l.startsWith(series + " "));
@@ -20,9 +14,9 @@ Deno.test("delta debug headers and metrics: reference, delta, passthrough; cache
   const dataDir = await Deno.makeTempDir({ prefix: "svc-debug-" });
   await using svc = await startSvc({ dataDir, env: { SVC_DEBUG_HEADERS: "true" } });
   assert.equal((await fetch(`${svc.url}/dbg`, { method: "PUT" })).status, 200);
-  const v1 = random(1 << 20);
+  const v1 = randomBytes(1 << 20);
   const v2 = v1.slice();
-  v2.set(random(2048), 4096);
+  v2.set(randomBytes(2048), 4096);
   const put = async (key: string, body: Uint8Array<ArrayBuffer>) => {
     const response = await fetch(`${svc.url}/dbg/${key}`, { method: "PUT", body });
     assert.equal(response.status, 200, await response.text());
@@ -30,7 +24,7 @@ Deno.test("delta debug headers and metrics: reference, delta, passthrough; cache
   };
   assert.equal(await put("app/v1.zip", v1), "reference");
   assert.equal(await put("app/v2.zip", v2), "delta");
-  assert.equal(await put("app/v3.zip", random(1 << 20)), "passthrough");
+  assert.equal(await put("app/v3.zip", randomBytes(1 << 20)), "passthrough");
   assert.equal(await put("app/notes.txt", v1), "passthrough");
 
   const first = await fetch(`${svc.url}/dbg/app/v2.zip`);
@@ -66,7 +60,7 @@ Deno.test("delta debug headers and metrics: reference, delta, passthrough; cache
 Deno.test("delta debug headers are absent unless SVC_DEBUG_HEADERS is on", async () => {
   await using svc = await startSvc();
   assert.equal((await fetch(`${svc.url}/quiet`, { method: "PUT" })).status, 200);
-  const put = await fetch(`${svc.url}/quiet/a/v1.zip`, { method: "PUT", body: random(1000) });
+  const put = await fetch(`${svc.url}/quiet/a/v1.zip`, { method: "PUT", body: randomBytes(1000) });
   assert.equal(put.status, 200);
   assert.equal(put.headers.get("x-amz-storage-type"), null);
   const get = await fetch(`${svc.url}/quiet/a/v1.zip`);

@@ -22,15 +22,9 @@ import {
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { s3rverUnavailable, type S3Server, startS3rver } from "./helpers/s3-servers.ts";
-import { startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { ACCESS_KEY, randomBytes, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
 
 const MiB = 1024 * 1024;
-
-function random(size: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(size);
-  for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, at + 65536));
-  return bytes;
-}
 
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -73,7 +67,6 @@ async function startBackingSvc(
       ...(options.port ? ["--listen", `127.0.0.1:${options.port}`] : []),
     ],
   });
-  const { ACCESS_KEY, SECRET_KEY } = await import("./helpers/svc.ts");
   return {
     name: "svc",
     endpoint: svc.url,
@@ -103,7 +96,7 @@ async function dataPlane(front: SvcProcess, backing: S3Client, bucket: string) {
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
 
   // Plain objects: metadata, ranges, conditionals.
-  const body = random(300_000);
+  const body = randomBytes(300_000);
   const put = await s3.send(
     new PutObjectCommand({
       Bucket: bucket,
@@ -156,7 +149,7 @@ async function dataPlane(front: SvcProcess, backing: S3Client, bucket: string) {
   assert.deepEqual(seen.sort(), ["list/1", "list/2", "list/3", "list/sub/"]);
 
   // Multipart (two 5 MiB parts and a tail), then a copy of it.
-  const parts = [random(5 * MiB), random(5 * MiB), random(1000)];
+  const parts = [randomBytes(5 * MiB), randomBytes(5 * MiB), randomBytes(1000)];
   const upload = await s3.send(
     new CreateMultipartUploadCommand({ Bucket: bucket, Key: "big.bin" }),
   );
@@ -197,9 +190,9 @@ async function dataPlane(front: SvcProcess, backing: S3Client, bucket: string) {
   );
 
   // Delta artifacts: a baseline and deltas on the backing store, logical objects in front.
-  const v1 = random(2 * MiB);
+  const v1 = randomBytes(2 * MiB);
   const v2 = v1.slice();
-  v2.set(random(4096), MiB);
+  v2.set(randomBytes(4096), MiB);
   for (const [key, data] of [["rel/v1.tar", v1], ["rel/v2.tar", v2]] as const) {
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data }));
   }
@@ -365,7 +358,7 @@ Deno.test("s3 backend: an outage answers 503 SlowDown, then recovers without a r
   try {
     const s3 = front.client({ checksums: false });
     await s3.send(new CreateBucketCommand({ Bucket: "outage" }));
-    const body = random(100_000);
+    const body = randomBytes(100_000);
     await s3.send(new PutObjectCommand({ Bucket: "outage", Key: "keep.bin", Body: body }));
     await backing.stop();
     for (

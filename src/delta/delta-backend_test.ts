@@ -9,20 +9,13 @@ import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend, type DeltaBackendOptions, type DeltaMeta } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
+import { randomBytes } from "../storage/object-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
 if (ignore) console.warn(`skipping delta backend tests: ${probe.reason}`);
 
 const SIZE = 2 * 1024 * 1024;
-
-function randomBytes(length: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let at = 0; at < length; at += 65536) {
-    crypto.getRandomValues(bytes.subarray(at, at + 65536));
-  }
-  return bytes;
-}
 
 /** A copy of `base` with ~1% changed in 1 KiB runs. */
 function nextVersion(base: Uint8Array): Uint8Array<ArrayBuffer> {

@@ -12,18 +12,11 @@ import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
+import { randomBytes } from "../storage/object-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
 const SIZE = 1024 * 1024;
-
-function randomBytes(length: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let at = 0; at < length; at += 65536) {
-    crypto.getRandomValues(bytes.subarray(at, at + 65536));
-  }
-  return bytes;
-}
 
 /** A copy of `base` with a few 1 KiB runs changed. */
 function nextVersion(base: Uint8Array): Uint8Array<ArrayBuffer> {

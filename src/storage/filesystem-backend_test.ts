@@ -3,16 +3,9 @@ import { SvcError } from "../errors.ts";
 import type { ObjectMeta } from "./backend.ts";
 import { FilesystemBackend } from "./filesystem-backend.ts";
 import { getJsonXattr, setJsonXattr, setXattr } from "./xattr.ts";
+import { randomBytes } from "./object-fixtures.ts";
 
 const encoder = new TextEncoder();
-
-function randomBytes(length: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let at = 0; at < length; at += 65536) {
-    crypto.getRandomValues(bytes.subarray(at, at + 65536));
-  }
-  return bytes;
-}
 
 function metaFor(data: Uint8Array | string, extra: Partial<ObjectMeta> = {}): ObjectMeta {
   return {

@@ -21,3 +21,12 @@ export function fakeMeta(size: number, extra: Partial<ObjectMeta> = {}): ObjectM
 export function fakeInfo(key: string, size = 1, storedSize = size): ObjectInfo {
   return { key, storedSize, meta: fakeMeta(size) };
 }
+
+/** `length` random bytes (getRandomValues fills at most 64 KiB per call). */
+export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(length);
+  for (let at = 0; at < length; at += 65536) {
+    crypto.getRandomValues(bytes.subarray(at, at + 65536));
+  }
+  return bytes;
+}

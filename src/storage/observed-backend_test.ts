@@ -10,6 +10,7 @@ import type {
   StagedObject,
 } from "./backend.ts";
 import { ObservedBackend } from "./observed-backend.ts";
+import { randomBytes } from "./object-fixtures.ts";
 
 const META: ObjectMeta = {
   size: 3,
@@ -77,14 +78,6 @@ class ScriptedBackend implements Backend {
   listObjects(): Promise<ListPage> {
     return this.#answer({ objects: [], commonPrefixes: [], isTruncated: false });
   }
-}
-
-function randomBytes(length: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let at = 0; at < length; at += 65536) {
-    crypto.getRandomValues(bytes.subarray(at, at + 65536));
-  }
-  return bytes;
 }
 
 function clock(start = 1_000) {

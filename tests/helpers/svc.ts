@@ -227,7 +227,7 @@ export async function bytesOf(body: unknown): Promise<Uint8Array> {
   return new Uint8Array(await new Response(body as BodyInit).arrayBuffer());
 }
 
-export function randomBytes(size: number): Uint8Array {
+export function randomBytes(size: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(size);
   for (let offset = 0; offset < size; offset += 65536) {
     crypto.getRandomValues(out.subarray(offset, Math.min(size, offset + 65536)));
