@@ -84,6 +84,8 @@ export interface DeltaBackendOptions {
    * already stored cannot be read (500) until the codec is back.
    */
   codecUnavailable?: string;
+  /** See DeltaContext.bucketIdentity (the bucket router provides it). */
+  bucketIdentity?: (bucket: string) => string;
   /** Inner listing page size while collecting a logical page; small values are for tests. */
   innerPageKeys?: number;
 }
@@ -108,6 +110,7 @@ export class DeltaBackend implements Backend {
       observer: options.observer,
       codecUnavailable: options.codecUnavailable,
       deltaspaceLocks: new KeyLock(),
+      bucketIdentity: options.bucketIdentity,
     };
     this.#settings = options.settings;
     this.#innerPageKeys = options.innerPageKeys ?? INNER_PAGE_KEYS;
@@ -140,7 +143,7 @@ export class DeltaBackend implements Backend {
   async deleteBucket(bucket: string): Promise<void> {
     if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
     await this.#inner.deleteBucket(bucket);
-    this.#ctx.referenceCache.evictPrefix(baselineCacheKey(bucket, ""));
+    this.#ctx.referenceCache.evictPrefix(baselineCacheKey(this.#ctx, bucket, ""));
     this.#located?.invalidateBucket(bucket);
   }
 
@@ -164,7 +167,7 @@ export class DeltaBackend implements Backend {
     for (const name of baselines) {
       const deltaspace = deltaspaceOf(name);
       await this.#ctx.deltaspaceLocks.run(
-        baselineCacheKey(bucket, deltaspace),
+        baselineCacheKey(this.#ctx, bucket, deltaspace),
         () => removeBaselineIfUnused(this.#ctx, bucket, deltaspace),
       );
     }
@@ -362,7 +365,7 @@ export class DeltaBackend implements Backend {
     const plainDeleted = await this.#inner.deleteObject(bucket, key);
     const deltaspace = deltaspaceOf(key);
     const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
-      baselineCacheKey(bucket, deltaspace),
+      baselineCacheKey(this.#ctx, bucket, deltaspace),
       async () => {
         if (!(await this.#inner.deleteObject(bucket, storedNameFor(key, "delta")))) return false;
         await removeBaselineIfUnused(this.#ctx, bucket, deltaspace);

@@ -64,15 +64,24 @@ export interface DeltaContext {
   codecUnavailable?: string;
   /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */
   deltaspaceLocks: KeyLock;
+  /**
+   * Where a bucket really lives (e.g. `backend/real-name`), so two names routed to one bucket
+   * share their deltaspace locks and cache entries. The bucket name itself when absent.
+   */
+  bucketIdentity?: (bucket: string) => string;
 }
 
 export function internalError(message: string, cause?: unknown): SvcError {
   return new SvcError("InternalError", message, {}, cause === undefined ? undefined : { cause });
 }
 
-/** Reference-cache key: bucket names never contain `/`, so this is unambiguous. */
-export function baselineCacheKey(bucket: string, deltaspace: string): string {
-  return `${bucket}/${deltaspace}`;
+/** The key of a deltaspace for its lock and its reference-cache entry. */
+export function baselineCacheKey(
+  ctx: Pick<DeltaContext, "bucketIdentity">,
+  bucket: string,
+  deltaspace: string,
+): string {
+  return `${ctx.bucketIdentity?.(bucket) ?? bucket}/${deltaspace}`;
 }
 
 export async function removeQuietly(path: string | undefined): Promise<void> {
@@ -130,7 +139,7 @@ export async function fetchBaseline(
   expectedSha256: string,
 ): Promise<BaselineAcquired> {
   const acquired = await ctx.referenceCache.acquire(
-    baselineCacheKey(bucket, deltaspace),
+    baselineCacheKey(ctx, bucket, deltaspace),
     expectedSha256,
     async () => {
       const found = await ctx.inner.getObject(bucket, referenceNameFor(deltaspace));
@@ -163,7 +172,7 @@ export async function readDelta(
   const fail = (detail: string): SvcError => {
     // The decode used the cached file unverified: it may be what is wrong, so it goes.
     if (baseline) ctx.referenceCache.evictSha256(baseline.sha256, `"${stored.key}": ${detail}`);
-    else ctx.referenceCache.evict(baselineCacheKey(bucket, deltaspace));
+    else ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
     return internalError(`Delta object "${stored.key}" cannot be rebuilt: ${detail}`);
   };
   let outPath: string | undefined;

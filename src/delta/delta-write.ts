@@ -87,7 +87,7 @@ export async function removeBaselineIfUnused(
     if (!page.isTruncated || page.nextStartAfter === undefined) break;
     startAfter = page.nextStartAfter;
   }
-  ctx.referenceCache.evict(baselineCacheKey(bucket, deltaspace));
+  ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
   return await ctx.inner.deleteObject(bucket, referenceNameFor(deltaspace));
 }
 
@@ -100,7 +100,7 @@ export async function removeStaleDelta(
   const deltaName = storedNameFor(key, "delta");
   if (!(await ctx.inner.headObject(bucket, deltaName))) return;
   const deltaspace = deltaspaceOf(key);
-  await ctx.deltaspaceLocks.run(baselineCacheKey(bucket, deltaspace), async () => {
+  await ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, deltaspace), async () => {
     if (await ctx.inner.deleteObject(bucket, deltaName)) {
       await removeBaselineIfUnused(ctx, bucket, deltaspace);
     }
@@ -241,7 +241,7 @@ function commitEligible(
     settings.maxDeltaRatio,
     settings.bucketMaxDeltaRatio(bucket),
   );
-  return ctx.deltaspaceLocks.run(baselineCacheKey(bucket, deltaspace), async () => {
+  return ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, deltaspace), async () => {
     // Error is not absence: a failed HEAD throws and aborts the PUT.
     const referenceInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
     const referenceSha256 = referenceInfo?.meta.sha256;

@@ -66,7 +66,7 @@ async function freshDir(path: string): Promise<void> {
 }
 
 export async function openDeltaStore(
-  inner: Backend,
+  inner: Backend & { identityOf?(bucket: string): string },
   spoolDir: string,
   current: () => Config,
   metrics: Pick<Metrics, "delta" | "cache">,
@@ -91,6 +91,7 @@ export async function openDeltaStore(
   });
   const backend = new DeltaBackend({
     inner,
+    bucketIdentity: inner.identityOf ? (bucket) => inner.identityOf!(bucket) : undefined,
     codec: new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA }),
     pool,
     spoolDir,

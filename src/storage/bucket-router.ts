@@ -104,6 +104,16 @@ export class BucketRouter implements Backend {
     return entry;
   }
 
+  /**
+   * Where a bucket really lives, as `backend/real-name`, without asking any backend: two names
+   * routed to one real bucket share it (the delta store serializes deltaspaces by it).
+   */
+  identityOf(bucket: string): string {
+    const policy = this.#settings().policies[bucket];
+    const name = policy?.backend ?? this.#found.get(bucket) ?? this.#defaultName;
+    return `${name}/${policy?.alias ?? bucket}`;
+  }
+
   /** Where `bucket` lives now. Throws 503 for a backend that failed its probe. */
   async route(bucket: string): Promise<Route> {
     const policy = this.#settings().policies[bucket];
