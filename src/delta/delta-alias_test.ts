@@ -3,11 +3,9 @@
  * through both names create one baseline and every version reads back right through either name.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import type { ObjectMeta } from "../storage/backend.ts";
 import { BucketRouter } from "../storage/bucket-router.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { randomBytes } from "../storage/object-fixtures.ts";
+import { metaFor, randomBytes } from "../storage/object-fixtures.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
@@ -16,21 +14,7 @@ import { ReferenceCache } from "./reference-cache.ts";
 const probe = await probeXdelta3();
 const SIZE = 256 * 1024;
 
-function metaOf(bytes: Uint8Array): ObjectMeta {
-  const md5 = createHash("md5").update(bytes).digest("hex");
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
-  return {
-    size: bytes.length,
-    etag: md5,
-    md5,
-    sha256,
-    contentType: "application/zip",
-    userMeta: {},
-    headers: {},
-    lastModified: Date.now(),
-    storage: "passthrough",
-  };
-}
+const metaOf = (bytes: Uint8Array) => metaFor(bytes, { contentType: "application/zip" });
 
 Deno.test({
   name: "delta store: two aliases of one bucket share one baseline per deltaspace",

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
-import type { Backend, ByteRange, ObjectMeta } from "../storage/backend.ts";
+import type { Backend, ByteRange } from "../storage/backend.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { META_XATTR } from "../storage/fs-walk.ts";
 import { getJsonXattr, setJsonXattr } from "../storage/xattr.ts";
@@ -9,7 +8,7 @@ import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend, type DeltaBackendOptions, type DeltaMeta } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
-import { randomBytes } from "../storage/object-fixtures.ts";
+import { metaFor, randomBytes } from "../storage/object-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -28,20 +27,8 @@ function nextVersion(base: Uint8Array): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-function metaOf(bytes: Uint8Array): ObjectMeta {
-  const md5 = createHash("md5").update(bytes).digest("hex");
-  return {
-    size: bytes.length,
-    etag: md5,
-    md5,
-    sha256: createHash("sha256").update(bytes).digest("hex"),
-    contentType: "application/x-tar",
-    userMeta: { build: "1" },
-    headers: {},
-    lastModified: Date.now(),
-    storage: "passthrough",
-  };
-}
+const metaOf = (bytes: Uint8Array) =>
+  metaFor(bytes, { contentType: "application/x-tar", userMeta: { build: "1" } });
 
 const streamOf = (bytes: Uint8Array<ArrayBuffer>) => new Blob([bytes]).stream();
 

@@ -4,15 +4,13 @@
  * a delta made against it: stored passthrough), on the live-encode and the encode-from-spool path.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
-import type { ObjectMeta } from "../storage/backend.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
-import { randomBytes } from "../storage/object-fixtures.ts";
+import { metaFor, randomBytes } from "../storage/object-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -25,20 +23,7 @@ function nextVersion(base: Uint8Array): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-function metaOf(bytes: Uint8Array): ObjectMeta {
-  const md5 = createHash("md5").update(bytes).digest("hex");
-  return {
-    size: bytes.length,
-    etag: md5,
-    md5,
-    sha256: createHash("sha256").update(bytes).digest("hex"),
-    contentType: "application/x-tar",
-    userMeta: {},
-    headers: {},
-    lastModified: Date.now(),
-    storage: "passthrough",
-  };
-}
+const metaOf = (bytes: Uint8Array) => metaFor(bytes, { contentType: "application/x-tar" });
 
 interface Env {
   store: DeltaBackend;

@@ -15,22 +15,9 @@ export function hex(algorithm: string, bytes: Uint8Array): string {
   return createHash(algorithm).update(bytes).digest("hex");
 }
 
-/** The metadata svc would commit for `bytes` written by a plain PUT. */
-export function metaFor(bytes: Uint8Array, extra: Partial<ObjectMeta> = {}): ObjectMeta {
-  const md5 = hex("md5", bytes);
-  return {
-    size: bytes.length,
-    etag: md5,
-    md5,
-    sha256: hex("sha256", bytes),
-    contentType: "application/octet-stream",
-    userMeta: {},
-    headers: {},
-    lastModified: Date.now(),
-    storage: "passthrough",
-    ...extra,
-  };
-}
+import { metaFor } from "./object-fixtures.ts";
+
+export { metaFor };
 
 export function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   return new ReadableStream({

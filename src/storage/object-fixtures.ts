@@ -1,4 +1,5 @@
 /** Object records for unit tests: plausible metadata without a body behind it. */
+import { createHash } from "node:crypto";
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
 
 /** Metadata of a `size`-byte passthrough object; fields are placeholders unless overridden. */
@@ -29,4 +30,21 @@ export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
     crypto.getRandomValues(bytes.subarray(at, at + 65536));
   }
   return bytes;
+}
+
+/** The metadata svc would commit for `bytes` written by a plain PUT. */
+export function metaFor(bytes: Uint8Array, extra: Partial<ObjectMeta> = {}): ObjectMeta {
+  const md5 = createHash("md5").update(bytes).digest("hex");
+  return {
+    size: bytes.length,
+    etag: md5,
+    md5,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    contentType: "application/octet-stream",
+    userMeta: {},
+    headers: {},
+    lastModified: Date.now(),
+    storage: "passthrough",
+    ...extra,
+  };
 }
