@@ -26,6 +26,7 @@
 import type { AdvancedConfig } from "../config/schema.ts";
 import type { Backend } from "../storage/backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
+import { withTimeout } from "../storage/with-timeout.ts";
 import { getLogger } from "./log.ts";
 
 const log = getLogger("svc::readiness");
@@ -147,7 +148,11 @@ export function createBackendCheck(options: BackendCheckOptions): ReadinessCheck
         if (attempt > 1) await sleep(backoffMs);
         const started = performance.now();
         try {
-          const buckets = await withTimeout(() => backend.listBuckets(), timeoutMs, "listBuckets");
+          const buckets = await withTimeout(
+            Promise.resolve().then(() => backend.listBuckets()),
+            timeoutMs,
+            "listBuckets",
+          );
           knownBucket = buckets[0]?.name;
           return { status: "ok", latency_ms: elapsedMs(started), attempts: attempt };
         } catch (err) {
@@ -159,7 +164,11 @@ export function createBackendCheck(options: BackendCheckOptions): ReadinessCheck
           const bucket = knownBucket;
           const started = performance.now();
           try {
-            await withTimeout(() => backend.headBucket(bucket), timeoutMs, "headBucket");
+            await withTimeout(
+              Promise.resolve().then(() => backend.headBucket(bucket)),
+              timeoutMs,
+              "headBucket",
+            );
             return {
               status: "ok",
               probe: "head_bucket",
@@ -208,24 +217,6 @@ function normalise(settings: ReadinessSettings) {
     attempts: 1 + Math.max(0, Math.floor(finite(settings.retries, 0))),
     ttlMs: Math.max(0, finite(settings.cacheTtlSecs, 0) * 1000),
   };
-}
-
-/**
- * Settles with the call, or rejects once `ms` pass. The call is not cancelled (the Backend
- * interface has no signal); it is abandoned, and its late rejection is caught here.
- */
-async function withTimeout<T>(call: () => Promise<T>, ms: number, what: string): Promise<T> {
-  const work = Promise.resolve().then(call);
-  work.catch(() => {});
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function sleep(ms: number): Promise<void> {
