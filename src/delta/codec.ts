@@ -6,6 +6,7 @@
  */
 
 import { SvcError } from "../errors.ts";
+import { writeAll } from "../storage/file-streams.ts";
 
 /** Outcome of an encode: a delta file the caller now owns, or an abort for a poor ratio. */
 export type EncodeResult =
@@ -163,11 +164,6 @@ function pumpStdin(
       reader.cancel().catch(() => {});
     },
   };
-}
-
-async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) offset += await file.write(chunk.subarray(offset));
 }
 
 function killQuietly(child: Deno.ChildProcess): void {

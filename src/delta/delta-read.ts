@@ -11,11 +11,11 @@ import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import type { KeyLock } from "../objects/key-lock.ts";
 import type { Backend, ByteRange, ObjectInfo, ObjectMeta } from "../storage/backend.ts";
-import { fileRangeStream } from "../storage/file-streams.ts";
 import type { DeltaCodec } from "./codec.ts";
 import type { CodecPool } from "./codec-pool.ts";
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease, ReferenceCache } from "./reference-cache.ts";
+import { fileRangeStream, writeStreamToFile } from "../storage/file-streams.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
 export interface DeltaSettings {
@@ -88,11 +88,6 @@ export async function removeQuietly(path: string | undefined): Promise<void> {
   if (path !== undefined) await Deno.remove(path).catch(() => {});
 }
 
-async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
-}
-
 /** Copies a stream into a new temp file in `dir`, hashing it on the way. */
 async function spoolHashed(
   dir: string,
@@ -101,27 +96,13 @@ async function spoolHashed(
 ): Promise<{ path: string; sha256: string; size: number }> {
   const path = await Deno.makeTempFile({ dir, prefix });
   const hash = createHash("sha256");
-  let size = 0;
-  let file: Deno.FsFile | undefined;
-  const reader = body.getReader();
+  let size: number;
   try {
-    file = await Deno.open(path, { write: true, truncate: true });
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      hash.update(value);
-      size += value.byteLength;
-      await writeAll(file, value);
-    }
-    file.close();
-    file = undefined;
+    using file = await Deno.open(path, { write: true, truncate: true });
+    size = await writeStreamToFile(body, file, undefined, (chunk) => hash.update(chunk));
   } catch (err) {
-    await reader.cancel(err).catch(() => {});
-    file?.close();
     await removeQuietly(path);
     throw err;
-  } finally {
-    reader.releaseLock();
   }
   return { path, sha256: hash.digest("hex"), size };
 }

@@ -21,11 +21,11 @@
  * takes no input for that long counts as timed out too.
  */
 
-import { writeStreamToFile } from "../storage/file-streams.ts";
 import type { EncodeResult } from "./codec.ts";
 import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
 import { type DeltaContext, removeQuietly } from "./delta-read.ts";
 import type { BaselineLease } from "./reference-cache.ts";
+import { writeAll, writeStreamToFile } from "../storage/file-streams.ts";
 
 export interface Spool {
   path: string;
@@ -107,11 +107,6 @@ async function writeWithin(
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
 }
 
 /**

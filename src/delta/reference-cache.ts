@@ -27,6 +27,7 @@
 
 import { createHash } from "node:crypto";
 import { getLogger } from "../observability/log.ts";
+import { writeStreamToFile } from "../storage/file-streams.ts";
 
 const log = getLogger("svc::delta");
 
@@ -79,11 +80,6 @@ interface Download {
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
-}
-
-async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.byteLength) offset += await file.write(chunk.subarray(offset));
 }
 
 async function removeQuietly(path: string): Promise<void> {
@@ -317,23 +313,8 @@ export class ReferenceCache {
     path: string,
   ): Promise<{ actual: string; size: number }> {
     const hash = createHash("sha256");
-    let size = 0;
-    const reader = body.getReader();
-    try {
-      using file = await Deno.open(path, { write: true, createNew: true });
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        hash.update(value);
-        size += value.byteLength;
-        await writeAll(file, value);
-      }
-    } catch (err) {
-      await reader.cancel(err).catch(() => {});
-      throw err;
-    } finally {
-      reader.releaseLock();
-    }
+    using file = await Deno.open(path, { write: true, createNew: true });
+    const size = await writeStreamToFile(body, file, undefined, (chunk) => hash.update(chunk));
     return { actual: hash.digest("hex"), size };
   }
 

@@ -16,9 +16,9 @@
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import type { StoredHeader } from "../storage/backend.ts";
-import { fileRangeStream } from "../storage/file-streams.ts";
 import { compareUtf8, fsyncDirectory } from "../storage/fs-walk.ts";
 import { getJsonXattr, setJsonXattr, XattrError } from "../storage/xattr.ts";
+import { fileRangeStream, writeAll } from "../storage/file-streams.ts";
 
 export const MAX_PART_NUMBER = 10_000;
 const PART_XATTR = "user.svc.part";
@@ -402,9 +402,3 @@ function nullIfAbsent(err: unknown): null {
 }
 
 /** FsFile.write may write less than asked; loop until the chunk is on disk. */
-async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.byteLength) {
-    offset += await file.write(chunk.subarray(offset));
-  }
-}

@@ -19,6 +19,8 @@ export async function writeStreamToFile(
   body: ReadableStream<Uint8Array>,
   file: Deno.FsFile,
   signal?: AbortSignal,
+  /** Sees every chunk before it is written (e.g. to hash the body on the way). */
+  onChunk?: (chunk: Uint8Array) => void,
 ): Promise<number> {
   signal?.throwIfAborted();
   const reader = body.getReader();
@@ -33,6 +35,7 @@ export async function writeStreamToFile(
       // A cancelled read reports done; without this check an abort would look like a short body.
       signal?.throwIfAborted();
       if (done) return size;
+      onChunk?.(value);
       await writeAll(file, value);
       size += value.byteLength;
     }
@@ -45,7 +48,8 @@ export async function writeStreamToFile(
   }
 }
 
-async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
+/** Writes all of `chunk` (a file write may take only part of it). */
+export async function writeAll(file: Deno.FsFile, chunk: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < chunk.byteLength) {
     offset += await file.write(chunk.subarray(offset));
