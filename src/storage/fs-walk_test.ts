@@ -2,22 +2,13 @@ import assert from "node:assert/strict";
 import type { ListOptions, ObjectMeta } from "./backend.ts";
 import { FilesystemBackend } from "./filesystem-backend.ts";
 import { commonPrefixOf, compareUtf8 } from "./fs-walk.ts";
+import { fakeMeta } from "./object-fixtures.ts";
 
 const encoder = new TextEncoder();
 
+/** Placeholder metadata sized for `body` (md5 "m" tells it apart from other fixtures). */
 function metaFor(body: string): ObjectMeta {
-  const size = encoder.encode(body).length;
-  return {
-    size,
-    etag: "e",
-    md5: "m",
-    sha256: "s",
-    contentType: "text/plain",
-    userMeta: {},
-    headers: {},
-    lastModified: 0,
-    storage: "passthrough",
-  };
+  return fakeMeta(encoder.encode(body).length, { md5: "m" });
 }
 
 /** Stores `key` with its own name as the body (empty for directory markers). */
