@@ -37,7 +37,8 @@ run_tests "$@" src tests
 # directory: the same client-visible behaviour must hold whatever stores the objects.
 SVC_TEST_BACKEND=svc run_tests "$@" tests/objects_test.ts tests/listing_test.ts \
   tests/conditionals_test.ts tests/copy_test.ts tests/multipart_test.ts tests/delete_objects_test.ts \
-  tests/buckets_test.ts tests/sdk_smoke_test.ts tests/post_object_test.ts tests/auth_presign_test.ts
+  tests/buckets_test.ts tests/sdk_smoke_test.ts tests/post_object_test.ts tests/auth_presign_test.ts \
+  tests/tagging_test.ts
 
 if [ "$gates" != 0 ]; then
   echo "quality gates failed (fmt, lint or check)"

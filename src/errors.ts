@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   RequestTimeTooSkewed: 403,
   SignatureDoesNotMatch: 403,
   BadDigest: 400,
+  /** S3's answer to more than 10 tags on an object. */
+  BadRequest: 400,
   BucketAlreadyExists: 409,
   BucketAlreadyOwnedByYou: 409,
   BucketNotEmpty: 409,
@@ -33,6 +35,8 @@ export const ERROR_STATUS = {
   InvalidPartOrder: 400,
   InvalidRange: 416,
   InvalidRequest: 400,
+  InvalidTag: 400,
+  IllegalLocationConstraintException: 400,
   KeyTooLongError: 400,
   MalformedXML: 400,
   MetadataTooLarge: 400,

@@ -30,6 +30,7 @@ import type {
   ListPage,
   ObjectBody,
   ObjectInfo,
+  ObjectMeta,
   StagedObject,
 } from "../storage/backend.ts";
 import type { DeltaCodec } from "./codec.ts";
@@ -48,6 +49,7 @@ import { effectiveMaxDeltaRatio, isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
   type DeltaContext,
+  type DeltaMeta,
   type DeltaObserver,
   type DeltaSettings,
   fetchBaseline,
@@ -353,6 +355,33 @@ export class DeltaBackend implements Backend {
       },
       abort: () => staged.abort(),
     };
+  }
+
+  /**
+   * The logical metadata lives on the stored object that holds the key (`key` or `key.delta`):
+   * that record is updated, keeping the delta's own fields (`storage`, `referenceSha256`).
+   */
+  async updateObjectMeta(
+    bucket: string,
+    key: string,
+    update: (meta: ObjectMeta) => ObjectMeta,
+  ): Promise<ObjectInfo | null> {
+    if (!this.#settings().bucketCompression(bucket)) {
+      return this.#inner.updateObjectMeta(bucket, key, update);
+    }
+    if (isInternalName(key)) return this.#nullIfBucket(bucket);
+    this.#located?.invalidate(bucket, key);
+    const stored = await this.#locate(bucket, key);
+    if (!stored) return null;
+    const updated = await this.#inner.updateObjectMeta(bucket, stored.key, (meta) => ({
+      ...update(meta),
+      storage: meta.storage,
+      ...(meta as DeltaMeta).referenceSha256 !== undefined
+        ? { referenceSha256: (meta as DeltaMeta).referenceSha256 }
+        : {},
+    }));
+    this.#located?.invalidate(bucket, key);
+    return updated ? { ...updated, key } : null;
   }
 
   async deleteObject(bucket: string, key: string): Promise<boolean> {

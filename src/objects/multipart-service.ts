@@ -56,6 +56,7 @@ export class MultipartService {
         contentType: metadata.contentType ?? "",
         userMeta: metadata.userMeta,
         headers: metadata.headers,
+        ...(metadata.tags ? { tags: metadata.tags } : {}),
       });
     });
   }
@@ -125,6 +126,7 @@ export class MultipartService {
         contentType: record.contentType || undefined,
         userMeta: record.userMeta,
         headers: record.headers,
+        tags: record.tags,
       },
       maxBytes: maxObjectSize,
       expectedSize: total,

@@ -37,6 +37,8 @@ export interface UploadRecord<M = unknown> {
   contentType: string;
   userMeta: Record<string, string>;
   headers: Partial<Record<StoredHeader, string>>;
+  /** Object tags from CreateMultipartUpload's `x-amz-tagging`, applied at completion. */
+  tags?: Record<string, string>;
   /** Whatever else the caller wants back at completion (e.g. object metadata). */
   meta?: M;
 }

@@ -33,6 +33,8 @@ export interface ClientMetadata {
   contentType?: string;
   userMeta: Record<string, string>;
   headers: Partial<Record<StoredHeader, string>>;
+  /** Object tags; absent or empty for none. */
+  tags?: Record<string, string>;
 }
 
 /** Runs under the key lock with the current object (or null) just before commit; throws to refuse. */
@@ -53,6 +55,8 @@ export interface PutOptions {
 export interface CopyOptions {
   /** null keeps the source's metadata (COPY directive). */
   metadata: ClientMetadata | null;
+  /** The copy's tags (tagging directive REPLACE); undefined keeps the source's (COPY). */
+  tags?: Record<string, string>;
   /** Checks the source (copy-source conditionals); throws to refuse. */
   sourceCheck?: (source: ObjectInfo) => void;
   precondition?: WritePrecondition;
@@ -236,6 +240,7 @@ export class ObjectService {
         lastModified: Date.now(),
         storage: "passthrough",
         ...(partsCount !== undefined ? { partsCount } : {}),
+        ...withTags(plan.metadata.tags),
       };
       plan.signal?.throwIfAborted();
       return await this.#locks.run(`${bucket}/${key}`, async () => {
@@ -261,10 +266,13 @@ export class ObjectService {
     options: CopyOptions,
   ): Promise<ObjectInfo> {
     const { info, body } = await this.openCopySource(source, target, options);
-    const metadata = options.metadata ?? {
-      contentType: info.meta.contentType,
-      userMeta: info.meta.userMeta,
-      headers: info.meta.headers,
+    const metadata = {
+      ...(options.metadata ?? {
+        contentType: info.meta.contentType,
+        userMeta: info.meta.userMeta,
+        headers: info.meta.headers,
+      }),
+      tags: options.tags ?? info.meta.tags,
     };
     return await this.store(target.bucket, target.key, body, {
       metadata,
@@ -318,6 +326,23 @@ export class ObjectService {
   }
 
   /**
+   * Replaces an object's tags (empty: removes them), keeping its bytes and every other field,
+   * under the key lock so no write of the key interleaves. NoSuchKey when it does not exist.
+   */
+  async setTags(bucket: string, key: string, tags: Record<string, string>): Promise<ObjectInfo> {
+    const info = await this.#locks.run(
+      `${bucket}/${key}`,
+      () =>
+        this.backend.updateObjectMeta(bucket, key, (meta) => {
+          const { tags: _old, ...rest } = meta;
+          return { ...rest, ...withTags(tags) };
+        }),
+    );
+    if (info === null) throw noSuchKey(key);
+    return info;
+  }
+
+  /**
    * Deletes one key; a key ending in `/` deletes every object under that prefix (the marker
    * itself included). A missing key is success. Returns how many objects were removed.
    */
@@ -349,6 +374,11 @@ export class ObjectService {
         () => this.backend.deleteObject(bucket, key),
       ));
   }
+}
+
+/** The `tags` field of a metadata record: absent when there are none. */
+function withTags(tags: Record<string, string> | undefined): { tags?: Record<string, string> } {
+  return tags && Object.keys(tags).length > 0 ? { tags } : {};
 }
 
 export function noSuchBucket(bucket: string): SvcError {

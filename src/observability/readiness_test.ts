@@ -50,6 +50,9 @@ class FakeBackend implements Backend {
   stageObject(): Promise<never> {
     return Promise.reject(new Error("unused"));
   }
+  updateObjectMeta(): Promise<never> {
+    return Promise.reject(new Error("unused"));
+  }
   deleteObject(): Promise<boolean> {
     return Promise.reject(new Error("unused"));
   }

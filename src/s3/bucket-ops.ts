@@ -10,12 +10,25 @@ import { validateBucketName } from "./names.ts";
 import { uploadBody } from "./request-body.ts";
 import { intParam, type S3Request } from "./request.ts";
 import { isoDate, OWNER, ownerOnlyAcl, xmlResponse } from "./response.ts";
-import { childrenNamed, parseXml } from "./xml.ts";
+import { childrenNamed, malformedXml, parseXml } from "./xml.ts";
 
 export const REGION = "us-east-1";
 
-/** Reads a small request body (XML documents) up to `limit` bytes, checking its digests. */
+/**
+ * Reads a small request body (an XML document) up to `limit` bytes, checking its digests. Invalid
+ * UTF-8 is MalformedXML: a key must never be read with U+FFFD in place of the bytes sent.
+ */
 export async function readSmallBody(request: S3Request, limit = 1 << 20): Promise<string> {
+  const bytes = await readSmallBytes(request, limit);
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw malformedXml("body is not valid UTF-8");
+  }
+}
+
+/** The bytes of a small request body up to `limit`, its digests checked. */
+export async function readSmallBytes(request: S3Request, limit = 1 << 20): Promise<Uint8Array> {
   const { stream, expectedMd5, expectedSha256 } = uploadBody(request);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -47,7 +60,7 @@ export async function readSmallBody(request: S3Request, limit = 1 << 20): Promis
       { ClientComputedContentSHA256: expectedSha256!, S3ComputedContentSHA256: sha256 },
     );
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
 function encodeToken(value: string): string {

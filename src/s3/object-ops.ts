@@ -26,6 +26,7 @@ import { parseUserMetadata, validateObjectKey } from "./names.ts";
 import { contentRange, parseRange } from "./range.ts";
 import { uploadBody } from "./request-body.ts";
 import type { S3Request } from "./request.ts";
+import { tagCount, taggingHeader } from "./tagging.ts";
 import {
   applyResponseOverrides,
   httpDate,
@@ -49,11 +50,25 @@ export function clientMetadata(headers: Headers): ClientMetadata {
     }
     if (value !== null) stored[name] = value;
   }
+  const tags = taggingHeader(headers);
   return {
     contentType: headers.get("content-type") ?? undefined,
     userMeta: parseUserMetadata(headers),
     headers: stored,
+    ...(tags ? { tags } : {}),
   };
+}
+
+/** `x-amz-tagging-directive` of a copy: the tags to give the copy, undefined to keep the source's. */
+export function copyTags(headers: Headers): Record<string, string> | undefined {
+  const directive = (headers.get("x-amz-tagging-directive") ?? "COPY").toUpperCase();
+  if (directive !== "COPY" && directive !== "REPLACE") {
+    throw new SvcError("InvalidArgument", `Unknown tagging directive "${directive}"`, {
+      ArgumentName: "x-amz-tagging-directive",
+      ArgumentValue: directive,
+    });
+  }
+  return directive === "REPLACE" ? taggingHeader(headers) ?? {} : undefined;
 }
 
 /** If-Match / If-None-Match on a write, checked again under the key lock at commit. */
@@ -103,6 +118,9 @@ export async function getObject(
   const { info, body, range } = opened;
   const size = info.meta.size;
   const headers = objectHeaders(info);
+  if (tagCount(info.meta.tags) > 0) {
+    headers.set("x-amz-tagging-count", String(tagCount(info.meta.tags)));
+  }
   applyResponseOverrides(headers, request.query);
   if (range) headers.set("content-range", contentRange(range, size));
   headers.set("content-length", String(range ? range.end - range.start + 1 : size));
@@ -173,8 +191,10 @@ export async function copyObject(objects: ObjectService, request: S3Request): Pr
       ArgumentName: "x-amz-metadata-directive",
     });
   }
+  const tags = copyTags(request.headers);
   const info = await objects.copy(source, { bucket: request.bucket!, key }, {
     metadata: directive === "REPLACE" ? clientMetadata(request.headers) : null,
+    tags,
     sourceCheck: copySourceCheck(request.headers),
     precondition: writePrecondition(request.headers),
     signal: request.signal,

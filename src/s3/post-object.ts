@@ -27,6 +27,7 @@ import {
 import { validateContentMd5, validateObjectKey } from "./names.ts";
 import { clientMetadata } from "./object-ops.ts";
 import type { S3Request } from "./request.ts";
+import { parseTaggingXml } from "./tagging.ts";
 import { quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
 
 /** Form fields that become object metadata (as the matching PUT headers would). */
@@ -77,12 +78,18 @@ export async function postObject(
     const key = values.get("key")!;
     validateObjectKey(key);
     const expectedMd5 = validateContentMd5(values.get("content-md5")) ?? undefined;
+    const metadata = clientMetadata(metadataHeaders(values));
+    // S3's form field `tagging` holds a Tagging XML document (not the header's query string).
+    const taggingField = values.get("tagging");
+    if (taggingField !== undefined) {
+      metadata.tags = parseTaggingXml(new TextEncoder().encode(taggingField));
+    }
     await beforeStore?.(key);
     const info = await objects.put(
       bucket,
       key,
       withLengthRange(file.body, verified.contentLength),
-      { metadata: clientMetadata(metadataHeaders(values)), expectedMd5, signal: request.signal },
+      { metadata, expectedMd5, signal: request.signal },
     );
     return answer(request, bucket, key, info.meta.etag, values);
   } catch (err) {

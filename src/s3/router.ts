@@ -1,6 +1,6 @@
 /**
  * S3 operation dispatch: method + bucket/key + subresource query → one handler. Families svc
- * does not implement answer NotImplemented; ACL puts and tagging answer 501 with a message.
+ * does not implement answer NotImplemented; ACL puts and bucket tagging answer 501 with a message.
  */
 import type { AdmissionChain } from "../admission/build.ts";
 import type { CredentialStore } from "../auth/credentials.ts";
@@ -15,6 +15,7 @@ import { listObjectsV1, listObjectsV2 } from "./list-ops.ts";
 import * as multipart from "./multipart-ops.ts";
 import * as objectOps from "./object-ops.ts";
 import { postObject } from "./post-object.ts";
+import * as tagging from "./tagging-ops.ts";
 import type { S3Request } from "./request.ts";
 import { notImplemented } from "./response.ts";
 import { declaredLength, gateWrite, type WriteIntent } from "./write-gate.ts";
@@ -231,7 +232,19 @@ export async function dispatchS3(services: S3Services, request: S3Request): Prom
   }
   const family = unsupportedSubresource(q, UNSUPPORTED_OBJECT_SUBRESOURCES);
   if (family) throw notImplemented(`The object "${family}" API`);
-  if (q.has("tagging")) throw notImplemented("Object tagging");
+  if (q.has("tagging")) {
+    switch (m) {
+      case "GET":
+        return await tagging.getObjectTagging(objects, request);
+      case "PUT":
+        await gate("tagging");
+        return await tagging.putObjectTagging(objects, request);
+      case "DELETE":
+        await gate("tagging");
+        return await tagging.deleteObjectTagging(objects, request);
+    }
+    throw methodNotAllowed(request);
+  }
   switch (m) {
     case "GET":
       if (q.has("acl")) return await buckets.getAcl(objects, request);

@@ -32,7 +32,9 @@ export type WriteKind =
   | "delete"
   | "delete-objects"
   | "create-bucket"
-  | "delete-bucket";
+  | "delete-bucket"
+  /** Put/DeleteObjectTagging: changes metadata only, adds no bytes. */
+  | "tagging";
 
 export interface WriteIntent {
   kind: WriteKind;
@@ -74,7 +76,7 @@ export async function gateWrite(services: WriteGateServices, intent: WriteIntent
       { BucketName: bucket },
     );
   }
-  if (REMOVALS.has(kind)) return;
+  if (REMOVALS.has(kind) || kind === "tagging") return;
   const used = (await services.usage.usage(bucket)).logical_bytes;
   if (used >= quota) throw overQuota(bucket, quota, used);
   const declared = await intent.declaredBytes?.();

@@ -40,6 +40,8 @@ export interface ObjectMeta {
   /** Number of parts when the object came from a multipart upload. */
   partsCount?: number;
   storage: StorageKind;
+  /** Object tags (S3 object tagging), in the order the client gave them; absent when none. */
+  tags?: Record<string, string>;
 }
 
 export interface ObjectInfo {
@@ -136,6 +138,16 @@ export interface Backend {
     /** The body's declared length when known (lets a delta encode give up early). */
     expectedSize?: number,
   ): Promise<StagedObject>;
+  /**
+   * Replaces the metadata record of an existing object in place, keeping its bytes: `update`
+   * gets the stored record and returns the new one. null when the key does not exist; throws
+   * NoSuchBucket for a missing bucket. Callers serialise it with writes of the same key.
+   */
+  updateObjectMeta(
+    bucket: string,
+    key: string,
+    update: (meta: ObjectMeta) => ObjectMeta,
+  ): Promise<ObjectInfo | null>;
   /** Removes one object; false when it did not exist. */
   deleteObject(bucket: string, key: string): Promise<boolean>;
   /** One page of keys in UTF-8 byte order. Throws NoSuchBucket. */

@@ -26,6 +26,7 @@ import type {
   ListPage,
   ObjectBody,
   ObjectInfo,
+  ObjectMeta,
   StagedObject,
 } from "./backend.ts";
 import { BucketLister, type BucketListingSettings } from "./bucket-lister.ts";
@@ -228,6 +229,14 @@ export class BucketRouter implements Backend {
         abort: () => staged.abort(),
       };
     });
+  }
+
+  updateObjectMeta(
+    bucket: string,
+    key: string,
+    update: (meta: ObjectMeta) => ObjectMeta,
+  ): Promise<ObjectInfo | null> {
+    return this.#on(bucket, ({ backend, real }) => backend.updateObjectMeta(real, key, update));
   }
 
   deleteObject(bucket: string, key: string): Promise<boolean> {

@@ -21,6 +21,7 @@ import type {
   ListPage,
   ObjectBody,
   ObjectInfo,
+  ObjectMeta,
   StagedObject,
 } from "./backend.ts";
 import {
@@ -195,6 +196,37 @@ export class FilesystemBackend implements Backend {
     return this.stagedFile(bucketDir, parsed, tmpPath, file, size);
   }
 
+  /**
+   * Rewrites the metadata attribute of the file in place. One setxattr replaces the whole record
+   * atomically (a crash leaves the old record or the new one, never a mix), and the bytes are
+   * not touched. The inode is checked synchronously right before the write, so a concurrent
+   * replacement of the file (possible only from outside the key lock) is re-read, not tagged.
+   */
+  async updateObjectMeta(
+    bucket: string,
+    key: string,
+    update: (meta: ObjectMeta) => ObjectMeta,
+  ): Promise<ObjectInfo | null> {
+    const parsed = parseKeyOrNull(key);
+    for (let attempt = 0; parsed && attempt < READ_ATTEMPTS; attempt++) {
+      const found = await this.readObject(bucket, parsed);
+      if (!found) break;
+      const path = objectPath(this.bucketDir(bucket), parsed);
+      const meta = update(found.info.meta);
+      const unchanged = (() => {
+        const stat = statOrNull(path);
+        if (stat?.ino !== found.ino) return false;
+        setJsonXattr(path, META_XATTR, meta);
+        return true;
+      })();
+      if (!unchanged) continue;
+      await fsyncPath(path, parsed.marker);
+      return { ...found.info, meta };
+    }
+    await this.requireBucket(bucket);
+    return null;
+  }
+
   async deleteObject(bucket: string, key: string): Promise<boolean> {
     const parsed = parseKeyOrNull(key);
     const bucketDir = await this.requireBucket(bucket);
@@ -364,6 +396,26 @@ export class FilesystemBackend implements Backend {
         return Promise.resolve();
       },
     };
+  }
+}
+
+function statOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (err) {
+    return nullIfAbsent(err);
+  }
+}
+
+/** Makes an attribute change durable: fsync of the file (or of the marker's directory). */
+async function fsyncPath(path: string, directory: boolean): Promise<void> {
+  if (directory) return await fsyncDirectory(path);
+  const file = await Deno.open(path, { read: true }).catch(nullIfAbsent);
+  if (!file) return; // deleted meanwhile: nothing left to make durable
+  try {
+    await file.sync();
+  } finally {
+    file.close();
   }
 }
 

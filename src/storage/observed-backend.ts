@@ -84,6 +84,14 @@ export class ObservedBackend implements Backend {
     return new ObservedStagedObject(staged, (call) => this.#observe(call));
   }
 
+  updateObjectMeta(
+    bucket: string,
+    key: string,
+    update: (meta: ObjectMeta) => ObjectMeta,
+  ): Promise<ObjectInfo | null> {
+    return this.#observe(() => this.inner.updateObjectMeta(bucket, key, update));
+  }
+
   deleteObject(bucket: string, key: string): Promise<boolean> {
     return this.#observe(() => this.inner.deleteObject(bucket, key));
   }

@@ -72,6 +72,9 @@ class ScriptedBackend implements Backend {
       abort: () => this.#answer(undefined),
     });
   }
+  updateObjectMeta(): Promise<ObjectInfo | null> {
+    return this.#answer(null);
+  }
   deleteObject(): Promise<boolean> {
     return this.#answer(false);
   }

@@ -9,8 +9,16 @@ function hmac(key: string | Uint8Array, data: string): Uint8Array {
   return new Uint8Array(createHmac("sha256", key).update(data).digest());
 }
 
-/** A form uploading `content` as `key` into `bucket`, its policy allowing exactly that. */
-export function signedPostForm(bucket: string, key: string, content: string): FormData {
+/**
+ * A form uploading `content` as `key` into `bucket`, its policy allowing exactly that; `fields`
+ * are extra form fields, each allowed by an exact-match condition.
+ */
+export function signedPostForm(
+  bucket: string,
+  key: string,
+  content: string,
+  fields: Record<string, string> = {},
+): FormData {
   const now = new Date();
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
   const date = stamp.slice(0, 8);
@@ -23,6 +31,7 @@ export function signedPostForm(bucket: string, key: string, content: string): Fo
       { "x-amz-credential": credential },
       { "x-amz-algorithm": "AWS4-HMAC-SHA256" },
       { "x-amz-date": stamp },
+      ...Object.entries(fields).map(([name, value]) => ({ [name]: value })),
     ],
   }));
   const signingKey = hmac(
@@ -35,6 +44,7 @@ export function signedPostForm(bucket: string, key: string, content: string): Fo
   form.append("x-amz-algorithm", "AWS4-HMAC-SHA256");
   form.append("x-amz-date", stamp);
   form.append("policy", policy);
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append("x-amz-signature", createHmac("sha256", signingKey).update(policy).digest("hex"));
   form.append("file", new Blob([content]), "upload.txt");
   return form;

@@ -28,6 +28,7 @@ import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.t
 import { isAddressableKey } from "./s3-keys.ts";
 import { listPage } from "./s3-list.ts";
 import { metaFromHeaders } from "./s3-meta.ts";
+import { rewriteMeta } from "./s3-meta-update.ts";
 import type { S3BackendOptions } from "./s3-options.ts";
 import {
   listingsNeedHeads,
@@ -204,6 +205,39 @@ export class S3Backend implements Backend {
     await this.requireBucket(bucket);
     const spool = await spoolBody(this.options.spoolDir, body, signal);
     return this.staged(bucket, key, spool);
+  }
+
+  /** A self-copy with the new metadata (s3-meta-update.ts); retried when the object changed. */
+  async updateObjectMeta(
+    bucket: string,
+    key: string,
+    update: (meta: ObjectMeta) => ObjectMeta,
+  ): Promise<ObjectInfo | null> {
+    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.absent(bucket);
+    for (let attempt = 1;; attempt++) {
+      let response;
+      try {
+        response = await this.client.send({ method: "HEAD", bucket, key, idempotent: true });
+      } catch (err) {
+        if (isMissingKey(err)) return this.absent(bucket);
+        throw svcErrorFromBackend(err, bucket, key);
+      }
+      const storedSize = Number(response.headers.get("content-length") ?? 0);
+      const meta = update(metaFromHeaders(response.headers, storedSize));
+      const backendEtag = response.headers.get("etag") ?? "";
+      try {
+        await rewriteMeta(
+          this.client,
+          this.options,
+          { bucket, key, storedSize, backendEtag },
+          meta,
+        );
+        return { key, storedSize, meta };
+      } catch (err) {
+        const changed = err instanceof BackendError && (err.status === 412 || err.status === 404);
+        if (!changed || attempt === 3) throw svcErrorFromBackend(err, bucket, key);
+      }
+    }
   }
 
   /** HEAD first, because S3 answers 204 to deleting a missing key. A delete racing ours may

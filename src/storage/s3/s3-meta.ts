@@ -3,7 +3,9 @@
  *
  * Content-Type and the STORED_HEADERS travel as the real headers, so other S3 clients of the
  * same bucket see them too. svc's own fields are user metadata named `x-amz-meta-svc-<field>`:
- * `svc-size`, `svc-etag`, `svc-md5`, `svc-sha256`, `svc-parts`, `svc-storage`, and
+ * `svc-size`, `svc-etag`, `svc-md5`, `svc-sha256`, `svc-parts`, `svc-storage`, `svc-tags` (the
+ * object's tags as a JSON list of pairs: compact, since a store allows 2 KB of user metadata in
+ * all, so many long tags get MetadataTooLarge from it), and
  * `svc-x-<name>` for any extra string field a layer above adds (the delta layer's
  * `referenceSha256` becomes `svc-x-reference-sha256`; camelCase ↔ kebab-case, since header names
  * lose their case). `svc-no-content-type` records an empty content type, which S3 would
@@ -44,6 +46,7 @@ const KNOWN_FIELDS = new Set([
   "lastModified",
   "partsCount",
   "storage",
+  "tags",
 ]);
 const STORAGE_KINDS = new Set<string>(["passthrough", "delta", "reference"]);
 const PLAIN_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
@@ -65,6 +68,9 @@ export function metaToHeaders(meta: ObjectMeta): Record<string, string> {
   if (meta.sha256) own("sha256", meta.sha256);
   if (meta.partsCount !== undefined) own("parts", String(meta.partsCount));
   own("storage", meta.storage);
+  if (meta.tags && Object.keys(meta.tags).length > 0) {
+    own("tags", encodeValue(JSON.stringify(Object.entries(meta.tags))));
+  }
   for (const [field, value] of Object.entries(meta)) {
     if (KNOWN_FIELDS.has(field) || value === undefined) continue;
     if (typeof value !== "string" || !/^[a-z][a-zA-Z0-9]*$/.test(field)) {
@@ -125,6 +131,7 @@ export function metaFromHeaders(headers: Headers, storedSize: number): ObjectMet
   }
   const storage = ours.get("storage") ?? "passthrough";
   const parts = ours.get("parts");
+  const tags = ours.get("tags");
   const meta: ObjectMeta = {
     size,
     etag,
@@ -138,6 +145,7 @@ export function metaFromHeaders(headers: Headers, storedSize: number): ObjectMet
     lastModified,
     ...(parts !== undefined ? { partsCount: Number(parts) } : {}),
     storage: (STORAGE_KINDS.has(storage) ? storage : "passthrough") as StorageKind,
+    ...(tags ? { tags: parseTags(decodeValue(tags)) } : {}),
   };
   return Object.assign(meta, extras);
 }
@@ -155,6 +163,17 @@ export function metaFromListing(size: number, etag: string, lastModified: number
     lastModified,
     storage: "passthrough",
   };
+}
+
+/** `svc-tags`: a JSON array of [key, value] pairs (compact: S3 allows 2 KB of user metadata). */
+function parseTags(json: string): Record<string, string> {
+  const pairs: unknown = JSON.parse(json);
+  const valid = Array.isArray(pairs) &&
+    pairs.every((p) =>
+      Array.isArray(p) && p.length === 2 && typeof p[0] === "string" && typeof p[1] === "string"
+    );
+  if (!valid) throw new Error(`Stored object tags are not a list of pairs: ${json}`);
+  return Object.fromEntries(pairs as [string, string][]);
 }
 
 export function encodeValue(value: string): string {
