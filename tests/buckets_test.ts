@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import * as S3 from "@aws-sdk/client-s3";
 import { randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
+import { assertSdkError } from "./helpers/assertions.ts";
 
 const NS = "http://s3.amazonaws.com/doc/2006-03-01/";
 
@@ -39,6 +40,9 @@ Deno.test("buckets: create, head, delete, list, stubs and 501s", async (t) => {
       "192.168.1.1",
       "xn--x",
       "a..b",
+      "a.-b",
+      "a-.b",
+      "ab.-c.d",
       "-abc",
       "abc-",
       "a_b",
@@ -52,15 +56,49 @@ Deno.test("buckets: create, head, delete, list, stubs and 501s", async (t) => {
     assert.equal((await req(u("/a.b-c.1"), "PUT")).status, 200);
     const again = await req(u("/bkt-one"), "PUT");
     assert.deepEqual([again.status, again.code], [409, "BucketAlreadyOwnedByYou"]);
-    const config = `<CreateBucketConfiguration xmlns="${NS}">` +
-      `<LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>`;
-    const withConfig = await req(u("/bkt-config"), "PUT", config);
-    assert.equal(withConfig.status, 200, withConfig.text);
-    const sdkConfig = new S3.CreateBucketCommand({
-      Bucket: "bkt-config-sdk",
-      CreateBucketConfiguration: { LocationConstraint: "us-west-2" },
-    });
-    await s3.send(sdkConfig);
+    const config = (inner: string) =>
+      `<CreateBucketConfiguration xmlns="${NS}">${inner}</CreateBucketConfiguration>`;
+    // svc's region is us-east-1: naming it (or nothing) is accepted, another region is not.
+    for (
+      const [name, inner] of [
+        ["bkt-config", "<LocationConstraint>us-east-1</LocationConstraint>"],
+        ["bkt-config-empty", "<LocationConstraint></LocationConstraint>"],
+        ["bkt-config-none", ""],
+      ]
+    ) {
+      const res = await req(u(`/${name}`), "PUT", config(inner));
+      assert.equal(res.status, 200, `${name}: ${res.text}`);
+    }
+    const foreign = await req(
+      u("/bkt-foreign"),
+      "PUT",
+      config("<LocationConstraint>eu-west-1</LocationConstraint>"),
+    );
+    assert.deepEqual([foreign.status, foreign.code], [400, "IllegalLocationConstraintException"]);
+    await assertSdkError(
+      s3.send(
+        new S3.CreateBucketCommand({
+          Bucket: "bkt-config-sdk",
+          CreateBucketConfiguration: { LocationConstraint: "us-west-2" },
+        }),
+      ),
+      400,
+      "IllegalLocationConstraintException",
+    );
+    for (
+      const inner of [
+        "<Unknown>x</Unknown>",
+        "<LocationConstraint>us-east-1</LocationConstraint><Extra/>",
+        "<LocationConstraint><Nested/></LocationConstraint>",
+        "<LocationConstraint>us-east-1</LocationConstraint><LocationConstraint>us-east-1</LocationConstraint>",
+      ]
+    ) {
+      const res = await req(u("/bkt-unknown"), "PUT", config(inner));
+      assert.deepEqual([res.status, res.code], [400, "MalformedXML"], inner);
+    }
+    for (const name of ["bkt-foreign", "bkt-config-sdk", "bkt-unknown"]) {
+      assert.equal((await req(u(`/${name}`), "HEAD")).status, 404, `${name} was not created`);
+    }
     for (const body of ["<CreateBucketConfiguration>", "not xml", "<Other/>", "<a></b>"]) {
       const res = await req(u("/bkt-malformed"), "PUT", body);
       assert.deepEqual([res.status, res.code], [400, "MalformedXML"], body);

@@ -10,7 +10,7 @@ import { validateBucketName } from "./names.ts";
 import { uploadBody } from "./request-body.ts";
 import { intParam, type S3Request } from "./request.ts";
 import { isoDate, OWNER, ownerOnlyAcl, xmlResponse } from "./response.ts";
-import { childrenNamed, malformedXml, parseXml } from "./xml.ts";
+import { childText, malformedXml, parseXml, type XmlElement } from "./xml.ts";
 
 export const REGION = "us-east-1";
 
@@ -114,19 +114,35 @@ export async function createBucket(objects: ObjectService, request: S3Request): 
   const bucket = request.bucket!;
   validateBucketName(bucket);
   const text = await readSmallBody(request, 64 * 1024);
-  if (text.trim() !== "") {
-    const root = parseXml(text);
-    if (root.name !== "CreateBucketConfiguration") {
-      throw new SvcError(
-        "MalformedXML",
-        "The XML you provided was not well-formed or did not validate against our published schema",
-      );
-    }
-    // svc is region-agnostic: any LocationConstraint is accepted and reported as us-east-1.
-    childrenNamed(root, "LocationConstraint");
-  }
+  if (text.trim() !== "") checkBucketConfiguration(parseXml(text));
   await objects.createBucket(bucket);
   return new Response(null, { headers: { location: `/${bucket}` } });
+}
+
+/**
+ * CreateBucketConfiguration: only `LocationConstraint` is understood (anything else is
+ * MalformedXML), and it must name svc's region. svc answers as one region, us-east-1; a client
+ * configured for it may still send that name, or an empty constraint (rclone, older SDKs), so
+ * both are accepted, although AWS's us-east-1 endpoint refuses an explicit "us-east-1". Any
+ * other region is IllegalLocationConstraintException: the bucket would not be where the client
+ * asked.
+ */
+function checkBucketConfiguration(root: XmlElement): void {
+  if (root.name !== "CreateBucketConfiguration") {
+    throw malformedXml(`root element is <${root.name}>, not <CreateBucketConfiguration>`);
+  }
+  const unknown = root.children.find((element) => element.name !== "LocationConstraint");
+  if (unknown) {
+    throw malformedXml(`<${unknown.name}> is not supported in CreateBucketConfiguration`);
+  }
+  const constraint = (childText(root, "LocationConstraint") ?? "").trim();
+  if (constraint !== "" && constraint !== REGION) {
+    throw new SvcError(
+      "IllegalLocationConstraintException",
+      `The ${constraint} location constraint is incompatible for the region specific endpoint this request was sent to (svc's region is ${REGION})`,
+      { LocationConstraint: constraint },
+    );
+  }
 }
 
 export async function deleteBucket(

@@ -125,7 +125,10 @@ export async function listObjectsV1(
   const page = await listPage(objects, request, params);
   return xmlResponse("ListBucketResult", {
     Name: bucket,
-    Prefix: params.encode(params.prefix),
+    // With encoding-type=url, v1 encodes Delimiter, Marker, NextMarker, Key and CommonPrefixes'
+    // Prefix, never the Prefix element: exactly the fields boto3 / awscli decode for v1 (and
+    // AWS's answers round-trip through them), so a prefix holding a newline comes back intact.
+    Prefix: params.prefix,
     Marker: params.encode(marker),
     // S3 sends NextMarker only with a delimiter; svc always sends it when truncated, which every
     // client accepts and which saves the ones that forget the last-key fallback.

@@ -37,6 +37,10 @@ export function bucketNameProblem(name: string): string | null {
       "and must begin and end with a letter or digit";
   }
   if (name.includes("..")) return "it must not contain two adjacent dots";
+  // Each dot-separated label must begin and end with a letter or digit (DNS), as S3 requires.
+  if (name.includes(".-") || name.includes("-.")) {
+    return "a dot must not be next to a hyphen";
+  }
   if (IPV4_SHAPE.test(name)) return "it must not be formatted as an IP address";
   const prefix = RESERVED_PREFIXES.find((p) => name.startsWith(p));
   if (prefix !== undefined) return `the prefix "${prefix}" is reserved`;

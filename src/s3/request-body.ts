@@ -33,7 +33,16 @@ function declaredLength(value: string | null, header: string): number | undefine
       `Header ${header} must be a non-negative integer, got "${value}"`,
     );
   }
-  return Number(value);
+  const length = Number(value);
+  // Past 2^53 a length has no exact number: no body that long can be received either.
+  if (!Number.isSafeInteger(length)) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Header ${header} is too large to be a body length, got "${value}"`,
+      { ArgumentName: header, ArgumentValue: value },
+    );
+  }
+  return length;
 }
 
 /**
@@ -68,8 +77,11 @@ export function uploadBody(request: S3Request): UploadBody {
   // The signed payload hash: the header, or a presigned URL's query parameter.
   const contentSha256 = verified?.payloadHash ?? headers.get("x-amz-content-sha256") ?? "";
   const encoding = (headers.get("content-encoding") ?? "").toLowerCase();
+  // The payload hash says whether the body is framed. `Content-Encoding: aws-chunked` alone
+  // decides only when there is no payload hash at all (authentication none); beside a plain hash
+  // (or UNSIGNED-PAYLOAD) the body is plain, as S3 takes it, and the label is not stored.
   const chunked = contentSha256.startsWith(STREAMING_PREFIX) ||
-    encoding.split(",").some((part) => part.trim() === "aws-chunked");
+    (contentSha256 === "" && encoding.split(",").some((part) => part.trim() === "aws-chunked"));
   const md5Header = headers.get("content-md5");
   const expectedMd5 = validateContentMd5(md5Header) ?? undefined;
   const raw = request.raw.body ? clientBody(request.raw.body) : emptyStream();
