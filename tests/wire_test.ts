@@ -303,7 +303,11 @@ Deno.test("wire: ids, error documents, aws-chunked, disconnects, 405, malformed 
       ["/wire/k", put("x", { "content-md5": "garbage" })],
       [
         "/wire/k",
-        put("x", { "x-amz-decoded-content-length": "abc", "content-encoding": "aws-chunked" }),
+        put("x", {
+          "x-amz-decoded-content-length": "abc",
+          "content-encoding": "aws-chunked",
+          "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        }),
       ],
       ["/wire/%zz"],
       ["/no-such-bucket/k"],

@@ -24,6 +24,7 @@ import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import { ChecksumAccumulator, type ChecksumAlgorithm } from "../s3/checksums.ts";
 import { EMPTY_SHA256, hmacHex, signaturesEqual } from "./signing-key.ts";
+import { hexEqual, HmacKey, sha256HexOf } from "./small-sha256.ts";
 import type { VerifiedRequest } from "./sigv4.ts";
 
 /** The hooks decodeAwsChunked takes (AwsChunkedOptions.onChunk / onTrailers). */
@@ -140,8 +141,14 @@ class TrailerChecksums {
   }
 }
 
+/** Below this many bytes a chunk is hashed in JavaScript: a node:crypto call costs more. */
+const SMALL_CHUNK = 4096;
+
 function sha256Views(data: readonly Uint8Array[]): string {
   if (data.length === 0) return EMPTY_SHA256;
+  let length = 0;
+  for (const view of data) length += view.length;
+  if (length < SMALL_CHUNK) return sha256HexOf(data);
   const hash = createHash("sha256");
   for (const view of data) hash.update(view);
   return hash.digest("hex");
@@ -169,16 +176,17 @@ export function chunkSignatureHooks(
     );
   }
   const prefix = `${verified.amzDate}\n${verified.scope}\n`;
+  // One chunk-signature per chunk, and a chunk may be one byte: the key is prepared once.
+  const key = new HmacKey(verified.signingKey);
   let previous = verified.signature;
   let ended = false;
   return {
     onChunk(signature, data) {
       if (ended) throw mismatch();
-      const expected = hmacHex(
-        verified.signingKey,
+      const expected = key.hexOfAscii(
         `AWS4-HMAC-SHA256-PAYLOAD\n${prefix}${previous}\n${EMPTY_SHA256}\n${sha256Views(data)}`,
       );
-      if (signature === undefined || !signaturesEqual(expected, signature)) throw mismatch();
+      if (signature === undefined || !hexEqual(expected, signature)) throw mismatch();
       previous = expected;
       if (data.length === 0) ended = true;
       else checksums.update(data);
