@@ -23,6 +23,16 @@ export function createApp(surfaces: AppSurfaces): Hono {
   app.use("/_/*", async (c, next) => {
     const started = performance.now();
     await next();
+    if (c.req.method !== "HEAD" && !c.res.headers.has("content-length")) {
+      // Operator answers are small in-memory documents: sized here, so the response-size
+      // histogram observes every answer (Hono leaves the length to the server).
+      const body = new Uint8Array(await c.res.arrayBuffer());
+      const headers = new Headers(c.res.headers);
+      headers.set("content-length", String(body.byteLength));
+      const sized = new Response(body, { status: c.res.status, headers });
+      c.res = undefined; // replace, rather than merge into, the answer
+      c.res = sized;
+    }
     surfaces.metrics.observeRequest({
       method: c.req.method,
       status: c.res.status,

@@ -167,6 +167,43 @@ Deno.test({
   },
 });
 
+Deno.test("metrics: every response is observed in svc_http_response_size_bytes", async () => {
+  await using svc = await startSvc();
+  const s3 = svc.client();
+  await s3.send(new S3.CreateBucketCommand({ Bucket })); // 200, no body
+  await s3.send(new S3.PutObjectCommand({ Bucket, Key: "k", Body: "12345" })); // 200, no body
+  await s3.send(new S3.HeadObjectCommand({ Bucket, Key: "k" })); // HEAD
+  const got = await s3.send(new S3.GetObjectCommand({ Bucket, Key: "k" })); // 5 bytes
+  assert.equal((await bytesOf(got.Body)).length, 5);
+  await s3.send(new S3.DeleteObjectCommand({ Bucket, Key: "k" })); // 204
+  await assertError(fetch(`${svc.url}/${Bucket}/k`), 403, "AccessDenied"); // error document
+  for (const path of ["/_/health", "/_/nope"]) {
+    const response = await fetch(`${svc.url}${path}`);
+    assert.ok((await response.text()).length > 0, path);
+  }
+  const { samples } = parse(await scrape(svc.url));
+  const perMethod = (name: string) => {
+    const totals = new Map<string, number>();
+    for (const s of samples.filter((s) => s.name === name)) {
+      totals.set(s.labels.method, (totals.get(s.labels.method) ?? 0) + s.value);
+    }
+    return [...totals].sort(([a], [b]) => a.localeCompare(b));
+  };
+  // One observation per answered request, whatever its body: count equals the request total.
+  const requests = perMethod("svc_http_requests_total");
+  // `/_/nope` has no operation label, so it is in neither series.
+  assert.deepEqual(requests, [["DELETE", 1], ["GET", 3], ["HEAD", 1], ["PUT", 2]]);
+  assert.deepEqual(perMethod("svc_http_response_size_bytes_count"), requests);
+  const sum = perMethod("svc_http_response_size_bytes_sum");
+  assert.deepEqual(sum.filter(([method]) => method !== "GET"), [
+    ["DELETE", 0],
+    ["HEAD", 0],
+    ["PUT", 0],
+  ]);
+  // The GET bytes: the 5-byte object, the error document and the health answer.
+  assert.ok((sum.find(([m]) => m === "GET")?.[1] ?? 0) > 5 + 100 + 10);
+});
+
 Deno.test("metrics: the startup sweep and uploads in flight are reported", async () => {
   await using svc = await startSvc();
   const s3 = svc.client();

@@ -132,14 +132,20 @@ export function requestBytesOf(request: Request): number | undefined {
   return declaredLength(request.headers) ?? (request.body === null ? 0 : undefined);
 }
 
-/** Response body bytes: 0 for HEAD or no body, else Content-Length, undefined when unknown. */
+/**
+ * Response body bytes: 0 for HEAD, 204, 304 or a null body, else Content-Length; undefined only
+ * for a stream sent without a length (svc sends none: every S3 answer with a body declares its
+ * length, and app.ts sizes the operator answers).
+ */
 export function responseBytesOf(response: Response, method: string): number | undefined {
-  // Never touch response.body here: reading it turns a string body into a stream, and Deno then
-  // drops the Content-Length and answers chunked.
   if (method.toUpperCase() === "HEAD" || response.status === 204 || response.status === 304) {
     return 0;
   }
-  return declaredLength(response.headers);
+  const declared = declaredLength(response.headers);
+  if (declared !== undefined) return declared;
+  // Only reached without a Content-Length. Reading `body` turns a string body into a stream
+  // (Deno then answers it chunked), which is why a declared length is checked first.
+  return response.body === null ? 0 : undefined;
 }
 
 type ProcField = "rss" | "peakRss" | "virtual" | "threads" | "openFds" | "maxFds";

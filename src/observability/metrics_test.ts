@@ -352,6 +352,8 @@ Deno.test("byte helpers and operator routes", () => {
   assert.equal(responseBytesOf(sized, "GET"), 3);
   assert.equal(responseBytesOf(sized, "HEAD"), 0);
   assert.equal(responseBytesOf(new Response(null, { status: 204 }), "DELETE"), 0);
+  // A 200 without a body (PutObject) is an answer of 0 bytes, not an unknown size.
+  assert.equal(responseBytesOf(new Response(null, { headers: { etag: '"e"' } }), "PUT"), 0);
   assert.equal(responseBytesOf(new Response("abc"), "GET"), undefined);
   assert.equal(operatorOperation("/_/health"), "health");
   assert.equal(operatorOperation("/_/metrics"), "metrics");
