@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { ACCESS_KEY, SECRET_KEY, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 import { assertError } from "./helpers/assertions.ts";
+import { signedPostForm } from "./helpers/post-form.ts";
 
 const BUCKET = "gaps";
 
@@ -68,6 +69,24 @@ Deno.test("conformance: input holes and aws-chunked labels", async (t) => {
       "MalformedXML",
     );
     assert.equal((await fetch(url(encodeURIComponent(victim)), { method: "HEAD" })).status, 200);
+  });
+
+  await t.step("a POST form field with invalid UTF-8 is refused, not read as U+FFFD", async () => {
+    const form = signedPostForm(BUCKET, "posted", "x", { tagging: "<Tagging>MARK</Tagging>" });
+    const request = new Request(`${svc.url}/${BUCKET}`, { method: "POST", body: form });
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    const at = new TextDecoder("latin1").decode(bytes).indexOf("MARK");
+    bytes[at] = 0xff;
+    await assertError(
+      globalThis.fetch(request.url, {
+        method: "POST",
+        body: bytes,
+        headers: { "content-type": request.headers.get("content-type")! },
+      }),
+      400,
+      "MalformedPOSTRequest",
+    );
+    assert.equal((await fetch(url("posted"), { method: "HEAD" })).status, 404);
   });
 
   await t.step(

@@ -102,7 +102,7 @@ export async function* readFormData(
         return;
       }
       const value = await scanner.readFieldValue(part.name);
-      yield { kind: "field", name: part.name, value: decoder.decode(value) };
+      yield { kind: "field", name: part.name, value: fieldText(part.name, value) };
     }
   } finally {
     if (!handedOff) await scanner.cancel();
@@ -111,6 +111,19 @@ export async function* readFormData(
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A field's value as text. Invalid UTF-8 is refused, never replaced by U+FFFD: a key, a policy
+ * condition or the `tagging` document must be exactly the bytes that were sent.
+ */
+function fieldText(name: string, value: Uint8Array): string {
+  try {
+    return strictUtf8.decode(value);
+  } catch {
+    throw new SvcError("MalformedPOSTRequest", `The form field "${name}" is not valid UTF-8`);
+  }
+}
 const CR = 0x0d, LF = 0x0a, DASH = 0x2d, SP = 0x20, HTAB = 0x09;
 const CRLFCRLF = encoder.encode("\r\n\r\n");
 
