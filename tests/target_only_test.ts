@@ -71,6 +71,10 @@ Deno.test("replication_target_only: client writes refused, also through an alias
         );
         await denied(signedFetch(`${url}/a.txt`, { method: "DELETE" }));
         await denied(signedFetch(`${url}/dir/`, { method: "DELETE" }));
+        const tagging =
+          "<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>";
+        await denied(signedFetch(`${url}/a.txt?tagging`, { method: "PUT", body: tagging }));
+        await denied(signedFetch(`${url}/a.txt?tagging`, { method: "DELETE" }));
         await denied(
           signedFetch(`${url}?delete`, {
             method: "POST",
