@@ -113,6 +113,8 @@ export interface VerifiedRequest {
   signature: string;
   scope: string;
   amzDate: string;
+  /** Milliseconds since the epoch of amzDate (replay memory lasts while it can verify). */
+  requestTime: number;
   /** What the body must honour: a hex sha256, UNSIGNED-PAYLOAD or a STREAMING-* marker. */
   payloadHash: string;
 }
@@ -382,6 +384,7 @@ export function verifySignedRequest(
     signature: signed.signature.toLowerCase(),
     scope: signed.scope,
     amzDate: signed.amzDate,
+    requestTime: signed.time,
     payloadHash: signed.payloadHash,
   };
 }

@@ -1,0 +1,299 @@
+/**
+ * Black-box tests of replay detection (docs/ARCHITECTURE.md, Authentication): a byte-identical
+ * repeat of an idempotent write that succeeded gets the first answer and is never executed again
+ * (each step proves it by changing the state between the first and the repeat); repeats that
+ * would create something new, or whose unsigned body differs, are refused and audited; a repeat
+ * of a request still in flight waits for it; the rclone sequence that used to fail.
+ */
+import assert from "node:assert/strict";
+import * as S3 from "@aws-sdk/client-s3";
+import { AwsClient } from "aws4fetch";
+import { assertError, md5Hex } from "./helpers/assertions.ts";
+import { ACCESS_KEY, bytesOf, SECRET_KEY, startSvc } from "./helpers/svc.ts";
+
+const enc = new TextEncoder();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const aws4 = new AwsClient({
+  accessKeyId: ACCESS_KEY,
+  secretAccessKey: SECRET_KEY,
+  service: "s3",
+  region: "us-east-1",
+  retries: 0,
+});
+const UNSIGNED = { "x-amz-content-sha256": "UNSIGNED-PAYLOAD" };
+
+interface Answer {
+  status: number;
+  etag: string | null;
+  body: string;
+}
+
+async function answer(res: Response): Promise<Answer> {
+  return { status: res.status, etag: res.headers.get("etag"), body: await res.text() };
+}
+
+/** Sends a signed request; returns its answer and an identical copy to replay later. */
+async function sendOnce(request: Request): Promise<{ first: Answer; copy: Request }> {
+  const copy = request.clone();
+  return { first: await answer(await fetch(request)), copy };
+}
+
+/** The same signed headers with another body: what a replayer of an unsigned payload sends. */
+function withBody(request: Request, body: string): Request {
+  return new Request(request.url, { method: request.method, headers: request.headers, body });
+}
+
+async function serve() {
+  const svc = await startSvc({ env: { SVC_REPLAY_WINDOW_SECS: "600" } });
+  const s3 = svc.client();
+  const got = async (Bucket: string, Key: string) =>
+    new TextDecoder().decode(
+      await bytesOf((await s3.send(new S3.GetObjectCommand({ Bucket, Key }))).Body),
+    );
+  const exists = async (Bucket: string, Key: string) => {
+    try {
+      await s3.send(new S3.HeadObjectCommand({ Bucket, Key }));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const refusals = () => svc.logs.filter((line) => line.includes("replay_rejected")).length;
+  const dispose = async () => (s3.destroy(), await svc.stop());
+  return { svc, s3, got, exists, refusals, [Symbol.asyncDispose]: dispose };
+}
+
+Deno.test("replay: identical repeats of idempotent writes get the first answer, never a second run", async (t) => {
+  await using ctx = await serve();
+  const { svc, s3, got, exists, refusals } = ctx;
+  const B = "replay-bucket";
+  const url = (key = "") => `${svc.url}/${B}${key === "" ? "" : `/${key}`}`;
+
+  await t.step("CreateBucket twice: 200 both", async () => {
+    const { first, copy } = await sendOnce(await aws4.sign(url(), { method: "PUT" }));
+    assert.equal(first.status, 200, first.body);
+    assert.deepEqual(await answer(await fetch(copy)), first);
+  });
+
+  await t.step(
+    "PutObject (signed payload): the repeat answers the first ETag, writes nothing",
+    async () => {
+      const { first, copy } = await sendOnce(
+        await aws4.sign(url("put"), { method: "PUT", body: "first body" }),
+      );
+      assert.equal(first.status, 200, first.body);
+      assert.equal(first.etag, `"${md5Hex("first body")}"`);
+      // The owner writes new content: a second execution of the replay would bring back the old.
+      await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "put", Body: "owner's new body" }));
+      assert.deepEqual(await answer(await fetch(copy)), first);
+      assert.equal(await got(B, "put"), "owner's new body");
+    },
+  );
+
+  await t.step(
+    "PutObject (UNSIGNED-PAYLOAD): same body answered; another body refused",
+    async () => {
+      const signed = await aws4.sign(url("unsigned"), {
+        method: "PUT",
+        body: "unsigned body",
+        headers: UNSIGNED,
+      });
+      const differing = withBody(signed, "forged body!!");
+      const { first, copy } = await sendOnce(signed);
+      assert.equal(first.status, 200, first.body);
+      await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "unsigned", Body: "owner" }));
+      assert.deepEqual(await answer(await fetch(copy)), first);
+      assert.equal(await got(B, "unsigned"), "owner", "the identical repeat was not stored");
+      const before = refusals();
+      await assertError(fetch(differing), 400, "InvalidRequest");
+      assert.equal(await got(B, "unsigned"), "owner", "the differing body was not stored");
+      assert.equal(refusals(), before + 1, "the refusal is audited");
+    },
+  );
+
+  await t.step("DeleteObject: the repeat does not delete the object re-created since", async () => {
+    await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "doomed", Body: "v1" }));
+    const { first, copy } = await sendOnce(await aws4.sign(url("doomed"), { method: "DELETE" }));
+    assert.equal(first.status, 204, first.body);
+    await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "doomed", Body: "v2" }));
+    assert.deepEqual(await answer(await fetch(copy)), first);
+    assert.equal(await got(B, "doomed"), "v2");
+  });
+
+  await t.step("DeleteObjects: the repeat answers the same document, deletes nothing", async () => {
+    for (const Key of ["d1", "d2"]) {
+      await s3.send(new S3.PutObjectCommand({ Bucket: B, Key, Body: Key }));
+    }
+    const xml = "<Delete><Object><Key>d1</Key></Object><Object><Key>d2</Key></Object></Delete>";
+    const headers = { "content-md5": btoa(String.fromCharCode(...md5Bytes(xml))) };
+    const signed = await aws4.sign(`${url()}?delete`, { method: "POST", body: xml, headers });
+    const { first, copy } = await sendOnce(signed);
+    assert.equal(first.status, 200, first.body);
+    assert.match(first.body, /<Deleted><Key>d1<\/Key>/);
+    await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "d1", Body: "back" }));
+    assert.deepEqual(await answer(await fetch(copy)), first);
+    assert.ok(await exists(B, "d1"));
+  });
+
+  await t.step("DeleteObjects (UNSIGNED-PAYLOAD): another key list is refused", async () => {
+    const xml = (key: string) => `<Delete><Object><Key>${key}</Key></Object></Delete>`;
+    const signed = await aws4.sign(`${url()}?delete`, {
+      method: "POST",
+      body: xml("gone"),
+      headers: UNSIGNED,
+    });
+    const differing = withBody(signed, xml("d1"));
+    const { first, copy } = await sendOnce(signed);
+    assert.equal(first.status, 200, first.body);
+    assert.deepEqual(await answer(await fetch(copy)), first);
+    await assertError(fetch(differing), 400, "InvalidRequest");
+    assert.ok(await exists(B, "d1"), "the differing list was not executed");
+  });
+
+  await t.step(
+    "UploadPart and CompleteMultipartUpload repeated; CreateMultipartUpload refused",
+    async () => {
+      const create = await aws4.sign(`${url("mp")}?uploads`, { method: "POST" });
+      const created = await sendOnce(create);
+      assert.equal(created.first.status, 200, created.first.body);
+      const uploadId = /<UploadId>([^<]+)</.exec(created.first.body)![1];
+      const before = refusals();
+      await assertError(fetch(created.copy), 400, "InvalidRequest");
+      assert.equal(refusals(), before + 1);
+      const partUrl = `${url("mp")}?partNumber=1&uploadId=${uploadId}`;
+      const part = await sendOnce(await aws4.sign(partUrl, { method: "PUT", body: "part one" }));
+      assert.equal(part.first.status, 200, part.first.body);
+      assert.deepEqual(await answer(await fetch(part.copy)), part.first);
+      // An unsigned part resent with the same body is answered; with another body refused.
+      const unsignedPart = await aws4.sign(partUrl, {
+        method: "PUT",
+        body: "part one",
+        headers: UNSIGNED,
+      });
+      const forgedPart = withBody(unsignedPart, "part two");
+      const unsigned = await sendOnce(unsignedPart);
+      assert.deepEqual(await answer(await fetch(unsigned.copy)), unsigned.first);
+      await assertError(fetch(forgedPart), 400, "InvalidRequest");
+      const xml =
+        `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${part.first.etag}</ETag></Part></CompleteMultipartUpload>`;
+      const complete = await sendOnce(
+        await aws4.sign(`${url("mp")}?uploadId=${uploadId}`, { method: "POST", body: xml }),
+      );
+      assert.equal(complete.first.status, 200, complete.first.body);
+      assert.deepEqual(await answer(await fetch(complete.copy)), complete.first);
+      assert.equal(await got(B, "mp"), "part one");
+    },
+  );
+
+  await t.step("AbortMultipartUpload twice: 204 both", async () => {
+    const { UploadId } = await s3.send(
+      new S3.CreateMultipartUploadCommand({ Bucket: B, Key: "aborted" }),
+    );
+    const abort = await aws4.sign(`${url("aborted")}?uploadId=${UploadId}`, { method: "DELETE" });
+    const { first, copy } = await sendOnce(abort);
+    assert.equal(first.status, 204, first.body);
+    assert.deepEqual(await answer(await fetch(copy)), first);
+  });
+
+  await t.step("DeleteBucket: the repeat does not delete the bucket re-created since", async () => {
+    const other = `${svc.url}/replay-other`;
+    await s3.send(new S3.CreateBucketCommand({ Bucket: "replay-other" }));
+    const { first, copy } = await sendOnce(await aws4.sign(other, { method: "DELETE" }));
+    assert.equal(first.status, 204, first.body);
+    await s3.send(new S3.CreateBucketCommand({ Bucket: "replay-other" }));
+    assert.deepEqual(await answer(await fetch(copy)), first);
+    await s3.send(new S3.HeadBucketCommand({ Bucket: "replay-other" }));
+  });
+
+  await t.step("a repeat sent while the first is in flight waits for its answer", async () => {
+    const body = enc.encode("x".repeat(64 * 1024));
+    const signed = await aws4.sign(url("slow"), { method: "PUT", body });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => release = resolve);
+    const slowBody = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(body.slice(0, 1024));
+        await released;
+        controller.enqueue(body.slice(1024));
+        controller.close();
+      },
+    });
+    const init = { method: "PUT", headers: signed.headers };
+    const first = fetch(url("slow"), { ...init, body: slowBody, duplex: "half" } as RequestInit);
+    await sleep(300);
+    let repeatDone = false;
+    const repeat = fetch(url("slow"), { ...init, body }).then(async (res) => {
+      repeatDone = true;
+      return await answer(res);
+    });
+    await sleep(500);
+    assert.equal(repeatDone, false, "the repeat waits for the first");
+    release();
+    const [a, b] = [await answer(await first), await repeat];
+    assert.equal(a.status, 200, a.body);
+    assert.deepEqual(b, a);
+  });
+});
+
+function md5Bytes(text: string): number[] {
+  return md5Hex(text).match(/../g)!.map((h) => parseInt(h, 16));
+}
+
+async function hasCommand(command: string): Promise<boolean> {
+  try {
+    const probe = new Deno.Command(command, { args: ["version"], stdout: "null", stderr: "null" });
+    return (await probe.output()).success;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "replay: rclone mkdir then copyto within the same second",
+  ignore: !await hasCommand("rclone"),
+  fn: async () => {
+    await using svc = await startSvc({ env: { SVC_REPLAY_WINDOW_SECS: "600" } });
+    const dir = await Deno.makeTempDir({ prefix: "svc-rclone-replay-" });
+    try {
+      await Deno.writeTextFile(`${dir}/f.txt`, "rclone content");
+      const env = {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: dir,
+        RCLONE_CONFIG_SVC_TYPE: "s3",
+        RCLONE_CONFIG_SVC_PROVIDER: "Other",
+        RCLONE_CONFIG_SVC_ACCESS_KEY_ID: ACCESS_KEY,
+        RCLONE_CONFIG_SVC_SECRET_ACCESS_KEY: SECRET_KEY,
+        RCLONE_CONFIG_SVC_ENDPOINT: svc.url,
+        RCLONE_CONFIG_SVC_FORCE_PATH_STYLE: "true",
+        RCLONE_CONFIG_SVC_REGION: "us-east-1",
+      };
+      const rclone = async (...args: string[]) => {
+        const out = await new Deno.Command("rclone", {
+          args: [...args, "--low-level-retries", "1", "--retries", "1"],
+          clearEnv: true,
+          env,
+          stdout: "piped",
+          stderr: "piped",
+          signal: AbortSignal.timeout(60_000),
+        }).output();
+        const text = new TextDecoder().decode(out.stderr);
+        assert.equal(out.code, 0, `rclone ${args.join(" ")}:\n${text}`);
+      };
+      // Both commands send the same CreateBucket; it is the same signature only within one
+      // second, so start right after a second begins (rclone starts in well under a second).
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await sleep(1000 - Date.now() % 1000 + 5);
+        const second = Math.floor(Date.now() / 1000);
+        const bucket = `rclone-${attempt}`;
+        await rclone("mkdir", `svc:${bucket}`);
+        await rclone("copyto", `${dir}/f.txt`, `svc:${bucket}/f.txt`);
+        const cat = await fetch(await aws4.sign(`${svc.url}/${bucket}/f.txt`));
+        assert.equal(await cat.text(), "rclone content");
+        if (Math.floor(Date.now() / 1000) === second) return;
+      }
+      assert.fail("rclone never ran both commands within one second");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
