@@ -1,6 +1,7 @@
 /**
- * Authentication of S3 requests, in the order that keeps strangers cheap to refuse: lockout
- * check, then SigV4 parse and verify (header or presigned), then replay detection. Counters and
+ * Authentication of S3 requests: SigV4 parse and verify (header or presigned), with the per-IP
+ * lockout refusing whatever does not verify from a locked-out address, then replay detection
+ * around the operation (execute()). Counters and
  * audit events are kept where the metrics and admin work can read them.
  */
 import { SvcError } from "../errors.ts";
@@ -56,6 +57,13 @@ function isFormPost(request: S3Request): boolean {
     type.startsWith("multipart/form-data");
 }
 
+function lockedOut(ms: number): SvcError {
+  return new SvcError(
+    "SlowDown",
+    `Too many authentication failures from this address; try again in ${Math.ceil(ms / 1000)} s`,
+  );
+}
+
 export class Authenticator {
   readonly stats: AuthStats = {
     attempts: { success: 0, failure: 0 },
@@ -103,14 +111,6 @@ export class Authenticator {
     if (settings.open) return { principal: null };
     const ip = clientIp(request.headers, remoteAddress, settings.trustProxyHeaders);
     const locked = this.#lockout.lockedFor(ip, now);
-    if (locked > 0) {
-      throw new SvcError(
-        "SlowDown",
-        `Too many authentication failures from this address; try again in ${
-          Math.ceil(locked / 1000)
-        } s`,
-      );
-    }
     const { path, search } = splitRawUrl(request.raw.url);
     const input = {
       method: request.method,
@@ -127,9 +127,18 @@ export class Authenticator {
           clockSkewSeconds: settings.clockSkewSeconds,
         });
     } catch (err) {
+      // A locked-out address learns nothing more, and its failures do not extend the lockout.
+      if (locked > 0) {
+        this.stats.attempts.failure++;
+        this.stats.failures[failureReason(err)]++;
+        throw lockedOut(locked);
+      }
       this.#fail(err, ip, now, settings);
       throw err;
     }
+    // A verified signature proves the secret, which is what the lockout guards: it is served
+    // even from a locked-out address (a NAT shared with an attacker, or a victim of forgeries).
+    if (verified === null && locked > 0) throw lockedOut(locked);
     // Outside the try: an anonymous refusal is counted once, as missing_header, not as a
     // signature failure, and does not count toward the lockout.
     if (verified === null) return this.#anonymous(request);

@@ -92,7 +92,17 @@ Deno.test("authenticator: locked-out addresses get SlowDown, others pass", async
   for (let i = 0; i < 3; i++) codeOf(() => auth.authenticate(s3(bad.clone()), "10.9.9.9"));
   assert.equal(codeOf(() => auth.authenticate(s3(bad.clone()), "10.9.9.9")), "SlowDown");
   const good = await signed(SECRET);
-  assert.equal(codeOf(() => auth.authenticate(s3(good), "10.8.8.8")), undefined);
+  assert.equal(codeOf(() => auth.authenticate(s3(good.clone()), "10.8.8.8")), undefined);
+  assert.equal(
+    codeOf(() => auth.authenticate(s3(good), "10.9.9.9")),
+    undefined,
+    "a verified signature is served even from the locked-out address",
+  );
+  assert.equal(
+    codeOf(() => auth.authenticate(s3(new Request("http://h/b/k")), "10.9.9.9")),
+    "SlowDown",
+    "an unsigned request from it is not",
+  );
 });
 
 Deno.test("authenticator: a replayed successful PUT with another body is refused and audited; not a lockout failure", async () => {
