@@ -44,7 +44,7 @@ function withBody(request: Request, body: string): Request {
 }
 
 async function serve() {
-  const svc = await startSvc({ env: { SVC_REPLAY_WINDOW_SECS: "600" } });
+  const svc = await startSvc(); // replay detection at its defaults
   const s3 = svc.client();
   const got = async (Bucket: string, Key: string) =>
     new TextDecoder().decode(
@@ -205,6 +205,19 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
     await s3.send(new S3.HeadBucketCommand({ Bucket: "replay-other" }));
   });
 
+  await t.step(
+    "a DELETE replayed 3 s later (past the old 2 s window) deletes nothing",
+    async () => {
+      await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "late", Body: "v1" }));
+      const { first, copy } = await sendOnce(await aws4.sign(url("late"), { method: "DELETE" }));
+      assert.equal(first.status, 204, first.body);
+      await s3.send(new S3.PutObjectCommand({ Bucket: B, Key: "late", Body: "re-created" }));
+      await sleep(3000);
+      assert.deepEqual(await answer(await fetch(copy)), first);
+      assert.equal(await got(B, "late"), "re-created");
+    },
+  );
+
   await t.step("a repeat sent while the first is in flight waits for its answer", async () => {
     const body = enc.encode("x".repeat(64 * 1024));
     const signed = await aws4.sign(url("slow"), { method: "PUT", body });
@@ -235,6 +248,21 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
   });
 });
 
+Deno.test("replay: SVC_REPLAY_WINDOW_SECS=0 turns detection off: a repeat runs again", async () => {
+  await using svc = await startSvc({ env: { SVC_REPLAY_WINDOW_SECS: "0" } });
+  const s3 = svc.client();
+  await s3.send(new S3.CreateBucketCommand({ Bucket: "off" }));
+  const { first, copy } = await sendOnce(
+    await aws4.sign(`${svc.url}/off/k`, { method: "PUT", body: "replayed" }),
+  );
+  assert.equal(first.status, 200, first.body);
+  await s3.send(new S3.PutObjectCommand({ Bucket: "off", Key: "k", Body: "owner" }));
+  assert.equal((await fetch(copy)).status, 200);
+  const got = await s3.send(new S3.GetObjectCommand({ Bucket: "off", Key: "k" }));
+  assert.equal(await got.Body!.transformToString(), "replayed", "executed a second time");
+  s3.destroy();
+});
+
 function md5Bytes(text: string): number[] {
   return md5Hex(text).match(/../g)!.map((h) => parseInt(h, 16));
 }
@@ -252,7 +280,7 @@ Deno.test({
   name: "replay: rclone mkdir then copyto within the same second",
   ignore: !await hasCommand("rclone"),
   fn: async () => {
-    await using svc = await startSvc({ env: { SVC_REPLAY_WINDOW_SECS: "600" } });
+    await using svc = await startSvc();
     const dir = await Deno.makeTempDir({ prefix: "svc-rclone-replay-" });
     try {
       await Deno.writeTextFile(`${dir}/f.txt`, "rclone content");

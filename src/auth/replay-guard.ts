@@ -102,20 +102,23 @@ async function bufferSmallBody(request: S3Request): Promise<string> {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function bareEtag(answer: ReplayAnswer): string | null {
-  for (let i = 0; i < answer.headers.length; i += 2) {
-    if (answer.headers[i] !== "etag") continue;
-    const etag = answer.headers[i + 1].replace(/^"|"$/g, "");
-    return /^[0-9a-f]{32}$/.test(etag) ? etag : null;
-  }
-  return null;
+function headerPairs(answer: ReplayAnswer): [string, string][] {
+  if (answer.headers === "") return [];
+  const parts = answer.headers.split("\n");
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) pairs.push([parts[i], parts[i + 1]]);
+  return pairs;
+}
+
+/** The first answer's ETag as the MD5 of the body it stored, or null when it is not one. */
+function bodyMd5(answer: ReplayAnswer): string | null {
+  const etag = headerPairs(answer).find(([name]) => name === "etag")?.[1].replace(/^"|"$/g, "");
+  return etag !== undefined && /^[0-9a-f]{32}$/.test(etag) ? etag : null;
 }
 
 function answerOf(answer: ReplayAnswer): Response {
   const headers = new Headers();
-  for (let i = 0; i < answer.headers.length; i += 2) {
-    headers.append(answer.headers[i], answer.headers[i + 1]);
-  }
+  for (const [name, value] of headerPairs(answer)) headers.append(name, value);
   return new Response(answer.body?.slice() ?? null, { status: answer.status, headers });
 }
 
@@ -191,12 +194,11 @@ export class ReplayGuard {
       this.store.settle(claim, null);
       return response;
     }
-    const headers: string[] = [];
+    const kept: string[] = [];
     response.headers.forEach((value, name) => {
-      if (!UNKEPT_HEADERS.has(name)) headers.push(name, value);
+      if (!UNKEPT_HEADERS.has(name)) kept.push(name, value);
     });
-    const answer: ReplayAnswer = { status: response.status, headers, body: null };
-    if (rule.body === "object" && !pinned) bodyDigest = bareEtag(answer);
+    const answer: ReplayAnswer = { status: response.status, headers: kept.join("\n"), body: null };
     if (response.body === null) {
       this.store.settle(claim, answer, bodyDigest);
       return response;
@@ -237,8 +239,8 @@ export class ReplayGuard {
       throw this.#refuse(request, ip, rule === null ? "not_idempotent" : "answer_not_kept");
     }
     if (pinned || rule.body === "none") return answerOf(answer);
-    if (entry.bodyDigest === null) throw this.#refuse(request, ip, "body_not_comparable");
     if (rule.body === "small") {
+      if (entry.bodyDigest === null) throw this.#refuse(request, ip, "body_not_comparable");
       const raw = request.raw.body;
       const bytes = raw === null ? new Uint8Array() : await readAll(raw, SMALL_BODY_LIMIT);
       const digest = createHash("sha256").update(bytes).digest("hex");
@@ -246,7 +248,9 @@ export class ReplayGuard {
       return answerOf(answer);
     }
     // An object body: staged, compared before commit, discarded (replay-body-check.ts).
-    const check = new ReplayBodyCheck(entry.bodyDigest);
+    const md5 = bodyMd5(answer);
+    if (md5 === null) throw this.#refuse(request, ip, "body_not_comparable");
+    const check = new ReplayBodyCheck(md5);
     registerBodyCheck(request.signal, check);
     let response: Response | undefined;
     let failure: unknown;

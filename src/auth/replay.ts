@@ -16,19 +16,38 @@ import { SvcError } from "../errors.ts";
 /** What a repeat is answered with: the first answer's status, headers and (small) body. */
 export interface ReplayAnswer {
   status: number;
-  /** Flat `[name, value, name, value, …]`: one array instead of one per header. */
-  headers: string[];
+  /** `name\nvalue\nname\nvalue…` (no header holds a newline): one string per answer. */
+  headers: string;
   body: Uint8Array | null;
 }
 
-export interface ReplayEntry {
+/**
+ * One remembered signature, kept small (scripts/bench/replay-memory.ts): the answer's fields
+ * live on the entry itself, and `expires` is whole seconds after the store's first claim, a small
+ * integer V8 keeps unboxed.
+ */
+export class ReplayEntry {
   expires: number;
   /** Set while the first execution runs; resolves once it settled (or was forgotten). */
   inFlight: Promise<void> | null;
-  /** null: a repeat is refused (not idempotent, or its answer was too large to keep). */
-  answer: ReplayAnswer | null;
-  /** Unpinned bodies: the digest a repeat's body must have to be answered. */
-  bodyDigest: string | null;
+  /** 0 while no answer is kept: a repeat is refused (not idempotent, or too large to keep). */
+  status = 0;
+  headers = "";
+  body: Uint8Array | null = null;
+  /** Unpinned small bodies: the digest a repeat's body must have to be answered. */
+  bodyDigest: string | null = null;
+
+  constructor(expires: number, inFlight: Promise<void>) {
+    this.expires = expires;
+    this.inFlight = inFlight;
+  }
+
+  /** What a repeat gets, or null when it is refused. */
+  get answer(): ReplayAnswer | null {
+    return this.status === 0
+      ? null
+      : { status: this.status, headers: this.headers, body: this.body };
+  }
 }
 
 export interface ReplayLimits {
@@ -38,7 +57,8 @@ export interface ReplayLimits {
 }
 
 export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
-  maxEntries: 2_000_000,
+  /** About 200 MiB of heap at ~200 bytes an entry (scripts/bench/replay-memory.ts). */
+  maxEntries: 1_000_000,
   maxBodyBytes: 64 * 1024,
   maxAnswerBytes: 64 * 1024 * 1024,
 };
@@ -51,17 +71,22 @@ export interface ReplayClaim {
 }
 
 /**
- * Keys are the first 128 bits of the signature: an HMAC-SHA256 that verified, so no client can
- * choose one to collide with another's, and half the hex string halves the memory.
+ * Keys are the first 128 bits of the signature as a 16-character string: an HMAC-SHA256 that
+ * verified, so no client can choose one to collide with another's, and 16 one-byte characters
+ * are the smallest string that holds them.
  */
 export function replayKey(signature: string): string {
-  return signature.slice(0, 32).toLowerCase();
+  const bytes = new Array<number>(16);
+  for (let i = 0; i < 16; i++) bytes[i] = parseInt(signature.slice(2 * i, 2 * i + 2), 16) | 0;
+  return String.fromCharCode(...bytes);
 }
 
 export class ReplayStore {
   readonly #entries = new Map<string, ReplayEntry>();
   readonly #limits: ReplayLimits;
   #answerBytes = 0;
+  /** The second entries' expiry counts from (set by the first claim). */
+  #base: number | undefined;
 
   constructor(limits: Partial<ReplayLimits> = {}) {
     this.#limits = { ...DEFAULT_REPLAY_LIMITS, ...limits };
@@ -79,17 +104,26 @@ export class ReplayStore {
     return this.#answerBytes;
   }
 
+  #seconds(ms: number): number {
+    this.#base ??= Math.floor(ms / 1000);
+    return Math.ceil(ms / 1000) - this.#base;
+  }
+
   /** The live entry of `signature`, or undefined. */
   get(signature: string, now: number): ReplayEntry | undefined {
     this.#prune(now);
     const entry = this.#entries.get(replayKey(signature));
-    return entry !== undefined && entry.expires > now ? entry : undefined;
+    return entry !== undefined && this.#live(entry, now) ? entry : undefined;
+  }
+
+  #live(entry: ReplayEntry, now: number): boolean {
+    return entry.inFlight !== null || entry.expires > now / 1000 - (this.#base ?? 0);
   }
 
   /**
    * Records the first sight of `signature` (the caller checked get() first), in flight until
-   * settle() or forget(). Throws SlowDown when the store is full: refusing is safe, forgetting an
-   * entry is not.
+   * settle() or forget(); remembered until `expires` (ms, rounded up to the second). Throws
+   * SlowDown when the store is full: refusing is safe, forgetting an entry is not.
    */
   claim(signature: string, now: number, expires: number): ReplayClaim {
     this.#prune(now);
@@ -102,7 +136,7 @@ export class ReplayStore {
     const key = replayKey(signature);
     let settled!: () => void;
     const inFlight = new Promise<void>((resolve) => settled = resolve);
-    const entry: ReplayEntry = { expires, inFlight, answer: null, bodyDigest: null };
+    const entry = new ReplayEntry(this.#seconds(expires), inFlight);
     this.#entries.delete(key);
     this.#entries.set(key, entry);
     return { key, entry, settled };
@@ -117,12 +151,15 @@ export class ReplayStore {
     const size = answer?.body?.byteLength ?? 0;
     const fits = size <= this.#limits.maxBodyBytes &&
       this.#answerBytes + size <= this.#limits.maxAnswerBytes;
+    const entry = claim.entry;
     if (answer !== null && fits) {
-      claim.entry.answer = answer;
-      claim.entry.bodyDigest = bodyDigest;
+      entry.status = answer.status;
+      entry.headers = answer.headers;
+      entry.body = answer.body;
+      entry.bodyDigest = bodyDigest;
       this.#answerBytes += size;
     }
-    claim.entry.inFlight = null;
+    entry.inFlight = null;
     claim.settled();
   }
 
@@ -140,13 +177,13 @@ export class ReplayStore {
    */
   #prune(now: number): void {
     for (const [key, entry] of this.#entries) {
-      if (entry.expires > now || entry.inFlight !== null) break;
+      if (this.#live(entry, now)) break;
       this.#remove(key, entry);
     }
   }
 
   #remove(key: string, entry: ReplayEntry): void {
     this.#entries.delete(key);
-    this.#answerBytes -= entry.answer?.body?.byteLength ?? 0;
+    this.#answerBytes -= entry.body?.byteLength ?? 0;
   }
 }

@@ -8,7 +8,7 @@ Deno.test("replay store: a claimed signature is live until it expires", () => {
   assert.equal(store.get(SIG, 1000), undefined);
   const claim = store.claim(SIG, 1000, 3000);
   assert.ok(store.get(SIG, 2999)?.inFlight, "in flight until settled");
-  store.settle(claim, { status: 200, headers: [], body: null });
+  store.settle(claim, { status: 200, headers: "", body: null });
   assert.equal(store.get(SIG, 2999)?.inFlight, null);
   assert.equal(store.get(SIG.toUpperCase(), 2999)?.answer?.status, 200, "hex case ignored");
   assert.equal(store.get(SIG, 3000), undefined, "expired");
@@ -37,7 +37,7 @@ Deno.test("replay store: past maxEntries new claims are refused (SlowDown), neve
 
 Deno.test("replay store: answers past the body bound or the total budget are not kept", () => {
   const store = new ReplayStore({ maxBodyBytes: 10, maxAnswerBytes: 15 });
-  const answer = (n: number) => ({ status: 200, headers: [], body: new Uint8Array(n) });
+  const answer = (n: number) => ({ status: 200, headers: "", body: new Uint8Array(n) });
   const big = store.claim("1".repeat(64), 0, 9000);
   store.settle(big, answer(11));
   assert.equal(store.get("1".repeat(64), 0)?.answer, null, "over the per-answer bound");

@@ -129,9 +129,7 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
       SVC_ACCESS_KEY_ID: ACCESS_KEY,
       SVC_SECRET_ACCESS_KEY: SECRET_KEY,
       SVC_LOG_LEVEL: "info",
-      // Identical signed retries within a second would count as replays; tests/auth_test.ts
-      // turns detection on where it is the subject.
-      SVC_REPLAY_WINDOW_SECS: "0",
+      // Replay detection stays at its default: identical honest repeats must pass everywhere.
       ...backing?.env,
       ...options.env,
     },
