@@ -6,6 +6,7 @@
  * of a request still in flight waits for it; the rclone sequence that used to fail.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import * as S3 from "@aws-sdk/client-s3";
 import { AwsClient } from "aws4fetch";
 import { assertError, md5Hex } from "./helpers/assertions.ts";
@@ -21,6 +22,11 @@ const aws4 = new AwsClient({
   retries: 0,
 });
 const UNSIGNED = { "x-amz-content-sha256": "UNSIGNED-PAYLOAD" };
+/** aws4fetch signs UNSIGNED-PAYLOAD for s3 unless told the body's hash: then the body is pinned. */
+const pinned = (body: string | Uint8Array, headers: Record<string, string> = {}) => ({
+  ...headers,
+  "x-amz-content-sha256": createHash("sha256").update(body).digest("hex"),
+});
 
 interface Answer {
   status: number;
@@ -43,8 +49,11 @@ function withBody(request: Request, body: string): Request {
   return new Request(request.url, { method: request.method, headers: request.headers, body });
 }
 
+/** The default window (the harness turns detection off unless a test asks for it). */
+const DEFAULT_WINDOW = { SVC_REPLAY_WINDOW_SECS: "600" };
+
 async function serve() {
-  const svc = await startSvc(); // replay detection at its defaults
+  const svc = await startSvc({ env: DEFAULT_WINDOW });
   const s3 = svc.client();
   const got = async (Bucket: string, Key: string) =>
     new TextDecoder().decode(
@@ -79,7 +88,11 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
     "PutObject (signed payload): the repeat answers the first ETag, writes nothing",
     async () => {
       const { first, copy } = await sendOnce(
-        await aws4.sign(url("put"), { method: "PUT", body: "first body" }),
+        await aws4.sign(url("put"), {
+          method: "PUT",
+          body: "first body",
+          headers: pinned("first body"),
+        }),
       );
       assert.equal(first.status, 200, first.body);
       assert.equal(first.etag, `"${md5Hex("first body")}"`);
@@ -125,7 +138,7 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
       await s3.send(new S3.PutObjectCommand({ Bucket: B, Key, Body: Key }));
     }
     const xml = "<Delete><Object><Key>d1</Key></Object><Object><Key>d2</Key></Object></Delete>";
-    const headers = { "content-md5": btoa(String.fromCharCode(...md5Bytes(xml))) };
+    const headers = pinned(xml, { "content-md5": btoa(String.fromCharCode(...md5Bytes(xml))) });
     const signed = await aws4.sign(`${url()}?delete`, { method: "POST", body: xml, headers });
     const { first, copy } = await sendOnce(signed);
     assert.equal(first.status, 200, first.body);
@@ -161,7 +174,9 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
       await assertError(fetch(created.copy), 400, "InvalidRequest");
       assert.equal(refusals(), before + 1);
       const partUrl = `${url("mp")}?partNumber=1&uploadId=${uploadId}`;
-      const part = await sendOnce(await aws4.sign(partUrl, { method: "PUT", body: "part one" }));
+      const part = await sendOnce(
+        await aws4.sign(partUrl, { method: "PUT", body: "part one", headers: pinned("part one") }),
+      );
       assert.equal(part.first.status, 200, part.first.body);
       assert.deepEqual(await answer(await fetch(part.copy)), part.first);
       // An unsigned part resent with the same body is answered; with another body refused.
@@ -177,7 +192,11 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
       const xml =
         `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${part.first.etag}</ETag></Part></CompleteMultipartUpload>`;
       const complete = await sendOnce(
-        await aws4.sign(`${url("mp")}?uploadId=${uploadId}`, { method: "POST", body: xml }),
+        await aws4.sign(`${url("mp")}?uploadId=${uploadId}`, {
+          method: "POST",
+          body: xml,
+          headers: pinned(xml),
+        }),
       );
       assert.equal(complete.first.status, 200, complete.first.body);
       assert.deepEqual(await answer(await fetch(complete.copy)), complete.first);
@@ -220,7 +239,7 @@ Deno.test("replay: identical repeats of idempotent writes get the first answer, 
 
   await t.step("a repeat sent while the first is in flight waits for its answer", async () => {
     const body = enc.encode("x".repeat(64 * 1024));
-    const signed = await aws4.sign(url("slow"), { method: "PUT", body });
+    const signed = await aws4.sign(url("slow"), { method: "PUT", body, headers: pinned(body) });
     let release!: () => void;
     const released = new Promise<void>((resolve) => release = resolve);
     const slowBody = new ReadableStream<Uint8Array>({
@@ -276,11 +295,60 @@ async function hasCommand(command: string): Promise<boolean> {
   }
 }
 
+/**
+ * A TCP relay in front of svc that notes the x-amz-date of every CreateBucket passing through, so
+ * the rclone test knows when its two commands really signed the same second.
+ */
+function sniffingRelay(port: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const createDates = new Map<string, string[]>();
+  const latin1 = new TextDecoder("latin1");
+  const pipe = async (from: Deno.Conn, to: Deno.Conn, sniff: boolean) => {
+    let seen = "";
+    const buffer = new Uint8Array(65536);
+    try {
+      for (let n; (n = await from.read(buffer)) !== null;) {
+        const chunk = buffer.slice(0, n);
+        if (sniff) {
+          seen += latin1.decode(chunk);
+          const heads = /PUT \/([a-z0-9-]+)\/? HTTP\/1\.1\r\n([\s\S]*?)\r\n\r\n/gi;
+          for (let m; (m = heads.exec(seen)) !== null;) {
+            const date = /^x-amz-date:\s*(\S+)/im.exec(m[2])?.[1] ?? "";
+            createDates.set(m[1], [...createDates.get(m[1]) ?? [], date]);
+          }
+          seen = seen.slice(
+            heads.lastIndex > 0 ? heads.lastIndex : Math.max(0, seen.length - 8192),
+          );
+        }
+        for (let sent = 0; sent < chunk.length;) sent += await to.write(chunk.subarray(sent));
+      }
+    } catch { /* either side closed */ }
+    try {
+      to.closeWrite();
+    } catch { /* already closed */ }
+  };
+  (async () => {
+    for await (const client of listener) {
+      const server = await Deno.connect({ hostname: "127.0.0.1", port });
+      Promise.all([pipe(client, server, true), pipe(server, client, false)]).finally(() => {
+        for (const conn of [client, server]) {
+          try {
+            conn.close();
+          } catch { /* closed */ }
+        }
+      });
+    }
+  })().catch(() => {});
+  const { port: relayPort } = listener.addr as Deno.NetAddr;
+  return { url: `http://127.0.0.1:${relayPort}`, createDates, close: () => listener.close() };
+}
+
 Deno.test({
   name: "replay: rclone mkdir then copyto within the same second",
   ignore: !await hasCommand("rclone"),
   fn: async () => {
-    await using svc = await startSvc();
+    await using svc = await startSvc({ env: DEFAULT_WINDOW });
+    const relay = sniffingRelay(svc.port);
     const dir = await Deno.makeTempDir({ prefix: "svc-rclone-replay-" });
     try {
       await Deno.writeTextFile(`${dir}/f.txt`, "rclone content");
@@ -291,7 +359,7 @@ Deno.test({
         RCLONE_CONFIG_SVC_PROVIDER: "Other",
         RCLONE_CONFIG_SVC_ACCESS_KEY_ID: ACCESS_KEY,
         RCLONE_CONFIG_SVC_SECRET_ACCESS_KEY: SECRET_KEY,
-        RCLONE_CONFIG_SVC_ENDPOINT: svc.url,
+        RCLONE_CONFIG_SVC_ENDPOINT: relay.url,
         RCLONE_CONFIG_SVC_FORCE_PATH_STYLE: "true",
         RCLONE_CONFIG_SVC_REGION: "us-east-1",
       };
@@ -307,20 +375,33 @@ Deno.test({
         const text = new TextDecoder().decode(out.stderr);
         assert.equal(out.code, 0, `rclone ${args.join(" ")}:\n${text}`);
       };
-      // Both commands send the same CreateBucket; it is the same signature only within one
-      // second, so start right after a second begins (rclone starts in well under a second).
-      for (let attempt = 0; attempt < 5; attempt++) {
+      // Both commands send the same CreateBucket, the same signature only within one second:
+      // start right after a second begins, and repeat until the relay saw both signed in one.
+      // On a loaded machine rclone can take seconds to start, so every other attempt launches
+      // copyto 100 ms after mkdir instead of after it exits (either command's request may then
+      // come first; both must succeed).
+      for (let attempt = 0; attempt < 10; attempt++) {
         await sleep(1000 - Date.now() % 1000 + 5);
-        const second = Math.floor(Date.now() / 1000);
         const bucket = `rclone-${attempt}`;
-        await rclone("mkdir", `svc:${bucket}`);
-        await rclone("copyto", `${dir}/f.txt`, `svc:${bucket}/f.txt`);
+        const copy = () => rclone("copyto", `${dir}/f.txt`, `svc:${bucket}/f.txt`);
+        if (attempt % 2 === 0) {
+          await rclone("mkdir", `svc:${bucket}`);
+          await copy();
+        } else {
+          const mkdir = rclone("mkdir", `svc:${bucket}`);
+          await sleep(100);
+          await Promise.all([mkdir, copy()]);
+        }
         const cat = await fetch(await aws4.sign(`${svc.url}/${bucket}/f.txt`));
         assert.equal(await cat.text(), "rclone content");
-        if (Math.floor(Date.now() / 1000) === second) return;
+        const dates = relay.createDates.get(bucket) ?? [];
+        if (dates.length >= 2 && dates[0] !== "" && dates.every((d) => d === dates[0])) return;
       }
-      assert.fail("rclone never ran both commands within one second");
+      assert.fail(
+        `rclone never signed both CreateBuckets in one second: ${[...relay.createDates]}`,
+      );
     } finally {
+      relay.close();
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -129,7 +129,11 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
       SVC_ACCESS_KEY_ID: ACCESS_KEY,
       SVC_SECRET_ACCESS_KEY: SECRET_KEY,
       SVC_LOG_LEVEL: "info",
-      // Replay detection stays at its default: identical honest repeats must pass everywhere.
+      // Many suites send raw aws4fetch requests (UNSIGNED-PAYLOAD) with identical headers and
+      // different bodies within one second: a replay with another body, which replay detection
+      // rightly refuses. tests/replay_test.ts and the auth suites turn it on where it is the
+      // subject.
+      SVC_REPLAY_WINDOW_SECS: "0",
       ...backing?.env,
       ...options.env,
     },
