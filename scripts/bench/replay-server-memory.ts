@@ -28,7 +28,7 @@ async function run(window: string) {
     SVC_DATA_DIR: dir,
     SVC_ACCESS_KEY_ID: KEY,
     SVC_SECRET_ACCESS_KEY: SECRET,
-    SVC_LOG_LEVEL: "warn",
+    SVC_LOG_LEVEL: "info",
     SVC_REPLAY_WINDOW_SECS: window,
   }, dir);
   try {
