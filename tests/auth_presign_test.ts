@@ -185,32 +185,43 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
     });
   }
 
-  await t.step("replay: the same header-signed PUT twice: 200, then 400", async () => {
-    const client = new AwsClient({ ...KEYS, service: "s3", region: "us-east-1", retries: 0 });
-    const put = await client.sign(`${svc.url}/${BUCKET}/replayed.txt`, {
-      method: "PUT",
-      body: "first and only",
-    });
-    const again = put.clone();
-    const first = await fetch(put);
-    assert.equal(first.status, 200, await first.text());
-    const second = await fetch(again);
-    const text = await second.text();
-    assert.equal(second.status, 400, text);
-    assert.equal(codeOf(text), "InvalidRequest");
-    assert.match(text, /<Message>Request replay detected<\/Message>/);
-    assert.deepEqual(
-      await getBytes(s3, "replayed.txt"),
-      new TextEncoder().encode("first and only"),
-    );
-    // Reads are served however often the same signature comes.
-    const get = await client.sign(`${svc.url}/${BUCKET}/replayed.txt`);
-    for (const request of [get.clone(), get.clone(), get]) {
-      const res = await fetch(request);
-      assert.equal(res.status, 200);
-      assert.equal(await res.text(), "first and only");
-    }
-  });
+  await t.step(
+    "replay: a header-signed PUT twice is answered once; CreateMultipartUpload twice: 400",
+    async () => {
+      const client = new AwsClient({ ...KEYS, service: "s3", region: "us-east-1", retries: 0 });
+      const put = await client.sign(`${svc.url}/${BUCKET}/replayed.txt`, {
+        method: "PUT",
+        body: "first and only",
+      });
+      const again = put.clone();
+      const first = await fetch(put);
+      assert.equal(first.status, 200, await first.text());
+      const second = await fetch(again);
+      assert.equal(second.status, 200, await second.text());
+      assert.equal(second.headers.get("etag"), first.headers.get("etag"));
+      const create = await client.sign(`${svc.url}/${BUCKET}/replayed.txt?uploads`, {
+        method: "POST",
+      });
+      const createAgain = create.clone();
+      assert.equal((await fetch(create)).status, 200);
+      const refused = await fetch(createAgain);
+      const text = await refused.text();
+      assert.equal(refused.status, 400, text);
+      assert.equal(codeOf(text), "InvalidRequest");
+      assert.match(text, /<Message>Request replay detected<\/Message>/);
+      assert.deepEqual(
+        await getBytes(s3, "replayed.txt"),
+        new TextEncoder().encode("first and only"),
+      );
+      // Reads are served however often the same signature comes.
+      const get = await client.sign(`${svc.url}/${BUCKET}/replayed.txt`);
+      for (const request of [get.clone(), get.clone(), get]) {
+        const res = await fetch(request);
+        assert.equal(res.status, 200);
+        assert.equal(await res.text(), "first and only");
+      }
+    },
+  );
 
   await t.step("replay: a presigned PUT used twice is served twice (exempt)", async () => {
     for (const [name, presign] of Object.entries(SIGNERS)) {
@@ -229,15 +240,24 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
     assert.equal(res.status, 200, await res.text());
   });
 
-  await t.step("X-Amz-Expires 0 and 604801: 400 AuthorizationQueryParametersError", async () => {
-    for (const expires of [0, 604801]) {
-      const key = `expires-${expires}.txt`;
-      const url = await aws4Presign(svc.url, "PUT", key, { expires });
-      await assertError(
-        fetch(url, { method: "PUT", body: "x" }),
-        400,
-        "AuthorizationQueryParametersError",
-      );
+  await t.step("X-Amz-Expires 604801: 400; X-Amz-Expires 0: 403 Request has expired", async () => {
+    const tooLong = await aws4Presign(svc.url, "PUT", "expires-604801.txt", { expires: 604801 });
+    await assertError(
+      fetch(tooLong, { method: "PUT", body: "x" }),
+      400,
+      "AuthorizationQueryParametersError",
+    );
+    await assertAbsent(s3, "expires-604801.txt");
+    for (const [name, presign] of Object.entries(SIGNERS)) {
+      const key = `expires-0-${name}.txt`;
+      const res = await fetch(await presign(svc.url, "PUT", key, { expires: 0 }), {
+        method: "PUT",
+        body: "x",
+      });
+      const text = await res.text();
+      assert.equal(res.status, 403, `${name}: ${text}`);
+      assert.equal(codeOf(text), "AccessDenied");
+      assert.match(text, /<Message>Request has expired<\/Message>/);
       await assertAbsent(s3, key);
     }
   });

@@ -291,39 +291,63 @@ Deno.test("auth: header signatures against one server", async (t) => {
     await refused(send("v2", headers, "x"), 400, "InvalidRequest", "v2");
     await assertError(fetch(url("a4f/hex"), { headers }), 400, "InvalidRequest");
   });
-  await t.step("SVC_REPLAY_WINDOW_SECS=0: an identical signed PUT is accepted twice", async () => {
-    const signed = await sign(url("replay-off"), put("same bytes"));
-    const again = signed.clone();
-    assert.equal((await fetch(signed)).status, 200);
-    assert.equal((await fetch(again)).status, 200);
-  });
+  await t.step(
+    "an identical signed PUT twice is answered 200 twice (replay detection on)",
+    async () => {
+      const signed = await sign(url("replay-on"), put("same bytes"));
+      const again = signed.clone();
+      const first = await fetch(signed);
+      assert.equal(first.status, 200);
+      const second = await fetch(again);
+      assert.equal(second.status, 200);
+      assert.equal(second.headers.get("etag"), first.headers.get("etag"));
+    },
+  );
 });
 
 Deno.test("auth: lockout with trusted proxy headers; replays do not count", async (t) => {
   await using ctx = await serve({ SVC_REPLAY_WINDOW_SECS: "2", SVC_TRUST_PROXY_HEADERS: "true" });
-  const { s3, url, absent } = ctx;
+  const { s3, url, absent, got } = ctx;
   await s3.send(new S3.PutObjectCommand({ Bucket, Key: "existing", Body: "here" }));
-  // Proxy headers are sent signed here; the signature does not change whose address it is.
-  const xff = (ip: string) => ({ "x-forwarded-for": `${ip}, 127.0.0.1` });
-  await t.step("100 failures from one forwarded IP lock it out; others are served", async () => {
-    for (let i = 0; i < 100; i++) {
-      const bad = await sign(url(`locked-${i}`), put("x", xff("10.1.1.1")), { secret: "wrong" });
-      await assertError(fetch(bad), 403, "SignatureDoesNotMatch");
-    }
-    await assertError(
-      fetch(await sign(url("existing"), { headers: xff("10.1.1.1") })),
-      503,
-      "SlowDown",
-    );
-    await assertError(fetch(await sign(url("late"), put("x", xff("10.1.1.1")))), 503, "SlowDown");
-    const realIp = { headers: { "x-real-ip": "10.1.1.1" } };
-    await assertError(fetch(await sign(url("existing"), realIp)), 503, "SlowDown");
-    const other = await fetch(await sign(url("existing"), { headers: xff("10.2.2.2") }));
-    assert.equal(other.status, 200, await other.text());
-    await absent("locked-0", "locked-99", "late");
-  });
-  await t.step("150 replays from one IP do not count toward lockout", async () => {
-    const signed = await sign(url("storm"), put("storm", xff("10.3.3.3")));
+  // The test plays the trusted proxy: it appends the address it saw (the rightmost entry); what
+  // is left of it is whatever the client sent. Proxy headers are signed here; the signature does
+  // not change whose address it is.
+  const xff = (ip: string) => ({ "x-forwarded-for": `203.0.113.66, ${ip}` });
+  const forged = (key: string, headers: HeadersInit) =>
+    sign(url(key), put("x", headers), { secret: "wrong" });
+  await t.step(
+    "100 failures from one forwarded IP lock out its forgeries, not its valid requests",
+    async () => {
+      for (let i = 0; i < 100; i++) {
+        await assertError(
+          fetch(await forged(`locked-${i}`, xff("10.1.1.1"))),
+          403,
+          "SignatureDoesNotMatch",
+        );
+      }
+      await assertError(fetch(await forged("late", xff("10.1.1.1"))), 503, "SlowDown");
+      await assertError(fetch(await forged("late", { "x-real-ip": "10.1.1.1" })), 503, "SlowDown");
+      await assertError(fetch(url("existing"), { headers: xff("10.1.1.1") }), 503, "SlowDown");
+      // A valid signature proves the secret the lockout guards: served from the locked address.
+      const valid = await fetch(await sign(url("existing"), { headers: xff("10.1.1.1") }));
+      assert.equal(valid.status, 200, await valid.text());
+      const write = await fetch(await sign(url("valid-write"), put("ok", xff("10.1.1.1"))));
+      assert.equal(write.status, 200, await write.text());
+      assert.deepEqual(await got("valid-write"), enc.encode("ok"));
+      await assertError(
+        fetch(await forged("other", xff("10.2.2.2"))),
+        403,
+        "SignatureDoesNotMatch",
+      );
+      await absent("locked-0", "locked-99", "late", "other");
+    },
+  );
+  await t.step("150 refused replays from one IP do not count toward lockout", async () => {
+    // CreateMultipartUpload: a repeat would create something new, so it is refused.
+    const signed = await sign(`${url("storm")}?uploads`, {
+      method: "POST",
+      headers: xff("10.3.3.3"),
+    });
     const copies = Array.from({ length: 151 }, () => signed.clone());
     assert.equal((await fetch(copies[0])).status, 200);
     const results: string[] = [];
@@ -336,9 +360,27 @@ Deno.test("auth: lockout with trusted proxy headers; replays do not count", asyn
     assert.ok(replays > 100, `replay rejections: ${replays} of ${results.length}`);
     const others = results.filter((r) => !["400 InvalidRequest", "200 undefined"].includes(r));
     assert.deepEqual(others, []);
-    const valid = await fetch(await sign(url("existing"), { headers: xff("10.3.3.3") }));
-    assert.equal(valid.status, 200, await valid.text());
+    await assertError(fetch(await forged("probe", xff("10.3.3.3"))), 403, "SignatureDoesNotMatch");
   });
+});
+
+Deno.test("auth: a forged X-Forwarded-For neither locks out a victim nor dodges a lockout", async () => {
+  const env = { SVC_TRUST_PROXY_HEADERS: "true", SVC_RATE_LIMIT_MAX_ATTEMPTS: "5" };
+  await using ctx = await serve(env);
+  const { url, absent } = ctx;
+  const attempt = async (forwardedFor: string) =>
+    await fetch(
+      await sign(url("forged"), put("x", { "x-forwarded-for": forwardedFor }), { secret: "no" }),
+    );
+  // The attacker (10.4.4.4, as the proxy saw it) names the victim 10.5.5.5 in the header.
+  for (let i = 0; i < 5; i++) {
+    await assertError(attempt("10.5.5.5, 10.4.4.4"), 403, "SignatureDoesNotMatch");
+  }
+  await assertError(attempt("10.5.5.5"), 403, "SignatureDoesNotMatch");
+  for (let i = 0; i < 5; i++) {
+    await assertError(attempt(`198.51.100.${i}, 10.4.4.4`), 503, "SlowDown");
+  }
+  await absent("forged");
 });
 
 Deno.test("auth: lockout expiry, and X-Forwarded-For ignored without trust", async (t) => {
@@ -350,23 +392,29 @@ Deno.test("auth: lockout expiry, and X-Forwarded-For ignored without trust", asy
     const request = await sign(url(key), put("x", headers), { secret: "wrong" });
     await assertError(fetch(request), 403, "SignatureDoesNotMatch");
   };
-  await t.step("3 failures lock the address; 1.5 s later a valid request is served", async () => {
-    for (let i = 0; i < 3; i++) await bad(`bad-${i}`);
-    await assertError(fetch(await list()), 503, "SlowDown");
-    await sleep(1500);
-    const res = await fetch(await list());
-    assert.equal(res.status, 200, await res.text());
-    await absent("bad-0", "bad-1", "bad-2");
-  });
+  const lockedOut = async (headers = {}) => {
+    const request = await sign(url("probe"), put("x", headers), { secret: "wrong" });
+    await assertError(fetch(request), 503, "SlowDown");
+  };
+  await t.step(
+    "3 failures lock the address but not its valid requests; 1.5 s later it is free",
+    async () => {
+      for (let i = 0; i < 3; i++) await bad(`bad-${i}`);
+      await lockedOut();
+      await assertError(fetch(`${svc.url}/${Bucket}?list-type=2`), 503, "SlowDown");
+      const valid = await fetch(await list());
+      assert.equal(valid.status, 200, await valid.text());
+      await sleep(1500);
+      await bad("after");
+      await absent("bad-0", "bad-1", "bad-2", "after", "probe");
+    },
+  );
   await t.step("different X-Forwarded-For values share the loopback bucket", async () => {
-    for (let i = 0; i < 3; i++) await bad(`xff-${i}`, { "x-forwarded-for": `10.9.9.${i}` });
-    const valid = await sign(`${svc.url}/${Bucket}`, {
-      headers: { "x-forwarded-for": "10.9.9.9" },
-    });
-    await assertError(fetch(valid), 503, "SlowDown");
-    await assertError(fetch(await list()), 503, "SlowDown");
+    for (let i = 0; i < 2; i++) await bad(`xff-${i}`, { "x-forwarded-for": `10.9.9.${i}` });
+    await lockedOut({ "x-forwarded-for": "10.9.9.9" });
+    await lockedOut();
     await sleep(1500);
-    await absent("xff-0", "xff-1", "xff-2");
+    await absent("xff-0", "xff-1", "probe");
   });
 });
 

@@ -6,7 +6,14 @@
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
 import * as S3 from "@aws-sdk/client-s3";
-import { ACCESS_KEY, bytesOf, randomBytes, SECRET_KEY, startSvc } from "./helpers/svc.ts";
+import {
+  ACCESS_KEY,
+  bytesOf,
+  randomBytes,
+  SECRET_KEY,
+  signedFetch,
+  startSvc,
+} from "./helpers/svc.ts";
 
 /**
  * Enabled once routed: src/s3/router.ts does not dispatch `POST /{bucket}` forms to postObject
@@ -126,6 +133,22 @@ Deno.test({
       assert.equal(got.ContentType, "image/png");
       assert.equal(got.CacheControl, "no-cache");
       assert.deepEqual(got.Metadata, { album: "holidays" });
+    });
+
+    await t.step("non-ASCII metadata fields are returned as their UTF-8 bytes", async () => {
+      const album = "café € 日本";
+      const response = await post(form({
+        fields: [["x-amz-meta-album", album]],
+        conditions: [["starts-with", "$x-amz-meta-album", ""]],
+        file: { content: "x", filename: "utf8.txt" },
+      }));
+      assert.equal(response.status, 204, await response.clone().text());
+      const head = await signedFetch(`${svc.url}/${BUCKET}/uploads/utf8.txt`, { method: "HEAD" });
+      const value = head.headers.get("x-amz-meta-album") ?? "";
+      assert.deepEqual(
+        Uint8Array.from(value, (c) => c.charCodeAt(0)),
+        new TextEncoder().encode(album),
+      );
     });
 
     await t.step("${filename} takes the file's base name", async () => {

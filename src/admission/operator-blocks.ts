@@ -6,7 +6,10 @@
  * `config_flag` names a runtime flag; `maintenance_mode` is recognised but always false in this
  * build, and any other name never matches either, each with a warning when the chain is built.
  */
-import type { AdmissionBlock as BlockConfig } from "../config/schema-admission.ts";
+import {
+  type AdmissionBlock as BlockConfig,
+  ANONYMOUS_METHODS,
+} from "../config/schema-admission.ts";
 import type { AdmissionAction, AdmissionBlock, AdmissionMatch } from "./chain.ts";
 import { addressMatcher } from "./ip-match.ts";
 
@@ -42,6 +45,12 @@ export function operatorBlock(config: BlockConfig, warnings: string[]): Admissio
           "false in this build; the block never matches"
         : `admission block "${config.name}": unknown config_flag "${m.config_flag}"; the block ` +
           "never matches",
+    );
+  }
+  if (config.action === "allow-anonymous" && m.method === undefined) {
+    warnings.push(
+      `admission block "${config.name}": allow-anonymous admits anonymous reads only ` +
+        `(${ANONYMOUS_METHODS.join(", ")}); writes it matches go on to authentication`,
     );
   }
   const action: AdmissionAction = typeof config.action === "string"

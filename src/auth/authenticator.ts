@@ -1,6 +1,7 @@
 /**
- * Authentication of S3 requests, in the order that keeps strangers cheap to refuse: lockout
- * check, then SigV4 parse and verify (header or presigned), then replay detection. Counters and
+ * Authentication of S3 requests: SigV4 parse and verify (header or presigned), with the per-IP
+ * lockout refusing whatever does not verify from a locked-out address, then replay detection
+ * around the operation (execute()). Counters and
  * audit events are kept where the metrics and admin work can read them.
  */
 import { SvcError } from "../errors.ts";
@@ -10,7 +11,8 @@ import { splitRawUrl } from "../s3/request.ts";
 import { clientIp } from "./client-ip.ts";
 import type { CredentialStore, Principal } from "./credentials.ts";
 import { Lockout, type LockoutSettings } from "./lockout.ts";
-import { ReplayCache } from "./replay.ts";
+import { ReplayGuard } from "./replay-guard.ts";
+import type { ReplayLimits } from "./replay.ts";
 import {
   failureReason,
   parseSignedRequest,
@@ -46,7 +48,6 @@ export interface AuthOutcome {
   formPost?: boolean;
 }
 
-const MUTATING = new Set(["PUT", "POST", "DELETE", "PATCH"]);
 /** Codes of a failed credential check (not of a policy condition or a malformed form). */
 const LATE_AUTH_CODES = new Set(["SignatureDoesNotMatch", "InvalidAccessKeyId"]);
 
@@ -54,6 +55,13 @@ function isFormPost(request: S3Request): boolean {
   const type = request.headers.get("content-type")?.toLowerCase() ?? "";
   return request.method === "POST" && request.bucket !== null && request.key === null &&
     type.startsWith("multipart/form-data");
+}
+
+function lockedOut(ms: number): SvcError {
+  return new SvcError(
+    "SlowDown",
+    `Too many authentication failures from this address; try again in ${Math.ceil(ms / 1000)} s`,
+  );
 }
 
 export class Authenticator {
@@ -64,7 +72,7 @@ export class Authenticator {
   readonly #credentials: () => CredentialStore;
   readonly #settings: () => AuthSettings;
   readonly #audit: (event: AuditEvent, fields: Record<string, unknown>) => void;
-  readonly #replays = new ReplayCache();
+  readonly #replays: ReplayGuard;
   readonly #lockout = new Lockout();
 
   constructor(
@@ -73,10 +81,24 @@ export class Authenticator {
     /** Where audit events go; the runtime passes the audit ring (which also logs them). */
     audit: (event: AuditEvent, fields: Record<string, unknown>) => void = (event, fields) =>
       log.warn(event, fields),
+    replayLimits: Partial<ReplayLimits> = {},
   ) {
     this.#credentials = credentials;
     this.#settings = settings;
     this.#audit = audit;
+    this.#replays = new ReplayGuard(
+      () => {
+        const { open, replayWindowSeconds, clockSkewSeconds } = this.#settings();
+        return { windowSeconds: open ? 0 : replayWindowSeconds, clockSkewSeconds };
+      },
+      (fields) => this.#audit("replay_rejected", fields),
+      replayLimits,
+    );
+  }
+
+  /** Entries held by replay detection (one per recent signed write). */
+  get replayEntries(): number {
+    return this.#replays.store.size;
   }
 
   /** Decides who sent the request, or throws the S3 error that refuses it. */
@@ -89,14 +111,6 @@ export class Authenticator {
     if (settings.open) return { principal: null };
     const ip = clientIp(request.headers, remoteAddress, settings.trustProxyHeaders);
     const locked = this.#lockout.lockedFor(ip, now);
-    if (locked > 0) {
-      throw new SvcError(
-        "SlowDown",
-        `Too many authentication failures from this address; try again in ${
-          Math.ceil(locked / 1000)
-        } s`,
-      );
-    }
     const { path, search } = splitRawUrl(request.raw.url);
     const input = {
       method: request.method,
@@ -113,37 +127,37 @@ export class Authenticator {
           clockSkewSeconds: settings.clockSkewSeconds,
         });
     } catch (err) {
+      // A locked-out address learns nothing more, and its failures do not extend the lockout.
+      if (locked > 0) {
+        this.stats.attempts.failure++;
+        this.stats.failures[failureReason(err)]++;
+        throw lockedOut(locked);
+      }
       this.#fail(err, ip, now, settings);
       throw err;
     }
+    // A verified signature proves the secret, which is what the lockout guards: it is served
+    // even from a locked-out address (a NAT shared with an attacker, or a victim of forgeries).
+    if (verified === null && locked > 0) throw lockedOut(locked);
     // Outside the try: an anonymous refusal is counted once, as missing_header, not as a
     // signature failure, and does not count toward the lockout.
     if (verified === null) return this.#anonymous(request);
-    if (!verified.presigned && settings.replayWindowSeconds > 0) {
-      if (!MUTATING.has(request.method)) {
-        // Reads are served however often they repeat; their signature is still remembered.
-        this.#replays.remember(verified.signature, now, settings.replayWindowSeconds);
-      } else if (this.#replays.seen(verified.signature, now)) {
-        this.#audit("replay_rejected", { ip, method: request.method, resource: request.resource });
-        throw new SvcError("InvalidRequest", "Request replay detected");
-      }
-    }
     this.stats.attempts.success++;
     return { principal: verified.principal, verified };
   }
 
   /**
-   * Remembers the signature of a mutating request that succeeded, so a replay of it within the
-   * window is refused. A failed request is not remembered: replaying it gains nothing, and an
-   * honest client retrying it within the same second (same x-amz-date, so the same signature)
-   * must get through. Two identical requests in flight at once can both run; PUT and DELETE
-   * repeat harmlessly.
+   * Runs an authenticated request's operation under replay detection (replay-guard.ts): a
+   * repeat of a signed write gets the first answer, waits for it, or is refused, but never runs
+   * twice while its signature is remembered.
    */
-  recordSuccess(request: S3Request, now = Date.now()): void {
-    const verified = request.auth?.verified;
-    const window = this.#settings().replayWindowSeconds;
-    if (!verified || verified.presigned || !MUTATING.has(request.method)) return;
-    this.#replays.remember(verified.signature, now, window);
+  execute(
+    request: S3Request,
+    remoteAddress: string | undefined,
+    work: () => Promise<Response>,
+  ): Promise<Response> {
+    const ip = clientIp(request.headers, remoteAddress, this.#settings().trustProxyHeaders);
+    return this.#replays.run(request, ip, work);
   }
 
   /**

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { AwsClient } from "aws4fetch";
 import { SvcError } from "../errors.ts";
-import { parseS3Request } from "../s3/request.ts";
+import { parseS3Request, type S3Request } from "../s3/request.ts";
 import { type AuditEvent, Authenticator, type AuthSettings } from "./authenticator.ts";
 import { BootstrapCredentials } from "./credentials.ts";
+import { replayCheckedBody } from "./replay-body-check.ts";
 
 const KEY = "AKIAUNITTEST00000000";
 const SECRET = "unit-test-secret";
@@ -25,14 +26,23 @@ function setup(overrides: Partial<AuthSettings> = {}) {
   return { auth, events };
 }
 
-async function signed(secret: string, method = "PUT", body = "x"): Promise<Request> {
+async function signed(
+  secret: string,
+  method = "PUT",
+  body = "x",
+  extra: Record<string, string> = {},
+): Promise<Request> {
   const client = new AwsClient({
     accessKeyId: KEY,
     secretAccessKey: secret,
     service: "s3",
     region: "us-east-1",
   });
-  const request = await client.sign("http://127.0.0.1:9000/bucket/key", { method, body });
+  const request = await client.sign("http://127.0.0.1:9000/bucket/key", {
+    method,
+    body,
+    headers: extra,
+  });
   // A served request carries the Host header the signature covers; a constructed one does not.
   const headers = new Headers(request.headers);
   headers.set("host", "127.0.0.1:9000");
@@ -82,16 +92,40 @@ Deno.test("authenticator: locked-out addresses get SlowDown, others pass", async
   for (let i = 0; i < 3; i++) codeOf(() => auth.authenticate(s3(bad.clone()), "10.9.9.9"));
   assert.equal(codeOf(() => auth.authenticate(s3(bad.clone()), "10.9.9.9")), "SlowDown");
   const good = await signed(SECRET);
-  assert.equal(codeOf(() => auth.authenticate(s3(good), "10.8.8.8")), undefined);
+  assert.equal(codeOf(() => auth.authenticate(s3(good.clone()), "10.8.8.8")), undefined);
+  assert.equal(
+    codeOf(() => auth.authenticate(s3(good), "10.9.9.9")),
+    undefined,
+    "a verified signature is served even from the locked-out address",
+  );
+  assert.equal(
+    codeOf(() => auth.authenticate(s3(new Request("http://h/b/k")), "10.9.9.9")),
+    "SlowDown",
+    "an unsigned request from it is not",
+  );
 });
 
-Deno.test("authenticator: a replayed successful PUT is refused and audited; not a lockout failure", async () => {
+Deno.test("authenticator: a replayed successful PUT with another body is refused and audited; not a lockout failure", async () => {
   const { auth, events } = setup();
-  const request = await signed(SECRET);
+  // aws4fetch signs the body's hash: an identical repeat is answered, not refused; so sign
+  // UNSIGNED-PAYLOAD to let the replay carry another body.
+  const request = await signed(SECRET, "PUT", "x", { "x-amz-content-sha256": "UNSIGNED-PAYLOAD" });
+  let runs = 0;
+  const work = async (req: S3Request) => {
+    runs++;
+    // Staged as object-service does it: through the replay check when there is one.
+    for await (const _ of replayCheckedBody(req.raw.body!, req.signal));
+    return new Response(null, { headers: { etag: '"9dd4e461268c8034f5c8564e155c67a6"' } });
+  };
   const first = s3(request.clone());
   first.auth = auth.authenticate(first, "10.0.0.3");
-  auth.recordSuccess(first);
-  assert.equal(codeOf(() => auth.authenticate(s3(request.clone()), "10.0.0.3")), "InvalidRequest");
+  assert.equal((await auth.execute(first, "10.0.0.3", () => work(first))).status, 200);
+  const again = s3(
+    new Request(request.url, { method: "PUT", headers: request.headers, body: "y" }),
+  );
+  again.auth = auth.authenticate(again, "10.0.0.3");
+  await assert.rejects(auth.execute(again, "10.0.0.3", () => work(again)), /replay/);
+  assert.equal(runs, 2, "the repeat is staged (the work runs) but its body check refuses it");
   assert.ok(events.some((e) => e.event === "replay_rejected"));
   assert.equal(auth.stats.attempts.failure, 0);
 });
@@ -101,8 +135,20 @@ Deno.test("authenticator: a repeat of a request that failed (an honest retry) is
   const request = await signed(SECRET);
   const first = s3(request.clone());
   first.auth = auth.authenticate(first, "10.0.0.4");
-  // No recordSuccess: the first attempt failed (e.g. 503), so the retry must pass.
-  assert.equal(codeOf(() => auth.authenticate(s3(request.clone()), "10.0.0.4")), undefined);
+  const failed = await auth.execute(
+    first,
+    "10.0.0.4",
+    () => Promise.resolve(new Response(null, { status: 503 })),
+  );
+  assert.equal(failed.status, 503);
+  const retry = s3(request.clone());
+  retry.auth = auth.authenticate(retry, "10.0.0.4");
+  let ran = false;
+  await auth.execute(retry, "10.0.0.4", () => {
+    ran = true;
+    return Promise.resolve(new Response(null));
+  });
+  assert.ok(ran, "the retry runs");
 });
 
 Deno.test("authenticator: anonymous requests are refused except HEAD /; open mode counts nothing", () => {

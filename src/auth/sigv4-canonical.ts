@@ -22,7 +22,7 @@
  *   URLs with repeated names do not verify). `a` and `a=` are both `a=`. Pieces with an empty
  *   name are left out, as aws4fetch does; the router ignores them too.
  * - Canonical headers: the value as Deno hands it (already trimmed), inner runs of spaces and
- *   tabs collapsed to one space. Repeated header lines reach us joined by ", " (Headers), where
+ *   tabs collapsed to one space; non-ASCII bytes read as the UTF-8 they are (signedHeaderText). Repeated header lines reach us joined by ", " (Headers), where
  *   the spec joins with ","; no SDK sends repeated signed headers.
  */
 
@@ -102,11 +102,29 @@ export function canonicalQuery(rawQuery: string, presigned: boolean): string {
   return pairs.map(([name, value]) => `${name}=${value}`).join("&");
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const NON_ASCII = /[\u0080-\u00ff]/;
+
+/**
+ * A header value as the signer had it. Deno hands each byte of a header value over as one
+ * character (U+0000-U+00FF); signers (boto3 with non-ASCII `x-amz-meta-*`) sign the text those
+ * bytes are the UTF-8 of, so the bytes are read as UTF-8 again. Bytes that are not UTF-8 stay
+ * one character each (no signer produces them; such a signature does not verify).
+ */
+export function signedHeaderText(value: string): string {
+  if (!NON_ASCII.test(value)) return value;
+  try {
+    return strictUtf8.decode(Uint8Array.from(value, (c) => c.charCodeAt(0)));
+  } catch {
+    return value;
+  }
+}
+
 /** `name:value\n` for each signed header, in the client's order (absent headers sign empty). */
 export function canonicalHeaders(signedHeaders: readonly string[], headers: Headers): string {
   let out = "";
   for (const name of signedHeaders) {
-    const value = headers.get(name) ?? "";
+    const value = signedHeaderText(headers.get(name) ?? "");
     out += `${name}:${value.trim().replace(/[ \t]+/g, " ")}\n`;
   }
   return out;

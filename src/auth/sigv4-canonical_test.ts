@@ -10,6 +10,7 @@ import {
   canonicalQuery,
   canonicalUri,
   isoBasic,
+  signedHeaderText,
 } from "./sigv4-canonical.ts";
 import { refuses, smithySigned, verify } from "./sigv4-test-signers.ts";
 
@@ -97,4 +98,13 @@ Deno.test("no re-encoding lets a signed request stand for another", async () => 
   // A decoded slash is a slash for the router and for the signature.
   const slash = await smithySigned("GET", "/b/a/b");
   verify({ ...slash, rawPath: "/b/a%2Fb" });
+});
+
+Deno.test("header values are signed as the UTF-8 text their bytes encode", () => {
+  const bytes = (text: string) => String.fromCharCode(...new TextEncoder().encode(text));
+  assert.equal(signedHeaderText(bytes("café € 日本")), "café € 日本");
+  assert.equal(signedHeaderText("plain ascii"), "plain ascii");
+  assert.equal(signedHeaderText("caf\xe9"), "caf\xe9", "not UTF-8: left as it came");
+  const headers = new Headers({ "x-amz-meta-a": bytes("  é  ü ") });
+  assert.equal(canonicalHeaders(["x-amz-meta-a"], headers), "x-amz-meta-a:é ü\n");
 });

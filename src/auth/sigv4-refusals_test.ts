@@ -130,6 +130,8 @@ Deno.test("presigned URLs: not valid yet beyond the skew, expired after X-Amz-Ex
     ServerTime: "2026-01-01T12:10:00Z",
   });
   assert.equal(failureReason(late), "invalid_presigned");
+  const never = await smithyPresigned("GET", "/b/k", {}, 0);
+  assert.equal(refuses(never, "AccessDenied", NOW).message, "Request has expired");
 });
 
 function headerRequest(authorization: string | null, extra: Record<string, string> = {}) {
@@ -218,6 +220,11 @@ Deno.test("malformed presigned parameters are AuthorizationQueryParametersError"
   };
   assert.equal(parseSignedRequest(request({}))!.expires, 600);
   assert.equal(parseSignedRequest(request({ "X-Amz-Expires": "604800" }))!.expires, 604800);
+  assert.equal(
+    parseSignedRequest(request({ "X-Amz-Expires": "0" }))!.expires,
+    0,
+    "expired, not malformed",
+  );
   const bad: Record<string, string | null>[] = [
     { "X-Amz-Date": null },
     { "X-Amz-Expires": null },
@@ -227,7 +234,6 @@ Deno.test("malformed presigned parameters are AuthorizationQueryParametersError"
     { "X-Amz-Credential": `${AKID}/20260101/us-east-1/sqs/aws4_request` },
     { "X-Amz-Credential": `${AKID}/20251231/us-east-1/s3/aws4_request` },
     { "X-Amz-Date": "20260101120000" },
-    { "X-Amz-Expires": "0" },
     { "X-Amz-Expires": "604801" },
     { "X-Amz-Expires": "-5" },
     { "X-Amz-Expires": "1e3" },

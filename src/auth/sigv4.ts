@@ -113,6 +113,8 @@ export interface VerifiedRequest {
   signature: string;
   scope: string;
   amzDate: string;
+  /** Milliseconds since the epoch of amzDate (replay memory lasts while it can verify). */
+  requestTime: number;
   /** What the body must honour: a hex sha256, UNSIGNED-PAYLOAD or a STREAMING-* marker. */
   payloadHash: string;
 }
@@ -240,7 +242,6 @@ function parseQueryForm(query: URLSearchParams, headers: Headers): SignedRequest
   if (scope.date !== amzDate.slice(0, 8)) throw queryError(dateMismatch(scope.date, amzDate));
   if (!/^\d{1,7}$/.test(expiresText)) throw queryError("X-Amz-Expires should be a number");
   const expires = Number(expiresText);
-  if (expires < 1) throw queryError("X-Amz-Expires must be non-negative");
   if (expires > MAX_EXPIRES) {
     throw queryError(`X-Amz-Expires must be less than a week (in seconds) that is ${MAX_EXPIRES}`);
   }
@@ -335,7 +336,8 @@ export function verifySignedRequest(
   if (signed.presigned) {
     if (signed.time - now > skew) throw fail(reason, "AccessDenied", "Request is not valid yet");
     const expiry = signed.time + signed.expires! * 1000;
-    if (now > expiry) {
+    // X-Amz-Expires=0 is a URL that was never valid: expired, as S3 answers it (403, not 400).
+    if (now > expiry || signed.expires === 0) {
       throw fail(reason, "AccessDenied", "Request has expired", {
         "X-Amz-Expires": String(signed.expires),
         Expires: isoSeconds(expiry),
@@ -382,6 +384,7 @@ export function verifySignedRequest(
     signature: signed.signature.toLowerCase(),
     scope: signed.scope,
     amzDate: signed.amzDate,
+    requestTime: signed.time,
     payloadHash: signed.payloadHash,
   };
 }

@@ -52,6 +52,14 @@ export function configAdvisories(config: Config, document?: Record<string, unkno
       advisories.push(`storage.buckets.${bucket}: the whole bucket is public (empty prefix)`);
     }
   }
+  const { replay_window_secs: window, clock_skew_seconds: skew } = config.advanced;
+  if (window > 0 && window < 2 * skew) {
+    advisories.push(
+      `advanced.replay_window_secs: ${window} s is less than twice clock_skew_seconds ` +
+        `(${skew} s); a signed write replayed after it is forgotten but while its signature ` +
+        "still verifies is executed again",
+    );
+  }
   if (config.advanced.cache_size_mb < 1024) {
     advisories.push(
       `advanced.cache_size_mb: ${config.advanced.cache_size_mb} MB is under 1024 MB; delta ` +

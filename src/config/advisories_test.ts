@@ -61,3 +61,14 @@ Deno.test("a wholly public bucket is called out", () => {
   });
   assert.deepEqual(advisories, ["storage.buckets.abc: the whole bucket is public (empty prefix)"]);
 });
+
+Deno.test("a replay window shorter than the signature validity", () => {
+  const advisories = advisoriesOf({ advanced: { ...BIG_CACHE, replay_window_secs: 2 } });
+  assert.equal(advisories.length, 1);
+  assert.match(advisories[0], /^advanced\.replay_window_secs: 2 s is less than twice/);
+  for (const replay_window_secs of [0, 600]) {
+    assert.deepEqual(advisoriesOf({ advanced: { ...BIG_CACHE, replay_window_secs } }), []);
+  }
+  const skew = { ...BIG_CACHE, clock_skew_seconds: 60, replay_window_secs: 120 };
+  assert.deepEqual(advisoriesOf({ advanced: skew }), []);
+});

@@ -171,7 +171,7 @@ advanced:
     cors_permissive: true,
     trust_proxy_headers: true,
     clock_skew_seconds: 300,
-    replay_window_secs: 2,
+    replay_window_secs: 600,
     rate_limit_max_attempts: 100,
     rate_limit_window_secs: 300,
     rate_limit_lockout_secs: 600,

@@ -87,11 +87,33 @@ export const admissionActionSchema = v.union(
     }`,
 );
 
-export const admissionBlockSchema = strict({
-  name: blockName,
-  match: v.optional(admissionMatchSchema, {}),
-  action: admissionActionSchema,
-});
+/** Methods an anonymous request may use: those that change nothing (SPEC Authentication 6). */
+export const ANONYMOUS_METHODS = ["GET", "HEAD", "OPTIONS"];
+
+export const admissionBlockSchema = v.pipe(
+  strict({
+    name: blockName,
+    match: v.optional(admissionMatchSchema, {}),
+    action: admissionActionSchema,
+  }),
+  // Writes always need authentication: a block that says it admits anonymous writes is a
+  // mistake to refuse at load, not a rule to half-apply (see src/s3/admission.ts for blocks
+  // without a method list).
+  v.forward(
+    v.check(
+      (block) =>
+        block.action !== "allow-anonymous" ||
+        (block.match.method ?? []).every((m) => ANONYMOUS_METHODS.includes(m)),
+      (issue) => {
+        const block = issue.input as { match: { method?: string[] } };
+        const writes = (block.match.method ?? []).filter((m) => !ANONYMOUS_METHODS.includes(m));
+        return `allow-anonymous cannot admit ${writes.join(", ")}: writes always need ` +
+          `authentication; match only ${ANONYMOUS_METHODS.join(", ")} or use continue`;
+      },
+    ),
+    ["match", "method"],
+  ),
+);
 
 export const admissionSchema = strict({
   blocks: v.optional(list(admissionBlockSchema), []),

@@ -99,7 +99,12 @@ const advancedEntries = {
   cors_permissive: v.optional(bool, false),
   trust_proxy_headers: v.optional(bool, false),
   clock_skew_seconds: v.optional(int(0), 300),
-  replay_window_secs: v.optional(int(0), 2),
+  /**
+   * Upper bound on how long a signed write's signature is remembered (it is otherwise remembered
+   * while it verifies: x-amz-date + clock_skew_seconds). 600 = twice the default skew, so by
+   * default for its whole validity whatever the client's clock; 0 disables replay detection.
+   */
+  replay_window_secs: v.optional(int(0), 600),
   rate_limit_max_attempts: v.optional(int(1), 100),
   rate_limit_window_secs: v.optional(int(1), 300),
   rate_limit_lockout_secs: v.optional(int(0), 600),

@@ -3,6 +3,7 @@
  * the multipart ETag, and the completion itself, which streams the parts in order through the
  * object service's one write path (hash, verify, commit under the key lock).
  */
+import { replayCheckedBody } from "../auth/replay-body-check.ts";
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import type { ObjectInfo } from "../storage/backend.ts";
@@ -97,7 +98,9 @@ export class MultipartService {
     if (others + (options.contentLength ?? 0) > maxObjectSize) throw tooLarge(maxObjectSize);
     // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
     // decoder) before the part is committed; a longer one is cut off here.
-    return await this.#store.putPart(uploadId, partNumber, body, {
+    // A replayed part is staged through the replay check, which never lets it commit.
+    const checked = replayCheckedBody(body, options.signal);
+    return await this.#store.putPart(uploadId, partNumber, checked, {
       signal: options.signal,
       maxBytes: Math.min(maxObjectSize - others, options.contentLength ?? Infinity),
       expectedMd5: options.expectedMd5,

@@ -3,6 +3,7 @@
  * backend. It hashes bodies on the way in, validates before anything becomes visible, runs write
  * preconditions and the commit under a per-key lock, and knows nothing of HTTP.
  */
+import { hasBodyCheck, replayCheckedBody } from "../auth/replay-body-check.ts";
 import { SvcError } from "../errors.ts";
 import type {
   Backend,
@@ -153,10 +154,12 @@ export class ObjectService {
     options: PutOptions,
   ): Promise<ObjectInfo> {
     this.checkDeclaredSize(options.contentLength);
-    if (options.precondition) {
+    // A replayed upload is compared with the first before its precondition: the first already
+    // satisfied it, and an identical repeat gets the first answer (auth/replay-guard.ts).
+    if (options.precondition && !hasBodyCheck(options.signal)) {
       options.precondition(await this.backend.headObject(bucket, key));
     }
-    return await this.store(bucket, key, body, {
+    return await this.store(bucket, key, replayCheckedBody(body, options.signal), {
       metadata: options.metadata,
       maxBytes: this.limits.maxObjectSize,
       expectedSize: options.contentLength,

@@ -1,12 +1,13 @@
 /**
  * Runs the admission chain on an S3 request before authentication. `allow-anonymous` admits an
- * unsigned request without authentication (a signed one is always authenticated: a signature
- * is checked, never ignored); `deny` and `reject` refuse; `continue` or no match goes on to
+ * unsigned read (GET, HEAD, OPTIONS) without authentication (a signed one is always
+ * authenticated: a signature is checked, never ignored; a write goes on to authentication); `deny` and `reject` refuse; `continue` or no match goes on to
  * authentication.
  */
 import type { AdmissionChain } from "../admission/build.ts";
 import { type AdmissionRequest, evaluateChain, type RequestKind } from "../admission/chain.ts";
 import { clientIp } from "../auth/client-ip.ts";
+import { ANONYMOUS_METHODS } from "../config/schema-admission.ts";
 import { SvcError } from "../errors.ts";
 import type { S3Request } from "./request.ts";
 
@@ -108,7 +109,10 @@ export function admit(
     throw new SvcError("AccessDenied", `Access Denied by admission block "${block.name}"`);
   }
   if (block.action === "allow-anonymous") {
-    if (facts.signed) return null;
+    // Anonymous writes are never admitted (SPEC Authentication 6): config validation refuses a
+    // block listing a write method, and a block without a method list admits only reads; any
+    // other request it matches goes on to authentication, which refuses it unsigned.
+    if (facts.signed || !ANONYMOUS_METHODS.includes(request.method)) return null;
     return { block: block.name, publicPrefixes: block.match.publicPrefixes };
   }
   throw new AdmissionRejection(block.name, block.action.status, block.action.message);

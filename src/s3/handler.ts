@@ -96,8 +96,14 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
           request.auth = options.authenticator.authenticate(request, remoteAddress);
         }
         try {
-          response = await withDeadline(dispatchS3(options.services, request), deadline.signal);
-          if (response.status < 400) options.authenticator.recordSuccess(request);
+          // Replay detection wraps the operation itself (not the deadline race): a repeat waits
+          // for, and is answered by, what the first execution really did.
+          const work = options.authenticator.execute(
+            request,
+            remoteAddress,
+            () => dispatchS3(options.services, request),
+          );
+          response = await withDeadline(work, deadline.signal);
         } catch (err) {
           // A forged chunk signature or POST policy signature surfaces only while the body is
           // read; it counts toward the lockout like any other bad signature.

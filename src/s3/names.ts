@@ -3,6 +3,7 @@
  * Everything here runs before any state changes, so a bad name never half-applies.
  */
 
+import { headerText } from "./header-text.ts";
 import { SvcError } from "../errors.ts";
 
 /**
@@ -105,8 +106,20 @@ export function parseUserMetadata(headers: Headers): Record<string, string> {
     const key = name.slice(META_PREFIX.length);
     // A bare "x-amz-meta-" names nothing and would round-trip as a header without a name.
     if (key === "") continue;
-    meta[key] = value;
-    total += encoder.encode(key).length + encoder.encode(value).length;
+    // Stored as the text the client's UTF-8 bytes encode (header-text.ts), returned as the same
+    // bytes; bytes that are not UTF-8 could not be returned as sent through the stored text.
+    const text = headerText(value);
+    if (text === null) {
+      throw new SvcError(
+        "InvalidArgument",
+        `The value of metadata header "${name}" is not valid UTF-8`,
+        { ArgumentName: name },
+      );
+    }
+    meta[key] = text;
+    // Header names and values arrive one character per byte, so their lengths are the byte
+    // counts S3 limits.
+    total += key.length + value.length;
   }
   if (total > MAX_USER_METADATA_BYTES) {
     throw new SvcError(

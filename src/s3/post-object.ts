@@ -12,6 +12,7 @@
  * file part's own Content-Type header: S3 ignores that header, and so does svc, so an object
  * stored through a form is the same object S3 would store.
  */
+import { headerValue } from "./header-text.ts";
 import type { CredentialStore } from "../auth/credentials.ts";
 import { type LengthRange, verifyPostPolicy } from "../auth/post-policy.ts";
 import { SvcError } from "../errors.ts";
@@ -107,7 +108,8 @@ function metadataHeaders(values: Map<string, string>): Headers {
   for (const [name, value] of values) {
     if (!METADATA_FIELDS.has(name) && !name.startsWith("x-amz-meta-")) continue;
     try {
-      headers.set(name, value);
+      // A form field is text; as a header it travels as its UTF-8 bytes (header-text.ts).
+      headers.set(name, headerValue(value));
     } catch {
       // Headers refuses names that are not tokens and values with CR, LF or NUL.
       throw new SvcError(

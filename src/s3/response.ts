@@ -1,6 +1,7 @@
 /**
  * Building S3 responses: XML documents, error documents, and the headers that describe an object.
  */
+import { headerValue } from "./header-text.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import type { ObjectInfo } from "../storage/backend.ts";
 import { xmlDocument, xmlEscape } from "./xml.ts";
@@ -74,7 +75,7 @@ export function objectHeaders(info: ObjectInfo): Headers {
     if (value !== undefined) headers.set(name, value);
   }
   for (const [name, value] of Object.entries(meta.userMeta)) {
-    headers.set(`x-amz-meta-${name}`, value);
+    headers.set(`x-amz-meta-${name}`, headerValue(value));
   }
   if (meta.partsCount !== undefined) headers.set("x-amz-mp-parts-count", String(meta.partsCount));
   setStorageDebugHeaders(headers, info);

@@ -129,8 +129,10 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
       SVC_ACCESS_KEY_ID: ACCESS_KEY,
       SVC_SECRET_ACCESS_KEY: SECRET_KEY,
       SVC_LOG_LEVEL: "info",
-      // Identical signed retries within a second would count as replays; tests/auth_test.ts
-      // turns detection on where it is the subject.
+      // Many suites send raw aws4fetch requests (UNSIGNED-PAYLOAD) with identical headers and
+      // different bodies within one second: a replay with another body, which replay detection
+      // rightly refuses. tests/replay_test.ts and the auth suites turn it on where it is the
+      // subject.
       SVC_REPLAY_WINDOW_SECS: "0",
       ...backing?.env,
       ...options.env,

@@ -127,6 +127,9 @@ export class S3Client {
   private async attempt(request: S3Request): Promise<RawResponse> {
     const url = this.url(request.bucket, request.key, request.query);
     const headers = new Headers(request.headers);
+    // Signed and unique per attempt, as the AWS SDKs send it: two identical requests in one
+    // second are then two requests, not a replay, to a backend with replay detection (svc).
+    headers.set("amz-sdk-invocation-id", crypto.randomUUID());
     const body = request.body;
     if (typeof body === "object") {
       headers.set("content-length", String(body.length));

@@ -199,3 +199,20 @@ Deno.test("virtual-host style puts the bucket in the host name", () => {
   assert.equal(path.url("bkt"), "https://s3.example.com:9000/bkt");
   assert.equal(client.url("bkt"), "https://bkt.s3.example.com/");
 });
+
+Deno.test("two identical requests in one second carry different signatures", opts, async () => {
+  const server = scriptedServer(() => new Response(null, { status: 204 }));
+  try {
+    const client = new S3Client(testOptions(server.endpoint));
+    for (let i = 0; i < 2; i++) {
+      await client.send({ method: "DELETE", bucket: "b", idempotent: true });
+    }
+    const [first, second] = server.requests.map((r) => r.headers);
+    assert.equal(first.get("x-amz-date")?.slice(0, 13), second.get("x-amz-date")?.slice(0, 13));
+    assert.match(first.get("authorization") ?? "", /amz-sdk-invocation-id/);
+    assert.notEqual(first.get("amz-sdk-invocation-id"), second.get("amz-sdk-invocation-id"));
+    assert.notEqual(first.get("authorization"), second.get("authorization"));
+  } finally {
+    await server.close();
+  }
+});
