@@ -47,6 +47,7 @@ export const ENV_BINDINGS: EnvBinding[] = [
   binding("SVC_METADATA_CACHE_MB", "advanced.metadata_cache_mb", "int"),
   binding("SVC_CODEC_CONCURRENCY", "advanced.codec_concurrency", "int"),
   binding("SVC_CODEC_TIMEOUT_SECS", "advanced.codec_timeout_secs", "int"),
+  binding("SVC_CODEC_SLOT_WAIT_SECS", "advanced.codec_slot_wait_secs", "number"),
   binding("SVC_BLOCKING_THREADS", "advanced.blocking_threads", "int"),
   binding("SVC_MAX_PASSTHROUGH_OBJECT_SIZE", "advanced.max_passthrough_object_size", "int"),
   binding("SVC_S3_CONNECT_TIMEOUT_SECS", "advanced.s3_connect_timeout_secs", "number"),

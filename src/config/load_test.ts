@@ -187,6 +187,7 @@ advanced:
     metadata_cache_mb: 50,
     codec_concurrency: Math.max(16, navigator.hardwareConcurrency * 4),
     codec_timeout_secs: 60,
+    codec_slot_wait_secs: 10,
     blocking_threads: 512,
     max_passthrough_object_size: 64 * 1024 ** 3,
     s3_connect_timeout_secs: 10,

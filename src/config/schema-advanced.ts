@@ -117,6 +117,11 @@ const advancedEntries = {
   metadata_cache_mb: v.optional(int(0), 50),
   codec_concurrency: v.optional(int(1), defaultCodecConcurrency),
   codec_timeout_secs: v.optional(int(1), 60),
+  /**
+   * How long a delta-eligible PUT waits for a free codec slot before it is stored passthrough
+   * instead (a write is never refused because compression is busy). 0: never wait.
+   */
+  codec_slot_wait_secs: v.optional(num(0), 10),
   blocking_threads: v.optional(int(1), 512),
   max_passthrough_object_size: v.optional(u64, 64 * GiB),
   s3_connect_timeout_secs: v.optional(numAbove(0), 10),

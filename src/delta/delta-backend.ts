@@ -272,10 +272,15 @@ export class DeltaBackend implements Backend {
     // read: stage an empty body under the key and drop it.
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
-    const plan = await this.#livePlan(settings, bucket, key, expectedSize);
-    if (!plan) {
+    const plan = await this.#livePlan(settings, bucket, key, expectedSize, signal);
+    if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
-      return this.#forgetting(stagedDelta(this.#ctx, settings, bucket, key, spool), bucket, key);
+      const busy = plan === "codec_busy";
+      return this.#forgetting(
+        stagedDelta(this.#ctx, settings, bucket, key, spool, undefined, busy),
+        bucket,
+        key,
+      );
     }
     const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
     return this.#forgetting(
@@ -302,20 +307,24 @@ export class DeltaBackend implements Backend {
 
   /**
    * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
-   * its local file and a codec slot (SlowDown at once when none is free). undefined otherwise: the
-   * commit then decides from the spool (a new baseline, or a baseline that is corrupt).
+   * its local file and a codec slot, waited for up to `codec_slot_wait_secs` before the body is
+   * read (the upload pauses meanwhile). `codec_busy` when no slot freed in time: the object is then
+   * stored passthrough, never refused. undefined otherwise: the commit decides from the spool (a
+   * new baseline, or a baseline that is corrupt).
    */
   async #livePlan(
     settings: DeltaSettings,
     bucket: string,
     key: string,
     expectedSize: number | undefined,
-  ): Promise<LiveEncodePlan | undefined> {
+    signal: AbortSignal | undefined,
+  ): Promise<LiveEncodePlan | "codec_busy" | undefined> {
     const deltaspace = deltaspaceOf(key);
     // Error is not absence: a failed HEAD aborts the PUT.
     const reference = await this.#inner.headObject(bucket, referenceNameFor(deltaspace));
     if (!reference) return undefined;
-    const permit = this.#ctx.pool.tryAcquire();
+    const permit = await this.#ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
+    if (!permit) return "codec_busy";
     try {
       const baseline = await fetchBaseline(this.#ctx, bucket, deltaspace, reference.meta.sha256);
       if ("corrupt" in baseline) {
@@ -348,7 +357,8 @@ export class DeltaBackend implements Backend {
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
         this.#located?.invalidate(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
-        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize);
+        const reason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
+        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, reason);
         return info;
       },
       abort: () => staged.abort(),

@@ -25,6 +25,8 @@ export interface DeltaSettings {
   maxObjectSize: number;
   /** `codec_timeout_secs * 1000`; also the longest a GET waits for a codec slot. */
   codecTimeoutMs: number;
+  /** `codec_slot_wait_secs * 1000`: how long a PUT waits for a slot before going passthrough. */
+  codecSlotWaitMs: number;
   bucketCompression(bucket: string): boolean;
   bucketMaxDeltaRatio(bucket: string): number | undefined;
 }
@@ -38,6 +40,22 @@ export interface DeltaMeta extends ObjectMeta {
   referenceSha256?: string;
 }
 
+/**
+ * Why a write was stored the way it was (the `reason` label of `svc_delta_decisions_total`):
+ * `new_baseline` (reference), `ratio_met` (delta), and for passthrough `not_eligible` (type, size),
+ * `ratio_exceeded`, `codec_busy` (no codec slot freed within `codec_slot_wait_secs`),
+ * `codec_unavailable` (no xdelta3) or `baseline_unusable` (the baseline, or its cached copy, does
+ * not match its sha256).
+ */
+export type DecisionReason =
+  | "new_baseline"
+  | "ratio_met"
+  | "not_eligible"
+  | "ratio_exceeded"
+  | "codec_busy"
+  | "codec_unavailable"
+  | "baseline_unusable";
+
 /** Where the delta store reports what it did (metrics); every method is optional to call. */
 export interface DeltaObserver {
   /** One storage decision for an eligible-or-not write in a compressed bucket. */
@@ -45,6 +63,7 @@ export interface DeltaObserver {
     kind: "delta" | "passthrough" | "reference",
     originalBytes: number,
     storedBytes: number,
+    reason: DecisionReason,
   ): void;
   encoded(seconds: number): void;
   decoded(seconds: number): void;

@@ -36,6 +36,7 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
     maxDeltaRatio: advanced.max_delta_ratio,
     maxObjectSize: advanced.max_object_size,
     codecTimeoutMs: advanced.codec_timeout_secs * 1000,
+    codecSlotWaitMs: advanced.codec_slot_wait_secs * 1000,
     bucketCompression: (bucket) => storage.buckets[bucket]?.compression ?? true,
     bucketMaxDeltaRatio: (bucket) => storage.buckets[bucket]?.max_delta_ratio,
   };
@@ -43,8 +44,8 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
 
 function observerFor(metrics: Pick<Metrics, "delta" | "cache">): DeltaObserver {
   return {
-    decision(kind, originalBytes, storedBytes) {
-      metrics.delta.decisions.inc({ decision: kind });
+    decision(kind, originalBytes, storedBytes, reason) {
+      metrics.delta.decisions.inc({ decision: kind, reason });
       if (kind === "passthrough" || originalBytes === 0) return;
       // A new baseline stores the object in full: its ratio is 1 and nothing is saved.
       const stored = kind === "reference" ? originalBytes : storedBytes;
