@@ -184,6 +184,7 @@ advanced:
     ready_cache_ttl_secs: 0,
     max_delta_ratio: 0.75,
     cache_size_mb: 100,
+    rebuilt_cache_size_mb: 512,
     metadata_cache_mb: 50,
     codec_concurrency: Math.max(16, navigator.hardwareConcurrency * 4),
     codec_timeout_secs: 60,

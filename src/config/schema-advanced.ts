@@ -113,6 +113,11 @@ const advancedEntries = {
   max_delta_ratio: v.optional(num(0, 1), 0.75),
   /** Under 1024 is allowed but gives a startup advisory. */
   cache_size_mb: v.optional(int(0), 100),
+  /**
+   * Verified rebuilt delta objects kept as files so a repeat GET streams one instead of decoding
+   * (`<state dir>/.svc/rebuilt`, LRU by bytes). 0 disables it.
+   */
+  rebuilt_cache_size_mb: v.optional(int(0), 512),
   /** 0 disables the metadata cache. */
   metadata_cache_mb: v.optional(int(0), 50),
   codec_concurrency: v.optional(int(1), defaultCodecConcurrency),

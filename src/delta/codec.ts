@@ -5,7 +5,7 @@
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
-import { SvcError } from "../errors.ts";
+import { diskFullError, SvcError } from "../errors.ts";
 import { writeAll } from "../storage/file-streams.ts";
 
 /** Outcome of an encode: a delta file the caller now owns, or an abort for a poor ratio. */
@@ -35,6 +35,16 @@ export interface DeltaCodec {
     delta: ReadableStream<Uint8Array>,
     options: DecodeOptions,
   ): ReadableStream<Uint8Array>;
+  /**
+   * Rebuilds into the file `outPath` (created or truncated) written by the codec itself, without
+   * the bytes passing through this process. A full disk rejects with InsufficientStorage.
+   */
+  decodeToFile(
+    reference: string,
+    delta: ReadableStream<Uint8Array>,
+    outPath: string,
+    options: DecodeOptions,
+  ): Promise<void>;
 }
 
 export interface Xdelta3Probe {
@@ -203,12 +213,20 @@ export class Xdelta3Codec implements DeltaCodec {
     this.#encodeArgs = options.encodeArgs ?? ["-W", "1048576"];
   }
 
-  #spawn(mode: "-e" | "-d", reference: string, extra: string[]): Deno.ChildProcess {
+  #spawn(
+    mode: "-e" | "-d",
+    reference: string,
+    extra: string[],
+    outPath?: string,
+  ): Deno.ChildProcess {
+    // With an output file: the delta still comes on stdin (named /dev/stdin, as xdelta3 takes
+    // an input name before the output name), `-f` lets it write over the caller's empty file.
+    const io = outPath === undefined ? ["-c"] : ["-f", "/dev/stdin", outPath];
     try {
       return new Deno.Command(this.#binary, {
-        args: [mode, ...this.#common, ...extra, "-s", reference, "-c"],
+        args: [mode, ...this.#common, ...extra, "-s", reference, ...io],
         stdin: "piped",
-        stdout: "piped",
+        stdout: outPath === undefined ? "piped" : "null",
         stderr: "piped",
       }).spawn();
     } catch (err) {
@@ -380,7 +398,58 @@ export class Xdelta3Codec implements DeltaCodec {
       },
     }, { highWaterMark: 0 });
   }
+
+  async decodeToFile(
+    reference: string,
+    delta: ReadableStream<Uint8Array>,
+    outPath: string,
+    options: DecodeOptions = {},
+  ): Promise<void> {
+    const { signal } = options;
+    if (signal?.aborted) {
+      await delta.cancel().catch(() => {});
+      throw abortError(signal);
+    }
+    let child: Deno.ChildProcess;
+    try {
+      child = this.#spawn("-d", reference, [], outPath);
+    } catch (err) {
+      await delta.cancel().catch(() => {});
+      throw err;
+    }
+    const pump = pumpStdin(delta, child.stdin);
+    const stderrTail = readTail(child.stderr);
+    const onAbort = () => {
+      killQuietly(child);
+      pump.stop();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const status = await child.status;
+      if (!status.success) pump.stop();
+      const { sourceError } = await pump.done;
+      const stderr = await stderrTail;
+      if (signal?.aborted) throw abortError(signal);
+      if (sourceError !== undefined) {
+        throw codecError(`reading delta: ${String(sourceError)}`, sourceError);
+      }
+      if (NO_SPACE.test(stderr)) {
+        throw diskFullError(`rebuilding an object into ${outPath}: ${stderr}`);
+      }
+      if (!status.success) throw codecError(exitDetail(status, stderr));
+      if (stderr) throw codecError(stderr);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      killQuietly(child);
+      await child.status;
+      pump.stop();
+      await pump.done;
+    }
+  }
 }
+
+/** xdelta3's stderr when a write failed for lack of space (ENOSPC, EDQUOT). */
+const NO_SPACE = /No space left on device|Disk quota exceeded/i;
 
 function exitDetail(status: Deno.CommandStatus, stderr: string): string {
   const how = status.signal ? `killed by ${status.signal}` : `exit ${status.code}`;

@@ -52,6 +52,7 @@ import {
   type DeltaSettings,
   fetchBaseline,
   readDelta,
+  rebuiltOwner,
 } from "./delta-read.ts";
 import { listLogicalPage } from "./delta-list.ts";
 import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
@@ -72,6 +73,11 @@ export interface DeltaBackendOptions {
    * the spool directory (a zero-byte cache).
    */
   referenceCache?: ReferenceCache;
+  /**
+   * Verified rebuilt objects (`rebuilt_cache_size_mb`): a repeat GET of a delta object streams
+   * this file. Without one, every delta GET rebuilds into a private file in the spool directory.
+   */
+  rebuiltCache?: ReferenceCache;
   observer?: DeltaObserver;
   /**
    * Remembers which stored object holds a key (`metadata_cache_mb`): a GET opens it directly
@@ -107,6 +113,8 @@ export class DeltaBackend implements Backend {
       spoolDir: options.spoolDir,
       referenceCache: options.referenceCache ??
         new ReferenceCache({ dir: options.spoolDir, maxBytes: 0 }),
+      rebuiltCache: options.rebuiltCache ??
+        new ReferenceCache({ dir: options.spoolDir, maxBytes: 0, label: "rebuilt object" }),
       observer: options.observer,
       codecUnavailable: options.codecUnavailable,
       deltaspaceLocks: new KeyLock(),
@@ -144,6 +152,7 @@ export class DeltaBackend implements Backend {
     if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
     await this.#inner.deleteBucket(bucket);
     this.#ctx.referenceCache.evictPrefix(baselineCacheKey(this.#ctx, bucket, ""));
+    this.#ctx.rebuiltCache.evictPrefix(rebuiltOwner(this.#ctx, bucket, ""));
     this.#located?.invalidateBucket(bucket);
   }
 
@@ -290,7 +299,10 @@ export class DeltaBackend implements Backend {
     );
   }
 
-  /** Drops the remembered stored name of `key` whether the commit succeeds or not. */
+  /**
+   * Drops the remembered stored name of `key` and its cached rebuilt object whether the commit
+   * succeeds or not.
+   */
   #forgetting(staged: StagedObject, bucket: string, key: string): StagedObject {
     return {
       size: staged.size,
@@ -298,7 +310,7 @@ export class DeltaBackend implements Backend {
         try {
           return await staged.commit(meta);
         } finally {
-          this.#located?.invalidate(bucket, key);
+          this.#forget(bucket, key);
         }
       },
       abort: () => staged.abort(),
@@ -353,9 +365,9 @@ export class DeltaBackend implements Backend {
     return {
       size: staged.size,
       commit: async (meta) => {
-        this.#located?.invalidate(bucket, key);
+        this.#forget(bucket, key);
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
-        this.#located?.invalidate(bucket, key);
+        this.#forget(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
         const reason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
         this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, reason);
@@ -371,7 +383,7 @@ export class DeltaBackend implements Backend {
       await this.#nullIfBucket(bucket);
       return false;
     }
-    this.#located?.invalidate(bucket, key);
+    this.#forget(bucket, key);
     const plainDeleted = await this.#inner.deleteObject(bucket, key);
     const deltaspace = deltaspaceOf(key);
     const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
@@ -383,6 +395,15 @@ export class DeltaBackend implements Backend {
       },
     );
     return plainDeleted || deltaDeleted;
+  }
+
+  /**
+   * After a write or delete of `key`: its remembered stored name and its rebuilt file go. The
+   * rebuilt cache is content-addressed (never stale); this frees the space of what was replaced.
+   */
+  #forget(bucket: string, key: string): void {
+    this.#located?.invalidate(bucket, key);
+    this.#ctx.rebuiltCache.evict(rebuiltOwner(this.#ctx, bucket, storedNameFor(key, "delta")));
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

@@ -7,15 +7,14 @@
  * Also home of DeltaContext, the state the DeltaBackend shares with its write and read halves.
  */
 
-import { createHash } from "node:crypto";
-import { SvcError } from "../errors.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
 import type { KeyLock } from "../objects/key-lock.ts";
 import type { Backend, ByteRange, ObjectInfo, ObjectMeta } from "../storage/backend.ts";
 import type { DeltaCodec } from "./codec.ts";
 import type { CodecPool } from "./codec-pool.ts";
 import { referenceNameFor } from "./layout.ts";
-import type { BaselineAcquired, BaselineLease, ReferenceCache } from "./reference-cache.ts";
-import { fileRangeStream, writeStreamToFile } from "../storage/file-streams.ts";
+import type { BaselineAcquired, ReferenceCache } from "./reference-cache.ts";
+import { fileRangeStream } from "../storage/file-streams.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
 export interface DeltaSettings {
@@ -79,6 +78,11 @@ export interface DeltaContext {
   spoolDir: string;
   /** Baseline files (a zero-byte cache still hands out private, verified downloads). */
   referenceCache: ReferenceCache;
+  /**
+   * Verified rebuilt delta objects by sha256 (`rebuilt_cache_size_mb`; a zero-byte cache still
+   * hands out private files, deleted after the read).
+   */
+  rebuiltCache: ReferenceCache;
   /** Set when no codec can run: eligible writes go passthrough. */
   codecUnavailable?: string;
   /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */
@@ -107,25 +111,6 @@ export async function removeQuietly(path: string | undefined): Promise<void> {
   if (path !== undefined) await Deno.remove(path).catch(() => {});
 }
 
-/** Copies a stream into a new temp file in `dir`, hashing it on the way. */
-async function spoolHashed(
-  dir: string,
-  prefix: string,
-  body: ReadableStream<Uint8Array>,
-): Promise<{ path: string; sha256: string; size: number }> {
-  const path = await Deno.makeTempFile({ dir, prefix });
-  const hash = createHash("sha256");
-  let size: number;
-  try {
-    using file = await Deno.open(path, { write: true, truncate: true });
-    size = await writeStreamToFile(body, file, undefined, (chunk) => hash.update(chunk));
-  } catch (err) {
-    await removeQuietly(path);
-    throw err;
-  }
-  return { path, sha256: hash.digest("hex"), size };
-}
-
 /**
  * A lease on the deltaspace's baseline file (the caller releases it), or `corrupt` when the
  * stored bytes do not match `expectedSha256` (from the baseline's metadata). A cached file is not
@@ -151,12 +136,22 @@ export async function fetchBaseline(
   return acquired;
 }
 
+/** The rebuilt-cache owner of a stored delta, for invalidation on overwrite and delete. */
+export function rebuiltOwner(
+  ctx: Pick<DeltaContext, "bucketIdentity">,
+  bucket: string,
+  storedName: string,
+): string {
+  return `${ctx.bucketIdentity?.(bucket) ?? bucket}/${storedName}`;
+}
+
 /**
  * Rebuilds the delta object `stored` (its stored name and metadata) and returns the requested
- * range of it. The whole object is decoded into a spool file first and its sha256 compared with
- * the logical one: on any mismatch the cached baseline is evicted and InternalError thrown, so
- * wrong bytes are never returned. The spool file is unlinked as soon as it is open; its space is
- * freed when the returned stream ends or is cancelled.
+ * range of it. Wrong bytes never leave: the object is served from a file whose sha256 matched the
+ * logical one. That file comes from the rebuilt-object cache (content-addressed by the object's
+ * sha256, so never stale), or on a miss xdelta3 writes it there itself and it is hashed before
+ * use (admitted when it fits `rebuilt_cache_size_mb`, else private to this read). On a mismatch the
+ * cached baseline is evicted and InternalError thrown.
  */
 export async function readDelta(
   ctx: DeltaContext,
@@ -168,60 +163,67 @@ export async function readDelta(
   range?: ByteRange,
 ): Promise<{ body: ReadableStream<Uint8Array>; cacheHit: boolean }> {
   const meta = stored.meta as DeltaMeta;
-  let baseline: BaselineLease | undefined;
+  const start = range?.start ?? 0;
+  const end = range?.end ?? meta.size - 1;
+  let deltaUsed = false;
+  let baselineSha256: string | undefined;
+  let baselineHit = false;
   const fail = (detail: string): SvcError => {
     // The decode used the cached file unverified: it may be what is wrong, so it goes.
-    if (baseline) ctx.referenceCache.evictSha256(baseline.sha256, `"${stored.key}": ${detail}`);
-    else ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
+    if (baselineSha256) {
+      ctx.referenceCache.evictSha256(baselineSha256, `"${stored.key}": ${detail}`);
+    } else ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
     return internalError(`Delta object "${stored.key}" cannot be rebuilt: ${detail}`);
   };
-  let outPath: string | undefined;
-  try {
+  const build = async (path: string) => {
+    deltaUsed = true;
     const refInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
     if (!refInfo) throw fail("its baseline is missing");
     if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
       throw fail("it was encoded against a different baseline");
     }
-    const acquired = await fetchBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
-    if ("corrupt" in acquired) throw fail("its baseline does not match its sha256");
-    baseline = acquired;
-    const reference = acquired.path;
+    const baseline = await fetchBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
+    if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
+    baselineSha256 = baseline.sha256;
+    baselineHit = baseline.cacheHit;
     const started = performance.now();
-    const decoded = await ctx.pool.runStream(
-      (signal) => ctx.codec.decode(reference, deltaBody, { signal }),
-      { timeoutMs, maxWaitMs: timeoutMs },
-    );
-    let rebuilt;
     try {
-      rebuilt = await spoolHashed(ctx.spoolDir, "get-", decoded);
+      await ctx.pool.run(
+        (signal) => ctx.codec.decodeToFile(baseline.path, deltaBody, path, { signal }),
+        { timeoutMs, maxWaitMs: timeoutMs },
+      );
     } catch (err) {
-      throw err instanceof SvcError && err.code !== "InternalError" ? err : fail(String(err));
+      // A full disk or a busy/slow codec says nothing about the baseline: it stays.
+      if (err instanceof SvcError && err.code !== "InternalError") throw err;
+      if (isNoSpaceError(err)) throw diskFullError(String(err));
+      throw fail(err instanceof Error ? err.message : String(err));
     } finally {
-      // The decoder has exited: the baseline file is no longer read.
-      await baseline.release();
+      await baseline.release(); // the decoder has exited: the baseline file is no longer read
     }
-    outPath = rebuilt.path;
     ctx.observer?.decoded((performance.now() - started) / 1000);
-    if (rebuilt.size !== meta.size || rebuilt.sha256 !== meta.sha256) {
-      throw fail("the rebuilt bytes do not match the object's sha256");
-    }
-    const start = range?.start ?? 0;
-    const end = range?.end ?? meta.size - 1;
+  };
+  try {
     if (range && (start < 0 || end < start || end >= meta.size)) {
       throw new SvcError("InvalidRange", `Range ${start}-${end} is outside object`);
     }
-    const file = await Deno.open(outPath, { read: true });
-    await removeQuietly(outPath);
-    outPath = undefined;
+    const rebuilt = await ctx.rebuiltCache.acquireBuilt(
+      rebuiltOwner(ctx, bucket, stored.key),
+      meta.sha256,
+      build,
+    );
+    if ("corrupt" in rebuilt) throw fail("the rebuilt bytes do not match the object's sha256");
+    let file: Deno.FsFile;
+    try {
+      // Once open, the bytes stay readable even if the entry is evicted meanwhile.
+      file = await Deno.open(rebuilt.path, { read: true });
+    } finally {
+      await rebuilt.release();
+    }
     return {
       body: fileRangeStream(file, start, end - start + 1, meta.size),
-      cacheHit: acquired.cacheHit,
+      cacheHit: rebuilt.cacheHit || baselineHit,
     };
-  } catch (err) {
-    await deltaBody.cancel().catch(() => {});
-    throw err;
   } finally {
-    await baseline?.release();
-    await removeQuietly(outPath);
+    if (!deltaUsed) await deltaBody.cancel().catch(() => {});
   }
 }
