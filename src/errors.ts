@@ -104,12 +104,18 @@ export function isNoSpaceError(err: unknown, depth = 0): boolean {
   return isNoSpaceError(err.cause, depth + 1);
 }
 
-/** The InsufficientStorage answer; `detail` goes to the cause (the log), not to the client. */
-export function diskFullError(detail?: string): SvcError {
+/**
+ * The InsufficientStorage answer; `detail` goes to the cause (the log), not to the client.
+ * `consequence` says what did not happen (a write by default).
+ */
+export function diskFullError(
+  detail?: string,
+  consequence = "the write was not stored",
+): SvcError {
   return new SvcError(
     "InsufficientStorage",
-    "Insufficient storage: the server's disk is full (or over its quota); the write was not " +
-      "stored. Retrying will fail until space is freed.",
+    `Insufficient storage: the server's disk is full (or over its quota); ${consequence}. ` +
+      "Retrying will fail until space is freed.",
     {},
     detail === undefined ? undefined : { cause: new Error(detail) },
   );

@@ -5,7 +5,7 @@
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
-import { diskFullError, SvcError } from "../errors.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
 import { writeAll } from "../storage/file-streams.ts";
 
 /** Outcome of an encode: a delta file the caller now owns, or an abort for a poor ratio. */
@@ -281,7 +281,9 @@ export class Xdelta3Codec implements DeltaCodec {
         }
       } catch (err) {
         // Reading stdout fails only when the process is gone; status and stderr explain it.
+        // Writing the delta file fails when the disk is full.
         killQuietly(child);
+        if (isNoSpaceError(err)) throw diskFullError(`writing a delta: ${(err as Error).message}`);
         if (!signal?.aborted) throw codecError(`reading output: ${(err as Error).message}`, err);
       } finally {
         await reader.cancel().catch(() => {});

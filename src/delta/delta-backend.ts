@@ -250,6 +250,11 @@ export class DeltaBackend implements Backend {
       found.body,
       settings.codecTimeoutMs,
       range,
+      async () => {
+        const again = await this.#inner.getObject(bucket, found.info.key);
+        if (!again) throw new SvcError("NoSuchKey", `Key "${key}" was deleted while being read`);
+        return again.body;
+      },
     );
     return {
       info: { ...info, debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss" } },

@@ -13,7 +13,11 @@ import type { Backend, ByteRange, ObjectInfo, ObjectMeta } from "../storage/back
 import type { DeltaCodec } from "./codec.ts";
 import type { CodecPool } from "./codec-pool.ts";
 import { referenceNameFor } from "./layout.ts";
-import type { BaselineAcquired, ReferenceCache } from "./reference-cache.ts";
+import type { BaselineAcquired, BaselineLease, ReferenceCache } from "./reference-cache.ts";
+import { streamVerified } from "./stream-verify.ts";
+import { getLogger } from "../observability/log.ts";
+
+const log = getLogger("svc::delta");
 import { fileRangeStream } from "../storage/file-streams.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
@@ -160,7 +164,8 @@ export async function readDelta(
   stored: ObjectInfo,
   deltaBody: ReadableStream<Uint8Array>,
   timeoutMs: number,
-  range?: ByteRange,
+  range: ByteRange | undefined,
+  reopenDelta: () => Promise<ReadableStream<Uint8Array>>,
 ): Promise<{ body: ReadableStream<Uint8Array>; cacheHit: boolean }> {
   const meta = stored.meta as DeltaMeta;
   const start = range?.start ?? 0;
@@ -175,8 +180,7 @@ export async function readDelta(
     } else ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
     return internalError(`Delta object "${stored.key}" cannot be rebuilt: ${detail}`);
   };
-  const build = async (path: string) => {
-    deltaUsed = true;
+  const leaseBaseline = async (): Promise<BaselineLease> => {
     const refInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
     if (!refInfo) throw fail("its baseline is missing");
     if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
@@ -186,6 +190,11 @@ export async function readDelta(
     if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
     baselineSha256 = baseline.sha256;
     baselineHit = baseline.cacheHit;
+    return baseline;
+  };
+  const build = async (path: string) => {
+    deltaUsed = true;
+    const baseline = await leaseBaseline();
     const started = performance.now();
     try {
       await ctx.pool.run(
@@ -206,11 +215,18 @@ export async function readDelta(
     if (range && (start < 0 || end < start || end >= meta.size)) {
       throw new SvcError("InvalidRange", `Range ${start}-${end} is outside object`);
     }
-    const rebuilt = await ctx.rebuiltCache.acquireBuilt(
-      rebuiltOwner(ctx, bucket, stored.key),
-      meta.sha256,
-      build,
-    );
+    let rebuilt: BaselineAcquired;
+    try {
+      rebuilt = await ctx.rebuiltCache.acquireBuilt(
+        rebuiltOwner(ctx, bucket, stored.key),
+        meta.sha256,
+        build,
+      );
+    } catch (err) {
+      if (!isNoSpaceError(err)) throw err;
+      // No room for the rebuilt object: verify and stream it in two decodes instead.
+      return await readWithoutSpace();
+    }
     if ("corrupt" in rebuilt) throw fail("the rebuilt bytes do not match the object's sha256");
     let file: Deno.FsFile;
     try {
@@ -225,5 +241,35 @@ export async function readDelta(
     };
   } finally {
     if (!deltaUsed) await deltaBody.cancel().catch(() => {});
+  }
+
+  async function readWithoutSpace(): Promise<
+    { body: ReadableStream<Uint8Array>; cacheHit: boolean }
+  > {
+    log.info(
+      "No local space to rebuild a delta object; verifying it in a first decode, then streaming a second",
+      {
+        key: stored.key,
+      },
+    );
+    let baseline: BaselineLease;
+    try {
+      baseline = await leaseBaseline();
+    } catch (err) {
+      // Not even the baseline fits: say so rather than a generic 500.
+      if (!isNoSpaceError(err)) throw err;
+      throw diskFullError(String(err), `delta object "${stored.key}" cannot be rebuilt`);
+    }
+    const body = await streamVerified(ctx, {
+      baseline,
+      reopenDelta,
+      sha256: meta.sha256,
+      size: meta.size,
+      start,
+      end,
+      timeoutMs,
+      mismatch: fail,
+    });
+    return { body, cacheHit: baseline.cacheHit };
   }
 }

@@ -17,7 +17,7 @@
  * encode runs and a delta is kept only once that check passed (a cache problem never fails a PUT).
  */
 
-import { SvcError } from "../errors.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
 import type { EncodeResult } from "./codec.ts";
 import type { CodecPermit } from "./codec-pool.ts";
@@ -224,9 +224,9 @@ async function liveResult(
   const ended = await live.outcome;
   if ("error" in ended) {
     if (!(await live.baselineVerified)) return null;
-    throw ended.error instanceof SvcError
-      ? ended.error
-      : internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
+    if (ended.error instanceof SvcError) throw ended.error;
+    if (isNoSpaceError(ended.error)) throw diskFullError(String(ended.error));
+    throw internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
   }
   ctx.observer?.encoded(ended.seconds);
   return ended.result;
