@@ -140,6 +140,21 @@ export async function fetchBaseline(
   return acquired;
 }
 
+/** One "reading without space" warning per this many ms: every delta read does it while full. */
+const NO_SPACE_LOG_EVERY_MS = 60_000;
+let noSpaceLoggedAt = -Infinity;
+
+function noteReadWithoutSpace(key: string): void {
+  const now = performance.now();
+  if (now - noSpaceLoggedAt < NO_SPACE_LOG_EVERY_MS) return;
+  noSpaceLoggedAt = now;
+  log.warn(
+    "No local space to rebuild a delta object: reads decode twice (verify, then stream) until " +
+      "space is freed",
+    { key },
+  );
+}
+
 /** The rebuilt-cache owner of a stored delta, for invalidation on overwrite and delete. */
 export function rebuiltOwner(
   ctx: Pick<DeltaContext, "bucketIdentity">,
@@ -246,12 +261,7 @@ export async function readDelta(
   async function readWithoutSpace(): Promise<
     { body: ReadableStream<Uint8Array>; cacheHit: boolean }
   > {
-    log.info(
-      "No local space to rebuild a delta object; verifying it in a first decode, then streaming a second",
-      {
-        key: stored.key,
-      },
-    );
+    noteReadWithoutSpace(stored.key);
     let baseline: BaselineLease;
     try {
       baseline = await leaseBaseline();
