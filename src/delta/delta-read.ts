@@ -151,7 +151,7 @@ function noteReadWithoutSpace(key: string): void {
   log.warn(
     "No local space to rebuild a delta object: reads decode twice (verify, then stream) until " +
       "space is freed",
-    { key },
+    { object: key },
   );
 }
 
