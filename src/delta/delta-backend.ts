@@ -38,25 +38,23 @@ import {
   deltaspaceOf,
   isInternalName,
   REFERENCE_NAME,
-  referenceNameFor,
   storedNameFor,
   validateClientKey,
 } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
 import { ReferenceCache } from "./reference-cache.ts";
-import { effectiveMaxDeltaRatio, isDeltaEligible } from "./eligibility.ts";
+import { isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
   type DeltaContext,
   type DeltaObserver,
   type DeltaSettings,
-  fetchBaseline,
   readDelta,
   rebuiltOwner,
 } from "./delta-read.ts";
 import { listLogicalPage } from "./delta-list.ts";
 import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
-import { type LiveEncodePlan, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
+import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-read.ts";
 
@@ -286,7 +284,7 @@ export class DeltaBackend implements Backend {
     // read: stage an empty body under the key and drop it.
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
-    const plan = await this.#livePlan(settings, bucket, key, expectedSize, signal);
+    const plan = await planLiveEncode(this.#ctx, settings, bucket, key, expectedSize, signal);
     if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
       const busy = plan === "codec_busy";
@@ -320,49 +318,6 @@ export class DeltaBackend implements Backend {
       },
       abort: () => staged.abort(),
     };
-  }
-
-  /**
-   * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
-   * its local file and a codec slot, waited for up to `codec_slot_wait_secs` before the body is
-   * read (the upload pauses meanwhile). `codec_busy` when no slot freed in time: the object is then
-   * stored passthrough, never refused. undefined otherwise: the commit decides from the spool (a
-   * new baseline, or a baseline that is corrupt).
-   */
-  async #livePlan(
-    settings: DeltaSettings,
-    bucket: string,
-    key: string,
-    expectedSize: number | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<LiveEncodePlan | "codec_busy" | undefined> {
-    const deltaspace = deltaspaceOf(key);
-    // Error is not absence: a failed HEAD aborts the PUT.
-    const reference = await this.#inner.headObject(bucket, referenceNameFor(deltaspace));
-    if (!reference) return undefined;
-    const permit = await this.#ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
-    if (!permit) return "codec_busy";
-    try {
-      const baseline = await fetchBaseline(this.#ctx, bucket, deltaspace, reference.meta.sha256);
-      if ("corrupt" in baseline) {
-        permit.release();
-        return undefined;
-      }
-      const ratio = effectiveMaxDeltaRatio(
-        settings.maxDeltaRatio,
-        settings.bucketMaxDeltaRatio(bucket),
-      );
-      return {
-        baseline,
-        referenceSha256: reference.meta.sha256,
-        permit,
-        maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),
-        timeoutMs: settings.codecTimeoutMs,
-      };
-    } catch (err) {
-      permit.release();
-      throw err;
-    }
   }
 
   /** Wraps a passthrough commit so it also removes the key's old delta, if any. */

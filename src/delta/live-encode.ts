@@ -22,7 +22,14 @@
 
 import type { EncodeResult } from "./codec.ts";
 import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
-import { type DeltaContext, removeQuietly } from "./delta-read.ts";
+import {
+  type DeltaContext,
+  type DeltaSettings,
+  fetchBaseline,
+  removeQuietly,
+} from "./delta-read.ts";
+import { effectiveMaxDeltaRatio } from "./eligibility.ts";
+import { deltaspaceOf, referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./reference-cache.ts";
 import { writeAll, writeStreamToFile } from "../storage/file-streams.ts";
 import { SpoolProgress, tailSpool } from "./spool-tail.ts";
@@ -62,6 +69,50 @@ export interface LiveEncodePlan {
   permit: CodecPermit;
   maxDeltaBytes: number;
   timeoutMs: number;
+}
+
+/**
+ * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
+ * its local file and a codec slot, waited for up to `codec_slot_wait_secs` before the body is
+ * read (the upload pauses meanwhile). `codec_busy` when no slot freed in time: the object is then
+ * stored passthrough, never refused. undefined otherwise: the commit decides from the spool (a
+ * new baseline, or a baseline that is corrupt).
+ */
+export async function planLiveEncode(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  bucket: string,
+  key: string,
+  expectedSize: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<LiveEncodePlan | "codec_busy" | undefined> {
+  const deltaspace = deltaspaceOf(key);
+  // Error is not absence: a failed HEAD aborts the PUT.
+  const reference = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+  if (!reference) return undefined;
+  const permit = await ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
+  if (!permit) return "codec_busy";
+  try {
+    const baseline = await fetchBaseline(ctx, bucket, deltaspace, reference.meta.sha256);
+    if ("corrupt" in baseline) {
+      permit.release();
+      return undefined;
+    }
+    const ratio = effectiveMaxDeltaRatio(
+      settings.maxDeltaRatio,
+      settings.bucketMaxDeltaRatio(bucket),
+    );
+    return {
+      baseline,
+      referenceSha256: reference.meta.sha256,
+      permit,
+      maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),
+      timeoutMs: settings.codecTimeoutMs,
+    };
+  } catch (err) {
+    permit.release();
+    throw err;
+  }
 }
 
 /** Writes a request body to a new file in the spool directory. */
