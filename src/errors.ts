@@ -26,6 +26,11 @@ export const ERROR_STATUS = {
   EntityTooLarge: 400,
   EntityTooSmall: 400,
   IncompleteBody: 400,
+  /**
+   * The local disk (data directory, spool, temp files) is full or over quota: 507, which neither
+   * the AWS SDKs nor botocore retry (they retry 500/502/503/504), so a client learns at once.
+   */
+  InsufficientStorage: 507,
   InternalError: 500,
   InvalidArgument: 400,
   InvalidBucketName: 400,
@@ -83,8 +88,39 @@ export class SvcError extends Error {
 /** Wraps anything thrown into an SvcError; unknown failures become InternalError. */
 export function toSvcError(err: unknown): SvcError {
   if (err instanceof SvcError) return err;
+  if (isNoSpaceError(err)) return diskFullError(err instanceof Error ? err.message : String(err));
   const message = err instanceof Error ? err.message : String(err);
   return new SvcError("InternalError", "We encountered an internal error. Please try again.", {}, {
     cause: err ?? new Error(message),
   });
+}
+
+/** Error codes of a write that failed for lack of space (ENOSPC, or EDQUOT over a disk quota). */
+const NO_SPACE_CODES = new Set(["ENOSPC", "EDQUOT"]);
+
+/** Whether `err` (or an error it wraps as `cause`) is the system's "no space" error. */
+export function isNoSpaceError(err: unknown, depth = 0): boolean {
+  if (err instanceof SvcError) return err.code === "InsufficientStorage";
+  if (!(err instanceof Error) || depth > 5) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string" && NO_SPACE_CODES.has(code)) return true;
+  if (/\(os error (28|122)\)/.test(err.message)) return true;
+  return isNoSpaceError(err.cause, depth + 1);
+}
+
+/**
+ * The InsufficientStorage answer; `detail` goes to the cause (the log), not to the client.
+ * `consequence` says what did not happen (a write by default).
+ */
+export function diskFullError(
+  detail?: string,
+  consequence = "the write was not stored",
+): SvcError {
+  return new SvcError(
+    "InsufficientStorage",
+    `Insufficient storage: the server's disk is full (or over its quota); ${consequence}. ` +
+      "Retrying will fail until space is freed.",
+    {},
+    detail === undefined ? undefined : { cause: new Error(detail) },
+  );
 }

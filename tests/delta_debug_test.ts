@@ -36,8 +36,15 @@ Deno.test("delta debug headers and metrics: reference, delta, passthrough; cache
   assert.equal(head.headers.get("x-svc-cache"), null);
 
   const text = await (await fetch(`${svc.url}/_/metrics`)).text();
-  for (const [decision, count] of [["reference", 1], ["delta", 1], ["passthrough", 2]] as const) {
-    assert.equal(metric(text, `svc_delta_decisions_total{decision="${decision}"}`), count);
+  for (
+    const [labels, count] of [
+      ['decision="reference",reason="new_baseline"', 1],
+      ['decision="delta",reason="ratio_met"', 1],
+      ['decision="passthrough",reason="ratio_exceeded"', 1],
+      ['decision="passthrough",reason="not_eligible"', 1],
+    ] as const
+  ) {
+    assert.equal(metric(text, `svc_delta_decisions_total{${labels}}`), count);
   }
   assert.ok(metric(text, "svc_delta_bytes_saved_total") > 1_000_000);
   // v1 against itself (the baseline), v2, and v3 until it passed the ratio.

@@ -243,11 +243,16 @@ Deno.test("delta faults: reserved names are ordinary keys only where compression
   }
 });
 
-Deno.test("delta faults: a PUT that finds every codec slot busy gets 503 SlowDown", async () => {
+Deno.test("delta faults: a PUT that finds every codec slot busy is stored passthrough", async () => {
   const fake = await fakeXdelta3Dir({ encode: "slow", seconds: 3 });
   try {
     await using svc = await started({
-      env: { ...withPath(fake), SVC_CODEC_CONCURRENCY: "1", SVC_CODEC_TIMEOUT_SECS: "20" },
+      env: {
+        ...withPath(fake),
+        SVC_CODEC_CONCURRENCY: "1",
+        SVC_CODEC_TIMEOUT_SECS: "20",
+        SVC_CODEC_SLOT_WAIT_SECS: "0.2",
+      },
     });
     const s3 = client(svc);
     const series = new ArtifactSeries();
@@ -262,15 +267,21 @@ Deno.test("delta faults: a PUT that finds every codec slot busy gets 503 SlowDow
       assert.ok(Date.now() < deadline, "the slow PUT never took the codec slot");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await assertError(s3.put("s/v3.tar", v3), 503, "SlowDown");
+    // Never refused: after waiting codec_slot_wait_secs it is stored as sent.
+    await s3.putOk("s/v3.tar", v3);
     const done = await slow;
     assert.equal(done.status, 200, await done.text());
     assert.deepEqual(layoutOf(svc.dataDir, BUCKET), [
       "s/reference.bin:reference",
       "s/v1.tar.delta:delta",
       "s/v2.tar.delta:delta",
+      "s/v3.tar:passthrough",
     ]);
-    await s3.putOk("s/v3.tar", v3); // a retry once the slot is free succeeds
+    const metrics = await (await fetch(`${svc.url}/_/metrics`)).text();
+    assert.match(
+      metrics,
+      /^svc_delta_decisions_total\{decision="passthrough",reason="codec_busy"\} 1$/m,
+    );
     await s3.readsBack("s/v2.tar", v2);
     await s3.readsBack("s/v3.tar", v3);
   } finally {

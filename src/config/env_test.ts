@@ -39,6 +39,8 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_METADATA_CACHE_MB: { raw: "0", value: 0 },
   SVC_CODEC_CONCURRENCY: { raw: "32", value: 32 },
   SVC_CODEC_TIMEOUT_SECS: { raw: "90", value: 90 },
+  SVC_REBUILT_CACHE_MB: { raw: "64", value: 64 },
+  SVC_CODEC_SLOT_WAIT_SECS: { raw: "2.5", value: 2.5 },
   SVC_BLOCKING_THREADS: { raw: "64", value: 64 },
   SVC_MAX_PASSTHROUGH_OBJECT_SIZE: { raw: "1073741824", value: 1073741824 },
   SVC_S3_CONNECT_TIMEOUT_SECS: { raw: "2.5", value: 2.5 },

@@ -118,10 +118,20 @@ const advancedEntries = {
   max_delta_ratio: v.optional(num(0, 1), 0.75),
   /** Under 1024 is allowed but gives a startup advisory. */
   cache_size_mb: v.optional(int(0), 100),
+  /**
+   * Verified rebuilt delta objects kept as files so a repeat GET streams one instead of decoding
+   * (`<state dir>/.svc/rebuilt`, LRU by bytes). 0 disables it.
+   */
+  rebuilt_cache_size_mb: v.optional(int(0), 512),
   /** 0 disables the metadata cache. */
   metadata_cache_mb: v.optional(int(0), 50),
   codec_concurrency: v.optional(int(1), defaultCodecConcurrency),
   codec_timeout_secs: v.optional(int(1), 60),
+  /**
+   * How long a delta-eligible PUT waits for a free codec slot before it is stored passthrough
+   * instead (a write is never refused because compression is busy). 0: never wait.
+   */
+  codec_slot_wait_secs: v.optional(num(0), 10),
   blocking_threads: v.optional(int(1), 512),
   max_passthrough_object_size: v.optional(u64, 64 * GiB),
   s3_connect_timeout_secs: v.optional(numAbove(0), 10),

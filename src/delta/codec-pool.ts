@@ -1,8 +1,9 @@
 /**
  * Bounds how many delta codec subprocesses run at once (`codec_concurrency`) and kills a codec
- * that runs past `codec_timeout_secs`. PUTs take a slot with `tryAcquire` and get SlowDown at
- * once when none is free; GETs `acquire` and wait a bounded time. The limit can change at
- * runtime (hot reload); slots already held stay valid and drain naturally.
+ * that runs past `codec_timeout_secs`. GETs `acquire` and wait a bounded time (SlowDown after);
+ * PUTs `acquireWithin` `codec_slot_wait_secs` and, when no slot freed, store the object
+ * passthrough instead of failing (a write is never refused because compression is busy). The
+ * limit can change at runtime (hot reload); slots already held stay valid and drain naturally.
  */
 
 import { SvcError } from "../errors.ts";
@@ -146,6 +147,24 @@ export class CodecPool {
         }, Math.max(0, maxWaitMs));
       }
     });
+  }
+
+  /**
+   * Waits for a slot up to `maxWaitMs` (PUT path): the permit, or null when none freed in time
+   * (0 = only a slot free right now). Rejects only with the caller's abort reason.
+   */
+  async acquireWithin(signal: AbortSignal | undefined, maxWaitMs: number): Promise<
+    CodecPermit | null
+  > {
+    signal?.throwIfAborted();
+    if (this.#inUse < this.#limit && this.#waiters.length === 0) return this.#permit();
+    if (!(maxWaitMs > 0)) return null;
+    try {
+      return await this.acquire(signal, maxWaitMs);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      return null;
+    }
   }
 
   async #take(options: RunOptions): Promise<CodecPermit> {

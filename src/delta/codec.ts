@@ -5,8 +5,11 @@
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
-import { SvcError } from "../errors.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
 import { writeAll } from "../storage/file-streams.ts";
+import { killQuietly, pumpStdin, readTail, type StdinPump } from "./codec-process.ts";
+
+export { probeXdelta3, type Xdelta3Probe } from "./codec-process.ts";
 
 /** Outcome of an encode: a delta file the caller now owns, or an abort for a poor ratio. */
 export type EncodeResult =
@@ -35,59 +38,16 @@ export interface DeltaCodec {
     delta: ReadableStream<Uint8Array>,
     options: DecodeOptions,
   ): ReadableStream<Uint8Array>;
-}
-
-export interface Xdelta3Probe {
-  available: boolean;
-  version?: string;
-  /** Whether the binary accepts `-a` (newer builds need it on pipes; 3.0.11 rejects it). */
-  acceptsA: boolean;
-  reason?: string;
-}
-
-const STDERR_TAIL_BYTES = 2048;
-
-async function runQuiet(binary: string, args: string[]): Promise<Deno.CommandOutput> {
-  return await new Deno.Command(binary, {
-    args,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-}
-
-/** Probes the xdelta3 binary once at startup. Never throws: a missing binary is reported. */
-export async function probeXdelta3(binary = "xdelta3"): Promise<Xdelta3Probe> {
-  let out: Deno.CommandOutput;
-  try {
-    out = await runQuiet(binary, ["-V"]);
-  } catch (err) {
-    const reason = err instanceof Deno.errors.NotFound
-      ? `${binary} not found`
-      : `${binary} could not be started: ${err instanceof Error ? err.message : String(err)}`;
-    return { available: false, acceptsA: false, reason };
-  }
-  const text = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
-  const match = /Xdelta version (\S+)/i.exec(text);
-  if (!out.success || !match) {
-    return {
-      available: false,
-      acceptsA: false,
-      reason: `${binary} -V failed (exit ${out.code}): ${tail(text)}`,
-    };
-  }
-  let acceptsA = false;
-  try {
-    acceptsA = (await runQuiet(binary, ["-a", "-V"])).success;
-  } catch {
-    acceptsA = false;
-  }
-  return { available: true, version: match[1], acceptsA };
-}
-
-function tail(text: string, max = STDERR_TAIL_BYTES): string {
-  const trimmed = text.trim();
-  return trimmed.length > max ? "…" + trimmed.slice(trimmed.length - max) : trimmed;
+  /**
+   * Rebuilds into the file `outPath` (created or truncated) written by the codec itself, without
+   * the bytes passing through this process. A full disk rejects with InsufficientStorage.
+   */
+  decodeToFile(
+    reference: string,
+    delta: ReadableStream<Uint8Array>,
+    outPath: string,
+    options: DecodeOptions,
+  ): Promise<void>;
 }
 
 function codecError(detail: string, cause?: unknown): SvcError {
@@ -100,78 +60,6 @@ function abortError(signal: AbortSignal): SvcError {
   if (reason instanceof SvcError) return reason;
   const text = reason instanceof Error ? reason.message : String(reason ?? "aborted");
   return codecError(`aborted (${text})`, reason);
-}
-
-/** Collects the last bytes a stream produced; used for stderr. */
-async function readTail(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  try {
-    for await (const chunk of stream) {
-      text += decoder.decode(chunk, { stream: true });
-      if (text.length > STDERR_TAIL_BYTES * 2) text = text.slice(text.length - STDERR_TAIL_BYTES);
-    }
-  } catch {
-    // The process was killed; whatever arrived is enough.
-  }
-  return tail(text + decoder.decode());
-}
-
-interface StdinPump {
-  /** Resolves when the copy ends; never rejects. Carries the source's error if it failed. */
-  done: Promise<{ sourceError?: unknown }>;
-  /** Stops copying now: cancels the source and aborts stdin (used on kill and abort). */
-  stop(): void;
-}
-
-/**
- * Copies `source` into the child's stdin with a reader loop (backpressure from the pipe) and
- * closes it at the end. A broken pipe means the process died and its exit status tells why.
- */
-function pumpStdin(
-  source: ReadableStream<Uint8Array>,
-  stdin: WritableStream<Uint8Array>,
-): StdinPump {
-  const reader = source.getReader();
-  const writer = stdin.getWriter();
-  let stopped = false;
-  const done = (async (): Promise<{ sourceError?: unknown }> => {
-    while (true) {
-      let result: ReadableStreamReadResult<Uint8Array>;
-      try {
-        result = await reader.read();
-      } catch (err) {
-        await writer.abort(err).catch(() => {});
-        return stopped ? {} : { sourceError: err };
-      }
-      if (result.done || stopped) break;
-      try {
-        await writer.write(result.value);
-      } catch {
-        await reader.cancel().catch(() => {});
-        return {};
-      }
-    }
-    if (stopped) await writer.abort().catch(() => {});
-    else await writer.close().catch(() => {});
-    return {};
-  })();
-  return {
-    done,
-    stop() {
-      if (stopped) return;
-      stopped = true;
-      reader.cancel().catch(() => {});
-    },
-  };
-}
-
-function killQuietly(child: Deno.ChildProcess): void {
-  try {
-    child.kill("SIGKILL");
-  } catch {
-    // Already exited.
-  }
 }
 
 export interface Xdelta3CodecOptions {
@@ -203,12 +91,20 @@ export class Xdelta3Codec implements DeltaCodec {
     this.#encodeArgs = options.encodeArgs ?? ["-W", "1048576"];
   }
 
-  #spawn(mode: "-e" | "-d", reference: string, extra: string[]): Deno.ChildProcess {
+  #spawn(
+    mode: "-e" | "-d",
+    reference: string,
+    extra: string[],
+    outPath?: string,
+  ): Deno.ChildProcess {
+    // With an output file: the delta still comes on stdin (named /dev/stdin, as xdelta3 takes
+    // an input name before the output name), `-f` lets it write over the caller's empty file.
+    const io = outPath === undefined ? ["-c"] : ["-f", "/dev/stdin", outPath];
     try {
       return new Deno.Command(this.#binary, {
-        args: [mode, ...this.#common, ...extra, "-s", reference, "-c"],
+        args: [mode, ...this.#common, ...extra, "-s", reference, ...io],
         stdin: "piped",
-        stdout: "piped",
+        stdout: outPath === undefined ? "piped" : "null",
         stderr: "piped",
       }).spawn();
     } catch (err) {
@@ -263,7 +159,9 @@ export class Xdelta3Codec implements DeltaCodec {
         }
       } catch (err) {
         // Reading stdout fails only when the process is gone; status and stderr explain it.
+        // Writing the delta file fails when the disk is full.
         killQuietly(child);
+        if (isNoSpaceError(err)) throw diskFullError(`writing a delta: ${(err as Error).message}`);
         if (!signal?.aborted) throw codecError(`reading output: ${(err as Error).message}`, err);
       } finally {
         await reader.cancel().catch(() => {});
@@ -380,7 +278,58 @@ export class Xdelta3Codec implements DeltaCodec {
       },
     }, { highWaterMark: 0 });
   }
+
+  async decodeToFile(
+    reference: string,
+    delta: ReadableStream<Uint8Array>,
+    outPath: string,
+    options: DecodeOptions = {},
+  ): Promise<void> {
+    const { signal } = options;
+    if (signal?.aborted) {
+      await delta.cancel().catch(() => {});
+      throw abortError(signal);
+    }
+    let child: Deno.ChildProcess;
+    try {
+      child = this.#spawn("-d", reference, [], outPath);
+    } catch (err) {
+      await delta.cancel().catch(() => {});
+      throw err;
+    }
+    const pump = pumpStdin(delta, child.stdin);
+    const stderrTail = readTail(child.stderr);
+    const onAbort = () => {
+      killQuietly(child);
+      pump.stop();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const status = await child.status;
+      if (!status.success) pump.stop();
+      const { sourceError } = await pump.done;
+      const stderr = await stderrTail;
+      if (signal?.aborted) throw abortError(signal);
+      if (sourceError !== undefined) {
+        throw codecError(`reading delta: ${String(sourceError)}`, sourceError);
+      }
+      if (NO_SPACE.test(stderr)) {
+        throw diskFullError(`rebuilding an object into ${outPath}: ${stderr}`);
+      }
+      if (!status.success) throw codecError(exitDetail(status, stderr));
+      if (stderr) throw codecError(stderr);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      killQuietly(child);
+      await child.status;
+      pump.stop();
+      await pump.done;
+    }
+  }
 }
+
+/** xdelta3's stderr when a write failed for lack of space (ENOSPC, EDQUOT). */
+const NO_SPACE = /No space left on device|Disk quota exceeded/i;
 
 function exitDetail(status: Deno.CommandStatus, stderr: string): string {
   const how = status.signal ? `killed by ${status.signal}` : `exit ${status.code}`;

@@ -47,6 +47,7 @@ Deno.test({
           maxDeltaRatio: 0.9,
           maxObjectSize: 100 * SIZE,
           codecTimeoutMs: 60_000,
+          codecSlotWaitMs: 0,
           bucketCompression: () => true,
           bucketMaxDeltaRatio: () => undefined,
         }),

@@ -39,25 +39,24 @@ import {
   deltaspaceOf,
   isInternalName,
   REFERENCE_NAME,
-  referenceNameFor,
   storedNameFor,
   validateClientKey,
 } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
 import { ReferenceCache } from "./reference-cache.ts";
-import { effectiveMaxDeltaRatio, isDeltaEligible } from "./eligibility.ts";
+import { isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
   type DeltaContext,
   type DeltaMeta,
   type DeltaObserver,
   type DeltaSettings,
-  fetchBaseline,
   readDelta,
+  rebuiltOwner,
 } from "./delta-read.ts";
 import { listLogicalPage } from "./delta-list.ts";
 import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
-import { type LiveEncodePlan, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
+import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-read.ts";
 
@@ -74,6 +73,11 @@ export interface DeltaBackendOptions {
    * the spool directory (a zero-byte cache).
    */
   referenceCache?: ReferenceCache;
+  /**
+   * Verified rebuilt objects (`rebuilt_cache_size_mb`): a repeat GET of a delta object streams
+   * this file. Without one, every delta GET rebuilds into a private file in the spool directory.
+   */
+  rebuiltCache?: ReferenceCache;
   observer?: DeltaObserver;
   /**
    * Remembers which stored object holds a key (`metadata_cache_mb`): a GET opens it directly
@@ -109,6 +113,8 @@ export class DeltaBackend implements Backend {
       spoolDir: options.spoolDir,
       referenceCache: options.referenceCache ??
         new ReferenceCache({ dir: options.spoolDir, maxBytes: 0 }),
+      rebuiltCache: options.rebuiltCache ??
+        new ReferenceCache({ dir: options.spoolDir, maxBytes: 0, label: "rebuilt object" }),
       observer: options.observer,
       codecUnavailable: options.codecUnavailable,
       deltaspaceLocks: new KeyLock(),
@@ -146,6 +152,7 @@ export class DeltaBackend implements Backend {
     if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
     await this.#inner.deleteBucket(bucket);
     this.#ctx.referenceCache.evictPrefix(baselineCacheKey(this.#ctx, bucket, ""));
+    this.#ctx.rebuiltCache.evictPrefix(rebuiltOwner(this.#ctx, bucket, ""));
     this.#located?.invalidateBucket(bucket);
   }
 
@@ -243,6 +250,11 @@ export class DeltaBackend implements Backend {
       found.body,
       settings.codecTimeoutMs,
       range,
+      async () => {
+        const again = await this.#inner.getObject(bucket, found.info.key);
+        if (!again) throw new SvcError("NoSuchKey", `Key "${key}" was deleted while being read`);
+        return again.body;
+      },
     );
     return {
       info: { ...info, debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss" } },
@@ -274,10 +286,15 @@ export class DeltaBackend implements Backend {
     // read: stage an empty body under the key and drop it.
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
-    const plan = await this.#livePlan(settings, bucket, key, expectedSize);
-    if (!plan) {
+    const plan = await planLiveEncode(this.#ctx, settings, bucket, key, expectedSize, signal);
+    if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
-      return this.#forgetting(stagedDelta(this.#ctx, settings, bucket, key, spool), bucket, key);
+      const busy = plan === "codec_busy";
+      return this.#forgetting(
+        stagedDelta(this.#ctx, settings, bucket, key, spool, undefined, busy),
+        bucket,
+        key,
+      );
     }
     const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
     return this.#forgetting(
@@ -287,7 +304,10 @@ export class DeltaBackend implements Backend {
     );
   }
 
-  /** Drops the remembered stored name of `key` whether the commit succeeds or not. */
+  /**
+   * Drops the remembered stored name of `key` and its cached rebuilt object whether the commit
+   * succeeds or not.
+   */
   #forgetting(staged: StagedObject, bucket: string, key: string): StagedObject {
     return {
       size: staged.size,
@@ -295,50 +315,11 @@ export class DeltaBackend implements Backend {
         try {
           return await staged.commit(meta);
         } finally {
-          this.#located?.invalidate(bucket, key);
+          this.#forget(bucket, key);
         }
       },
       abort: () => staged.abort(),
     };
-  }
-
-  /**
-   * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
-   * its local file and a codec slot (SlowDown at once when none is free). undefined otherwise: the
-   * commit then decides from the spool (a new baseline, or a baseline that is corrupt).
-   */
-  async #livePlan(
-    settings: DeltaSettings,
-    bucket: string,
-    key: string,
-    expectedSize: number | undefined,
-  ): Promise<LiveEncodePlan | undefined> {
-    const deltaspace = deltaspaceOf(key);
-    // Error is not absence: a failed HEAD aborts the PUT.
-    const reference = await this.#inner.headObject(bucket, referenceNameFor(deltaspace));
-    if (!reference) return undefined;
-    const permit = this.#ctx.pool.tryAcquire();
-    try {
-      const baseline = await fetchBaseline(this.#ctx, bucket, deltaspace, reference.meta.sha256);
-      if ("corrupt" in baseline) {
-        permit.release();
-        return undefined;
-      }
-      const ratio = effectiveMaxDeltaRatio(
-        settings.maxDeltaRatio,
-        settings.bucketMaxDeltaRatio(bucket),
-      );
-      return {
-        baseline,
-        referenceSha256: reference.meta.sha256,
-        permit,
-        maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),
-        timeoutMs: settings.codecTimeoutMs,
-      };
-    } catch (err) {
-      permit.release();
-      throw err;
-    }
   }
 
   /** Wraps a passthrough commit so it also removes the key's old delta, if any. */
@@ -346,11 +327,12 @@ export class DeltaBackend implements Backend {
     return {
       size: staged.size,
       commit: async (meta) => {
-        this.#located?.invalidate(bucket, key);
+        this.#forget(bucket, key);
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
-        this.#located?.invalidate(bucket, key);
+        this.#forget(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
-        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize);
+        const reason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
+        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, reason);
         return info;
       },
       abort: () => staged.abort(),
@@ -390,7 +372,7 @@ export class DeltaBackend implements Backend {
       await this.#nullIfBucket(bucket);
       return false;
     }
-    this.#located?.invalidate(bucket, key);
+    this.#forget(bucket, key);
     const plainDeleted = await this.#inner.deleteObject(bucket, key);
     const deltaspace = deltaspaceOf(key);
     const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
@@ -402,6 +384,15 @@ export class DeltaBackend implements Backend {
       },
     );
     return plainDeleted || deltaDeleted;
+  }
+
+  /**
+   * After a write or delete of `key`: its remembered stored name and its rebuilt file go. The
+   * rebuilt cache is content-addressed (never stale); this frees the space of what was replaced.
+   */
+  #forget(bucket: string, key: string): void {
+    this.#located?.invalidate(bucket, key);
+    this.#ctx.rebuiltCache.evict(rebuiltOwner(this.#ctx, bucket, storedNameFor(key, "delta")));
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

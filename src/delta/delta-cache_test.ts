@@ -49,6 +49,7 @@ async function withEnv(fn: (env: Env) => Promise<void>): Promise<void> {
         maxDeltaRatio: 0.5,
         maxObjectSize: 100 * SIZE,
         codecTimeoutMs: 60_000,
+        codecSlotWaitMs: 0,
         bucketCompression: () => true,
         bucketMaxDeltaRatio: () => undefined,
       }),

@@ -17,7 +17,7 @@
  * encode runs and a delta is kept only once that check passed (a cache problem never fails a PUT).
  */
 
-import { SvcError } from "../errors.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
 import type { EncodeResult } from "./codec.ts";
 import type { CodecPermit } from "./codec-pool.ts";
@@ -25,6 +25,7 @@ import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibili
 import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
 import {
   baselineCacheKey,
+  type DecisionReason,
   type DeltaContext,
   type DeltaMeta,
   type DeltaSettings,
@@ -36,6 +37,9 @@ import type { LiveEncode, Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/log.ts";
 
 const log = getLogger("svc::delta");
+
+/** An eligible object that is stored passthrough after all, and why. */
+type Passthrough = { passthrough: DecisionReason };
 
 async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -168,7 +172,7 @@ async function createBaselineAndDelta(
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
     try {
       const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, meta.sha256);
-      ctx.observer?.decision("reference", meta.size, info.storedSize + spool.size);
+      ctx.observer?.decision("reference", meta.size, info.storedSize + spool.size, "new_baseline");
       return { ...info, debug: { decision: "reference" } };
     } finally {
       await removeQuietly(encoded.deltaPath);
@@ -181,7 +185,7 @@ async function createBaselineAndDelta(
 
 /**
  * Stores an encode's output when it beats the ratio and its baseline file passed verification
- * (awaited only for a delta worth keeping); null means "store passthrough".
+ * (awaited only for a delta worth keeping); otherwise says why it goes passthrough.
  */
 async function keepIfWorthIt(
   ctx: DeltaContext,
@@ -192,18 +196,20 @@ async function keepIfWorthIt(
   ratio: number,
   referenceSha256: string,
   baselineVerified: Promise<boolean>,
-): Promise<ObjectInfo | null> {
-  if (encoded.aborted || !keepsDelta(encoded.deltaBytes, meta.size, ratio)) return null;
+): Promise<ObjectInfo | Passthrough> {
+  if (encoded.aborted || !keepsDelta(encoded.deltaBytes, meta.size, ratio)) {
+    return { passthrough: "ratio_exceeded" };
+  }
   if (!(await baselineVerified)) return discardUnverified(key);
   const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, referenceSha256);
-  ctx.observer?.decision("delta", meta.size, info.storedSize);
+  ctx.observer?.decision("delta", meta.size, info.storedSize, "ratio_met");
   return info;
 }
 
 /** A delta made against an unverified cached baseline is dropped: store passthrough. */
-function discardUnverified(key: string): null {
+function discardUnverified(key: string): Passthrough {
   log.warn("Cached baseline failed verification; storing the object passthrough", { key });
-  return null;
+  return { passthrough: "baseline_unusable" };
 }
 
 /**
@@ -218,15 +224,19 @@ async function liveResult(
   const ended = await live.outcome;
   if ("error" in ended) {
     if (!(await live.baselineVerified)) return null;
-    throw ended.error instanceof SvcError
-      ? ended.error
-      : internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
+    if (ended.error instanceof SvcError) throw ended.error;
+    if (isNoSpaceError(ended.error)) throw diskFullError(String(ended.error));
+    throw internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
   }
   ctx.observer?.encoded(ended.seconds);
   return ended.result;
 }
 
-/** An eligible object: its stored ObjectInfo, or null to store it passthrough. */
+/**
+ * An eligible object: its stored ObjectInfo, or why to store it passthrough. A codec slot is
+ * waited for up to `codec_slot_wait_secs` (under the deltaspace lock: slot holders never wait for
+ * a deltaspace lock, so this cannot deadlock); none free in time means passthrough.
+ */
 function commitEligible(
   ctx: DeltaContext,
   settings: DeltaSettings,
@@ -235,7 +245,7 @@ function commitEligible(
   spool: Spool,
   meta: ObjectMeta,
   live: LiveEncode | undefined,
-): Promise<ObjectInfo | null> {
+): Promise<ObjectInfo | Passthrough> {
   const deltaspace = deltaspaceOf(key);
   const ratio = effectiveMaxDeltaRatio(
     settings.maxDeltaRatio,
@@ -262,14 +272,15 @@ function commitEligible(
     }
     // No encode ran while the body arrived, or the baseline changed since: work from the spool.
     await live?.dispose(); // frees its codec slot before taking one
-    const permit = ctx.pool.tryAcquire(); // SlowDown when every codec slot is busy
+    const permit = await ctx.pool.acquireWithin(undefined, settings.codecSlotWaitMs);
+    if (!permit) return { passthrough: "codec_busy" };
     try {
       const timeoutMs = settings.codecTimeoutMs;
       if (referenceSha256 === undefined) {
         return await createBaselineAndDelta(ctx, permit, bucket, key, spool, meta, timeoutMs);
       }
       const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
-      if ("corrupt" in baseline) return null;
+      if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };
       // Verified beside the encode, not before it; cut short when the answer is not needed.
       const unneeded = new AbortController();
       const verified = ctx.referenceCache.verify(baseline, unneeded.signal);
@@ -315,6 +326,7 @@ export function stagedDelta(
   key: string,
   spool: Spool,
   live?: LiveEncode,
+  codecBusy = false,
 ): StagedObject {
   let state: "staged" | "used" = "staged";
   return {
@@ -332,15 +344,17 @@ export function stagedDelta(
         if (eligible && meta.size !== spool.size) {
           throw new SvcError("InternalError", `Metadata size ${meta.size} != body ${spool.size}`);
         }
-        const stored = eligible
-          ? await commitEligible(ctx, settings, bucket, key, spool, plainMeta(meta), live)
-          : null;
-        if (stored) return stored;
+        const stored: ObjectInfo | Passthrough = !eligible
+          ? { passthrough: "not_eligible" }
+          : codecBusy
+          ? { passthrough: "codec_busy" }
+          : await commitEligible(ctx, settings, bucket, key, spool, plainMeta(meta), live);
+        if (!("passthrough" in stored)) return stored;
         const passthrough: ObjectMeta = { ...plainMeta(meta), storage: "passthrough" };
         const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
         if (compression) {
           await removeStaleDelta(ctx, bucket, key);
-          ctx.observer?.decision("passthrough", meta.size, info.storedSize);
+          ctx.observer?.decision("passthrough", meta.size, info.storedSize, stored.passthrough);
         }
         return info;
       } finally {

@@ -1,31 +1,38 @@
 /**
  * Spooling a PUT body while it is encoded: when a deltaspace already has a baseline, the body is
- * written to the spool file and fed to the codec in the same pass, so a delta PUT takes about as
- * long as the slower of the upload and the encode instead of their sum. The spool is still kept:
- * the commit may need it (a poor ratio is stored passthrough from it; a baseline replaced since
- * the encode started means encoding again from it).
+ * written to the spool file and the encoder reads that file as it grows (spool-tail.ts), so a
+ * delta PUT takes about as long as the slower of the upload and the encode instead of their sum.
+ * The spool is kept: the commit may need it (a poor ratio is stored passthrough from it; a
+ * baseline replaced since the encode started means encoding again from it).
  *
- * The encoder sits behind a small queue: a slow encoder slows the upload (backpressure), and an
- * encoder that stops early (its output passed what the ratio allows) simply stops receiving
- * bytes while the spool carries on.
- *
- * Each chunk goes to the spool file and to the encoder concurrently: the spool write (disk) need
- * not wait for the encoder to accept the chunk (CPU), and the next chunk is read once both are done.
+ * The upload never waits for the encoder and the encoder never waits for the upload's chunks one
+ * by one: it takes 1 MiB reads from the page cache whenever it is ready for more (measured: the
+ * earlier design, each chunk handed to the spool and to xdelta3's stdin in lock-step, left
+ * xdelta3 idle about 40% of a 100 MiB PUT). An encoder that stops early (its output passed what
+ * the ratio allows) simply stops reading while the spool carries on.
  *
  * The baseline lease comes from the reference cache. A cached file is re-hashed alongside the
  * encode (`baselineVerified`), never before it: the commit awaits that result before keeping the
  * delta (see reference-cache.ts for the policy).
  *
  * `codec_timeout_secs` measures codec work, not the client's upload speed: the clock starts when
- * the last body byte has been handed to the encoder. While the body arrives, an encoder that
- * takes no input for that long counts as timed out too.
+ * the last body byte is in the spool; an encoder still running (or no longer reading) that much
+ * later is killed.
  */
 
 import type { EncodeResult } from "./codec.ts";
 import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
-import { type DeltaContext, removeQuietly } from "./delta-read.ts";
+import {
+  type DeltaContext,
+  type DeltaSettings,
+  fetchBaseline,
+  removeQuietly,
+} from "./delta-read.ts";
+import { effectiveMaxDeltaRatio } from "./eligibility.ts";
+import { deltaspaceOf, referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./reference-cache.ts";
 import { writeAll, writeStreamToFile } from "../storage/file-streams.ts";
+import { SpoolProgress, tailSpool } from "./spool-tail.ts";
 
 export interface Spool {
   path: string;
@@ -64,8 +71,49 @@ export interface LiveEncodePlan {
   timeoutMs: number;
 }
 
-/** Chunks queued between the spool loop and the encoder's stdin pump. */
-const ENCODER_QUEUE_CHUNKS = 4;
+/**
+ * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
+ * its local file and a codec slot, waited for up to `codec_slot_wait_secs` before the body is
+ * read (the upload pauses meanwhile). `codec_busy` when no slot freed in time: the object is then
+ * stored passthrough, never refused. undefined otherwise: the commit decides from the spool (a
+ * new baseline, or a baseline that is corrupt).
+ */
+export async function planLiveEncode(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  bucket: string,
+  key: string,
+  expectedSize: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<LiveEncodePlan | "codec_busy" | undefined> {
+  const deltaspace = deltaspaceOf(key);
+  // Error is not absence: a failed HEAD aborts the PUT.
+  const reference = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+  if (!reference) return undefined;
+  const permit = await ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
+  if (!permit) return "codec_busy";
+  try {
+    const baseline = await fetchBaseline(ctx, bucket, deltaspace, reference.meta.sha256);
+    if ("corrupt" in baseline) {
+      permit.release();
+      return undefined;
+    }
+    const ratio = effectiveMaxDeltaRatio(
+      settings.maxDeltaRatio,
+      settings.bucketMaxDeltaRatio(bucket),
+    );
+    return {
+      baseline,
+      referenceSha256: reference.meta.sha256,
+      permit,
+      maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),
+      timeoutMs: settings.codecTimeoutMs,
+    };
+  } catch (err) {
+    permit.release();
+    throw err;
+  }
+}
 
 /** Writes a request body to a new file in the spool directory. */
 export async function spoolBody(
@@ -88,27 +136,6 @@ export async function spoolBody(
   }
 }
 
-class EncoderStalled extends Error {}
-
-/** Hands a chunk to the encoder, giving up when it has taken nothing for `ms`. */
-async function writeWithin(
-  input: WritableStreamDefaultWriter<Uint8Array>,
-  chunk: Uint8Array,
-  ms: number,
-): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new EncoderStalled()), ms);
-  });
-  const written = input.write(chunk);
-  written.catch(() => {});
-  try {
-    await Promise.race([written, stalled]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * Spools `body` and encodes it against `plan.baseline` in the same pass. The plan's permit
  * and baseline lease belong to the returned LiveEncode from here on (dispose frees them). A failure
@@ -120,15 +147,20 @@ export async function spoolWhileEncoding(
   plan: LiveEncodePlan,
   signal?: AbortSignal,
 ): Promise<{ spool: Spool; live: LiveEncode }> {
+  let path: string;
+  try {
+    path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" });
+  } catch (err) {
+    plan.permit.release();
+    await plan.baseline.release();
+    throw err;
+  }
   const stop = new AbortController();
   const codecSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-  const pipe = new TransformStream<Uint8Array, Uint8Array>(
-    undefined,
-    { highWaterMark: ENCODER_QUEUE_CHUNKS },
-  );
+  const progress = new SpoolProgress();
   const started = performance.now();
   const outcome: Promise<LiveOutcome> = ctx.codec
-    .encode(plan.baseline.path, pipe.readable, {
+    .encode(plan.baseline.path, tailSpool(path, progress), {
       maxDeltaBytes: plan.maxDeltaBytes,
       signal: codecSignal,
     })
@@ -151,6 +183,7 @@ export async function spoolWhileEncoding(
     dispose: () =>
       disposed ??= (async () => {
         stop.abort(new Error("encode no longer needed"));
+        progress.fail(new Error("encode no longer needed"));
         const ended = await outcome;
         clearTimeout(timer);
         if ("result" in ended && !ended.result.aborted) await removeQuietly(ended.result.deltaPath);
@@ -165,53 +198,31 @@ export async function spoolWhileEncoding(
     plan.permit.release();
   });
 
-  const path = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "put-" }).catch(
-    async (err) => {
-      await live.dispose();
-      throw err;
-    },
-  );
   let file: Deno.FsFile | undefined;
-  let encoderInput: WritableStreamDefaultWriter<Uint8Array> | undefined = pipe.writable
-    .getWriter();
   const reader = body.getReader();
   let size = 0;
-  /** Never rejects: an encoder that cannot take the chunk is dropped from the loop. */
-  const feed = async (input: WritableStreamDefaultWriter<Uint8Array>, chunk: Uint8Array) => {
-    try {
-      await writeWithin(input, chunk, plan.timeoutMs);
-    } catch (err) {
-      // The encoder stopped early (the spool carries on), or it stopped reading: a codec that
-      // takes no input for codec_timeout_secs is killed like one that runs too long.
-      if (err instanceof EncoderStalled) stop.abort(codecTimeoutError(plan.timeoutMs));
-      if (encoderInput === input) encoderInput = undefined;
-    }
-  };
   try {
     file = await Deno.open(path, { write: true, truncate: true });
-    const spoolFile = file;
     for (;;) {
       signal?.throwIfAborted();
       const { done, value } = await reader.read();
       if (done) break;
+      await writeAll(file, value);
       size += value.byteLength;
-      // Backpressure is kept: the next chunk is read only once both have taken this one.
-      await Promise.all([
-        writeAll(spoolFile, value),
-        encoderInput ? feed(encoderInput, value) : undefined,
-      ]);
+      progress.advance(value.byteLength);
     }
     file.close();
     file = undefined;
-    await encoderInput?.close().catch(() => {});
+    progress.end();
+    // From here the encoder works on its own: it may still be reading the spool.
     timer = setTimeout(() => stop.abort(codecTimeoutError(plan.timeoutMs)), plan.timeoutMs);
     return { spool: { path, size }, live };
   } catch (err) {
+    progress.fail(err);
     await reader.cancel(err).catch(() => {});
-    await encoderInput?.abort(err).catch(() => {});
     file?.close();
-    await removeQuietly(path);
     await live.dispose();
+    await removeQuietly(path);
     throw err;
   } finally {
     reader.releaseLock();

@@ -16,6 +16,10 @@
  *   expected sha256 are reported `corrupt` and never cached. Concurrent misses of one sha256 share
  *   one download.
  *
+ * The same class keeps the rebuilt-object cache (`rebuilt_cache_size_mb`): verified rebuilt delta
+ * objects, named by the object's sha256 and filled by `acquireBuilt` (xdelta3 writes the file, it is
+ * hashed before admission), so a repeat GET streams a file instead of decoding.
+ *
  * Verification policy. A downloaded baseline is verified by construction. A cached file is handed
  * out without re-hashing (hashing 100 MiB costs ~0.3 s, more than the decode itself):
  * - decode (GET): the rebuilt object's own sha256 is checked before its first byte leaves, so a
@@ -118,14 +122,18 @@ export class ReferenceCache {
   #evictions = 0;
   #tempSeq = 0;
 
+  /** What the files are, for log lines ("baseline", "rebuilt object"). */
+  readonly #label: string;
+
   /** `dir` must exist and hold nothing else (the caller empties it at start). */
-  constructor(options: { dir: string; maxBytes: number }) {
+  constructor(options: { dir: string; maxBytes: number; label?: string }) {
     const { dir, maxBytes } = options;
     if (!Number.isFinite(maxBytes) || maxBytes < 0) {
       throw new RangeError(`reference cache size out of range: ${maxBytes}`);
     }
     this.dir = dir;
     this.maxBytes = Math.floor(maxBytes);
+    this.#label = options.label ?? "baseline";
   }
 
   /**
@@ -133,10 +141,39 @@ export class ReferenceCache {
    * `owner` (e.g. `bucket/deltaspace`) is remembered for `evict`/`evictPrefix`. A fetch failure
    * rejects (every caller sharing that download sees it); mismatching bytes answer `corrupt`.
    */
-  async acquire(
+  acquire(
     owner: string,
     sha256: string,
     fetch: () => Promise<ReadableStream<Uint8Array>>,
+  ): Promise<BaselineAcquired> {
+    return this.#acquire(
+      owner,
+      sha256,
+      async (temp) => await this.#spoolHashed(await fetch(), temp),
+    );
+  }
+
+  /**
+   * `acquire` for files something else writes: on a miss `build(path)` fills a new file at `path`
+   * (e.g. a codec writing its output itself), which is then hashed and admitted only when its
+   * bytes match `sha256`. A build failure rejects (every caller sharing it sees it).
+   */
+  acquireBuilt(
+    owner: string,
+    sha256: string,
+    build: (path: string) => Promise<void>,
+  ): Promise<BaselineAcquired> {
+    return this.#acquire(owner, sha256, async (temp) => {
+      await build(temp);
+      const actual = await sha256File(temp);
+      return { actual, size: (await Deno.stat(temp)).size };
+    });
+  }
+
+  async #acquire(
+    owner: string,
+    sha256: string,
+    fill: (temp: string) => Promise<{ actual: string; size: number }>,
   ): Promise<BaselineAcquired> {
     const sha = sha256.toLowerCase();
     this.#owners.set(owner, sha);
@@ -152,7 +189,7 @@ export class ReferenceCache {
     let pending = this.#downloads.get(sha);
     if (pending === undefined) {
       const download: Download = { waiters: 0, done: Promise.resolve(null) };
-      download.done = this.#download(sha, fetch, download);
+      download.done = this.#download(sha, fill, download);
       this.#downloads.set(sha, download);
       pending = download;
     }
@@ -185,7 +222,11 @@ export class ReferenceCache {
     const sha = sha256.toLowerCase();
     const entry = this.#entries.get(sha);
     if (reason !== undefined) {
-      log.warn("Evicting a cached baseline", { sha256: sha, reason, cached: entry !== undefined });
+      log.warn(`Evicting a cached ${this.#label}`, {
+        sha256: sha,
+        reason,
+        cached: entry !== undefined,
+      });
     }
     if (entry === undefined) return false;
     this.#unindex(entry);
@@ -286,16 +327,16 @@ export class ReferenceCache {
    */
   async #download(
     sha256: string,
-    fetch: () => Promise<ReadableStream<Uint8Array>>,
+    fill: (temp: string) => Promise<{ actual: string; size: number }>,
     download: Download,
   ): Promise<Entry | null> {
     const temp = `${this.dir}/tmp-${++this.#tempSeq}-${crypto.randomUUID()}`;
     let admitted = false;
     try {
-      const { actual, size } = await this.#spoolHashed(await fetch(), temp);
+      const { actual, size } = await fill(temp);
       if (actual !== sha256) {
         this.#verifyFailures++;
-        log.warn("A baseline does not match its sha256", { expected: sha256, actual });
+        log.warn(`A ${this.#label} does not match its sha256`, { expected: sha256, actual });
         return null;
       }
       const entry = await this.#admit(sha256, temp, size);
@@ -336,7 +377,10 @@ export class ReferenceCache {
       await Deno.rename(temp, canonical);
     } catch (err) {
       this.#sizeBytes -= size;
-      log.warn("Cannot cache a baseline; using it uncached", { sha256, error: String(err) });
+      log.warn(`Cannot cache a ${this.#label}; using it uncached`, {
+        sha256,
+        error: String(err),
+      });
       return { sha256, path: temp, size, pins: 0, cached: false };
     }
     const entry: Entry = { sha256, path: canonical, size, pins: 0, cached: true };

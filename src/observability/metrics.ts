@@ -32,6 +32,8 @@ import type { OperationLabel } from "../s3/router.ts";
 
 export type RequestOperation = OperationLabel | "health" | "stats" | "metrics";
 export type DeltaDecision = "delta" | "passthrough" | "reference";
+/** Why (a small fixed set of the delta store's, see DecisionReason in delta/delta-read.ts). */
+export type DeltaDecisionReason = string;
 type CacheGauge = "sizeBytes" | "entries" | "maxBytes";
 
 export interface RequestSample {
@@ -78,7 +80,7 @@ export interface Metrics {
     bytesSaved: CounterHandle;
     encodeDuration: HistogramHandle;
     decodeDuration: HistogramHandle;
-    decisions: LabelledCounterHandle<{ decision: DeltaDecision }>;
+    decisions: LabelledCounterHandle<{ decision: DeltaDecision; reason: DeltaDecisionReason }>;
   };
   /** The two cache ratios are derived from these at scrape time. */
   cache: { hits: CounterHandle; misses: CounterHandle } & Record<CacheGauge, GaugeHandle>;
@@ -283,7 +285,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
     bytesSaved: counter("svc_delta_bytes_saved_total", "Bytes saved by delta compression."),
     encodeDuration: histogram("svc_delta_encode_duration_seconds", "Encode time.", CODEC_BUCKETS),
     decodeDuration: histogram("svc_delta_decode_duration_seconds", "Decode time.", CODEC_BUCKETS),
-    decisions: counter("svc_delta_decisions_total", "Storage decisions.", ["decision"]),
+    decisions: counter("svc_delta_decisions_total", "Storage decisions, with why.", [
+      "decision",
+      "reason",
+    ]),
   };
 
   // Cache: the two ratios are derived at scrape time from what the cache feeds.

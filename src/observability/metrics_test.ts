@@ -213,7 +213,7 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_delta_bytes_saved_total: ["counter", []],
   svc_delta_encode_duration_seconds: ["histogram", []],
   svc_delta_decode_duration_seconds: ["histogram", []],
-  svc_delta_decisions_total: ["counter", ["decision"]],
+  svc_delta_decisions_total: ["counter", ["decision", "reason"]],
   svc_cache_hits_total: ["counter", []],
   svc_cache_misses_total: ["counter", []],
   svc_cache_size_bytes: ["gauge", []],
@@ -243,7 +243,7 @@ const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_me
 Deno.test("every metric of the table exists with its type and labels; nothing else", async () => {
   const metrics = make();
   SEQUENCE.forEach((sample) => metrics.observeRequest(sample));
-  metrics.delta.decisions.inc({ decision: "delta" });
+  metrics.delta.decisions.inc({ decision: "delta", reason: "ratio_met" });
   metrics.sweep.runs.inc({ phase: "uploads" });
   metrics.sweep.duration.observe({ phase: "uploads" }, 0.2);
   metrics.sweep.sweptUploads.inc({ state: "idle" }, 2);
@@ -266,7 +266,10 @@ Deno.test("every metric of the table exists with its type and labels; nothing el
   const value = (name: string, labels: Record<string, string> = {}) =>
     samples.find((s) => s.name === name && key(s.labels) === key(labels))?.value;
   assert.equal(value("svc_build_info", { version: "9.9.9", backend_type: "filesystem" }), 1);
-  assert.equal(value("svc_delta_decisions_total", { decision: "delta" }), 1);
+  assert.equal(
+    value("svc_delta_decisions_total", { decision: "delta", reason: "ratio_met" }),
+    1,
+  );
   assert.equal(value("svc_multipart_swept_uploads_total", { state: "idle" }), 2);
   assert.equal(value("svc_multipart_uploads_inflight"), 0);
   assert.equal(value("svc_replication_dirs_completed_total"), 0);

@@ -33,6 +33,7 @@ export const RESTART_ONLY = [
   "advanced.debug_headers",
   "advanced.cors_permissive",
   "advanced.cache_size_mb",
+  "advanced.rebuilt_cache_size_mb",
   "advanced.metadata_cache_mb",
   "advanced.codec_timeout_secs",
   "advanced.trust_proxy_headers",

@@ -5,7 +5,9 @@
  *
  * The reference cache keeps its baseline files in `baselines/` beside the spool directory (same
  * filesystem, so a download is renamed into place), not inside it: the spool must be empty between
- * requests, cached baselines are meant to stay. Both are emptied at start.
+ * requests, cached baselines are meant to stay. Verified rebuilt delta objects live in `rebuilt/`
+ * (`rebuilt_cache_size_mb`) for the same reason. All three are emptied at start: nothing in them is
+ * needed after a crash, and a half-written file must never be served.
  */
 import { dirname, join } from "node:path";
 import type { Config } from "../config/schema.ts";
@@ -36,6 +38,7 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
     maxDeltaRatio: advanced.max_delta_ratio,
     maxObjectSize: advanced.max_object_size,
     codecTimeoutMs: advanced.codec_timeout_secs * 1000,
+    codecSlotWaitMs: advanced.codec_slot_wait_secs * 1000,
     bucketCompression: (bucket) => storage.buckets[bucket]?.compression ?? true,
     bucketMaxDeltaRatio: (bucket) => storage.buckets[bucket]?.max_delta_ratio,
   };
@@ -43,8 +46,8 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
 
 function observerFor(metrics: Pick<Metrics, "delta" | "cache">): DeltaObserver {
   return {
-    decision(kind, originalBytes, storedBytes) {
-      metrics.delta.decisions.inc({ decision: kind });
+    decision(kind, originalBytes, storedBytes, reason) {
+      metrics.delta.decisions.inc({ decision: kind, reason });
       if (kind === "passthrough" || originalBytes === 0) return;
       // A new baseline stores the object in full: its ratio is 1 and nothing is saved.
       const stored = kind === "reference" ? originalBytes : storedBytes;
@@ -74,6 +77,8 @@ export async function openDeltaStore(
   await freshDir(spoolDir);
   const baselineDir = join(dirname(spoolDir), "baselines");
   await freshDir(baselineDir);
+  const rebuiltDir = join(dirname(spoolDir), "rebuilt");
+  await freshDir(rebuiltDir);
   const probe = await probeXdelta3();
   if (!probe.available) {
     log.warn(
@@ -89,6 +94,11 @@ export async function openDeltaStore(
     dir: baselineDir,
     maxBytes: initial.cache_size_mb * 1024 * 1024,
   });
+  const rebuiltCache = new ReferenceCache({
+    dir: rebuiltDir,
+    maxBytes: initial.rebuilt_cache_size_mb * 1024 * 1024,
+    label: "rebuilt object",
+  });
   const backend = new DeltaBackend({
     inner,
     bucketIdentity: inner.identityOf ? (bucket) => inner.identityOf!(bucket) : undefined,
@@ -96,6 +106,7 @@ export async function openDeltaStore(
     pool,
     spoolDir,
     referenceCache,
+    rebuiltCache,
     metadataCache: new MetadataCache({ megabytes: initial.metadata_cache_mb }),
     observer: observerFor(metrics),
     codecUnavailable: probe.available ? undefined : probe.reason,

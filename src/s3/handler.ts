@@ -3,7 +3,7 @@
  * failure becomes an S3 error document. The server stays up whatever a request throws.
  */
 import type { Authenticator } from "../auth/authenticator.ts";
-import { SvcError } from "../errors.ts";
+import { isNoSpaceError, SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
 import { getLogger } from "../observability/log.ts";
 import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
@@ -114,7 +114,8 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
         options.semaphore.release();
       }
     } catch (err) {
-      if (!(err instanceof SvcError)) {
+      // A full disk is logged once a minute by errorResponse, not per request.
+      if (!(err instanceof SvcError) && !isNoSpaceError(err)) {
         log.error("request failed", {
           requestId,
           method: raw.method,

@@ -3,6 +3,7 @@
  */
 import { headerValue } from "./header-text.ts";
 import { SvcError, toSvcError } from "../errors.ts";
+import { getLogger } from "../observability/log.ts";
 import type { ObjectInfo } from "../storage/backend.ts";
 import { xmlDocument, xmlEscape } from "./xml.ts";
 
@@ -29,9 +30,37 @@ export function xmlResponse(
   return new Response(body, { status: init.status ?? 200, headers });
 }
 
+const log = getLogger("svc::s3");
+
+/** One disk-full warning per this many ms, however many requests hit it. */
+const DISK_FULL_LOG_EVERY_MS = 60_000;
+let diskFullLoggedAt = -Infinity;
+let diskFullSuppressed = 0;
+
+/**
+ * Logs a full disk once per minute with the number of requests it refused meanwhile: every write
+ * fails the same way while the disk stays full, and a line per request would flood the log.
+ */
+function noteDiskFull(error: SvcError, resource: string): void {
+  const now = performance.now();
+  if (now - diskFullLoggedAt < DISK_FULL_LOG_EVERY_MS) {
+    diskFullSuppressed++;
+    return;
+  }
+  const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? "");
+  log.error("Disk full: writes answer 507 InsufficientStorage until space is freed", {
+    resource,
+    cause,
+    refusedSinceLastReport: diskFullSuppressed,
+  });
+  diskFullLoggedAt = now;
+  diskFullSuppressed = 0;
+}
+
 /** The S3 error document for anything thrown while serving `resource`. */
 export function errorResponse(err: unknown, resource: string, requestId: string): Response {
   const error = toSvcError(err);
+  if (error.code === "InsufficientStorage") noteDiskFull(error, resource);
   const headers = new Headers({ "content-type": XML_TYPE });
   if (error.code === "NotModified") return new Response(null, { status: 304 });
   // HEAD responses carry no body; S3 clients read the status and x-amz headers.

@@ -8,13 +8,14 @@
  *   too: an outage is temporary and retryable from the client's side, and a 500 would tell
  *   clients svc itself is broken;
  * - codes a client caused and understands (BucketNotEmpty, MetadataTooLarge, …) → the same code;
+ * - no space (ENOSPC/EDQUOT while spooling, or a backend's 507) → 507 InsufficientStorage;
  * - anything else → InternalError, with the backend's status, code and message in the message
  *   (the S3 surface logs it; it never contains credentials, only what the backend said).
  *
  * Absence (404 NoSuchKey) is not an error at all: the backend methods turn it into null before
  * it gets here, and only for requests where a 404 can only mean "no such key".
  */
-import { type ErrorCode, SvcError } from "../../errors.ts";
+import { diskFullError, type ErrorCode, isNoSpaceError, SvcError } from "../../errors.ts";
 
 export class BackendError extends Error {
   constructor(
@@ -86,6 +87,10 @@ export function isNoSuchBucket(err: unknown): boolean {
 /** The SvcError a client sees for a backend failure; SvcErrors pass unchanged. */
 export function svcErrorFromBackend(err: unknown, bucket?: string, key?: string): SvcError {
   if (err instanceof SvcError) return err;
+  // A full local spool, or a backend that says it is full (507, e.g. MinIO's XMinioStorageFull).
+  if (isNoSpaceError(err) || (err instanceof BackendError && err.status === 507)) {
+    return diskFullError(err instanceof Error ? err.message : String(err));
+  }
   const details: Record<string, string> = {};
   if (bucket !== undefined) details.BucketName = bucket;
   if (key !== undefined) details.Key = key;

@@ -1,0 +1,129 @@
+/**
+ * The xdelta3 subprocess plumbing the codec (codec.ts) is built on: the start-up probe, copying a
+ * stream into a child's stdin with backpressure, keeping the tail of its stderr, killing it.
+ */
+
+export interface Xdelta3Probe {
+  available: boolean;
+  version?: string;
+  /** Whether the binary accepts `-a` (newer builds need it on pipes; 3.0.11 rejects it). */
+  acceptsA: boolean;
+  reason?: string;
+}
+
+const STDERR_TAIL_BYTES = 2048;
+
+async function runQuiet(binary: string, args: string[]): Promise<Deno.CommandOutput> {
+  return await new Deno.Command(binary, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+}
+
+/** Probes the xdelta3 binary once at startup. Never throws: a missing binary is reported. */
+export async function probeXdelta3(binary = "xdelta3"): Promise<Xdelta3Probe> {
+  let out: Deno.CommandOutput;
+  try {
+    out = await runQuiet(binary, ["-V"]);
+  } catch (err) {
+    const reason = err instanceof Deno.errors.NotFound
+      ? `${binary} not found`
+      : `${binary} could not be started: ${err instanceof Error ? err.message : String(err)}`;
+    return { available: false, acceptsA: false, reason };
+  }
+  const text = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+  const match = /Xdelta version (\S+)/i.exec(text);
+  if (!out.success || !match) {
+    return {
+      available: false,
+      acceptsA: false,
+      reason: `${binary} -V failed (exit ${out.code}): ${tail(text)}`,
+    };
+  }
+  let acceptsA = false;
+  try {
+    acceptsA = (await runQuiet(binary, ["-a", "-V"])).success;
+  } catch {
+    acceptsA = false;
+  }
+  return { available: true, version: match[1], acceptsA };
+}
+
+export function tail(text: string, max = STDERR_TAIL_BYTES): string {
+  const trimmed = text.trim();
+  return trimmed.length > max ? "…" + trimmed.slice(trimmed.length - max) : trimmed;
+}
+
+/** Collects the last bytes a stream produced; used for stderr. */
+export async function readTail(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.length > STDERR_TAIL_BYTES * 2) text = text.slice(text.length - STDERR_TAIL_BYTES);
+    }
+  } catch {
+    // The process was killed; whatever arrived is enough.
+  }
+  return tail(text + decoder.decode());
+}
+
+export interface StdinPump {
+  /** Resolves when the copy ends; never rejects. Carries the source's error if it failed. */
+  done: Promise<{ sourceError?: unknown }>;
+  /** Stops copying now: cancels the source and aborts stdin (used on kill and abort). */
+  stop(): void;
+}
+
+/**
+ * Copies `source` into the child's stdin with a reader loop (backpressure from the pipe) and
+ * closes it at the end. A broken pipe means the process died and its exit status tells why.
+ */
+export function pumpStdin(
+  source: ReadableStream<Uint8Array>,
+  stdin: WritableStream<Uint8Array>,
+): StdinPump {
+  const reader = source.getReader();
+  const writer = stdin.getWriter();
+  let stopped = false;
+  const done = (async (): Promise<{ sourceError?: unknown }> => {
+    while (true) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch (err) {
+        await writer.abort(err).catch(() => {});
+        return stopped ? {} : { sourceError: err };
+      }
+      if (result.done || stopped) break;
+      try {
+        await writer.write(result.value);
+      } catch {
+        await reader.cancel().catch(() => {});
+        return {};
+      }
+    }
+    if (stopped) await writer.abort().catch(() => {});
+    else await writer.close().catch(() => {});
+    return {};
+  })();
+  return {
+    done,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      reader.cancel().catch(() => {});
+    },
+  };
+}
+
+export function killQuietly(child: Deno.ChildProcess): void {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // Already exited.
+  }
+}
