@@ -4,8 +4,8 @@
  * upload loop on Deno 2.9.5: fewer, larger reads than the default reader), fsyncs it (with
  * `--fsync`) and renames it into one flat directory; a GET streams the file back with Deno's
  * native file stream. svc is compared against this on the same machine in the same run; it is
- * as fast as `/work/shared/bench/rawserver.ts --fsync` (the project's reference baseline), which
- * `throughput.ts --baseline` can run instead.
+ * as fast as `/work/shared/bench/rawserver.ts --fsync` (the project's reference baseline, which
+ * `throughput.ts --baseline` can run instead) on large bodies and faster on small ones.
  *
  *   deno run -A scripts/bench/bare-server.ts --port 0 --dir DIR [--fsync]
  */
@@ -22,13 +22,17 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   for (let offset = 0; offset < bytes.length;) offset += await file.write(bytes.subarray(offset));
 }
 
-async function put(path: string, body: ReadableStream<Uint8Array> | null): Promise<void> {
+async function put(
+  path: string,
+  body: ReadableStream<Uint8Array> | null,
+  length: number,
+): Promise<void> {
   const temp = `${dir}/.tmp-${sequence++}`;
   const file = await Deno.open(temp, { write: true, create: true, truncate: true });
   try {
     if (body) {
       const reader = body.getReader({ mode: "byob" });
-      let buffer = new Uint8Array(1 << 20);
+      let buffer = new Uint8Array(Math.max(16 * 1024, Math.min(1 << 20, length || 1 << 20)));
       for (;;) {
         const { done, value } = await reader.read(buffer);
         if (done || !value) break;
@@ -47,7 +51,7 @@ const server = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, a
   const name = encodeURIComponent(decodeURIComponent(new URL(req.url).pathname));
   const path = `${dir}/${name}`;
   if (req.method === "PUT") {
-    await put(path, req.body);
+    await put(path, req.body, Number(req.headers.get("content-length") ?? 0));
     return new Response(null);
   }
   try {

@@ -123,16 +123,28 @@ try {
     const small = crypto.getRandomValues(new Uint8Array(4096));
     for (let round = 0; round < rounds; round++) {
       for (const t of orderOf(round)) {
+        const cpuStart = await cpuSeconds(t.pid);
         const put = await hammer(async (i) => {
           const res = await fetch(`${t.url}/s${i % 1000}`, { method: "PUT", body: small });
           await res.body?.cancel();
           if (!res.ok) throw new Error(`${t.name} small PUT ${res.status}`);
         });
+        const cpuMiddle = await cpuSeconds(t.pid);
         const get = await hammer(async (i) => {
           const res = await fetch(`${t.url}/s${i % 1000}`);
           if ((await drain(res.body)) !== 4096) throw new Error(`${t.name} small GET`);
         });
-        console.error(`round ${round} ${t.name}: 4 KiB PUT ${fmt(put, 0)}/s, GET ${fmt(get, 0)}/s`);
+        const cpuEnd = await cpuSeconds(t.pid);
+        // Server CPU per operation in µs: steadier than ops/s on a shared machine.
+        const cpuPut = (cpuMiddle - cpuStart) / smallCount * 1e6;
+        const cpuGet = (cpuEnd - cpuMiddle) / smallCount * 1e6;
+        console.error(
+          `round ${round} ${t.name}: 4 KiB PUT ${fmt(put, 0)}/s (${fmt(cpuPut, 0)} µs CPU), GET ${
+            fmt(get, 0)
+          }/s (${fmt(cpuGet, 0)} µs CPU)`,
+        );
+        record(`4 KiB PUT, server CPU per op (µs)`, round, t, cpuPut);
+        record(`4 KiB GET, server CPU per op (µs)`, round, t, cpuGet);
         record(`4 KiB PUT, ${clients} clients (ops/s)`, round, t, put);
         record(`4 KiB GET, ${clients} clients (ops/s)`, round, t, get);
       }
