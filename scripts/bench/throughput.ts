@@ -161,9 +161,12 @@ try {
   );
   console.log(`|---|${header.map(() => "---|").join("")}${others.map(() => "---|").join("")}`);
   for (const [measure, rows] of Object.entries(measures)) {
+    const digits = measure.includes("CPU (s)") ? 2 : 0;
     const cells = rows.map((r) =>
-      [fmt(r.base, 0), ...others.map((n) => `**${fmt(r[n] / r.base, 2)}** (${fmt(r[n], 0)})`)]
-        .join(", ")
+      [
+        fmt(r.base, digits),
+        ...others.map((n) => `**${fmt(r[n] / r.base, 2)}** (${fmt(r[n], digits)})`),
+      ].join(", ")
     );
     const spreads = others.map((n) => {
       const ratios = rows.map((r) => r[n] / r.base);

@@ -11,7 +11,7 @@ import type { HashAlgorithm, HashReply, HashRequest } from "./hash-worker.ts";
 export type { HashAlgorithm } from "./hash-worker.ts";
 
 /** Bytes per ring slot: one message per slot per worker. */
-export const SLOT_BYTES = 4 << 20;
+export const SLOT_BYTES = 2 << 20;
 /** Slots per ring: how far the upload may run ahead of the slowest hash. */
 const SLOTS = 4;
 /** Idle rings kept for the next bodies. */
