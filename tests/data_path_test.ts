@@ -53,8 +53,8 @@ Deno.test("data path: plain PUT and GET stay exact across read, hash-ring and co
   assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
 
   await t.step("sizes around the inline, read-buffer and ring-slot limits", async () => {
-    // 16 KiB is the smallest socket read, 1 MiB the inline-hash limit and largest read, 4 MiB a
-    // ring slot, 16 MiB the whole ring; 41 MiB + 5 wraps it twice and ends mid-slot.
+    // 16 KiB is the smallest socket read, 1 MiB the inline-hash limit and largest read, 2 MiB a
+    // ring slot, 8 MiB the whole ring; 41 MiB + 5 wraps it five times and ends mid-slot.
     const sizes = [
       0,
       1,
