@@ -14,6 +14,8 @@ export type { HashAlgorithm } from "./hash-worker.ts";
 export const SLOT_BYTES = 2 << 20;
 /** Slots per ring: how far the upload may run ahead of the slowest hash. */
 const SLOTS = 4;
+/** Most hash workers ever started. */
+const MAX_WORKERS = 6;
 /** Idle rings kept for the next bodies. */
 const RING_POOL_LIMIT = 4;
 const freeRings: SharedArrayBuffer[] = [];
@@ -53,9 +55,14 @@ class HashPool {
 
   /** `count` distinct workers (the least busy), and a job id whose replies go to `listener`. */
   open(count: number, listener: Listener): { id: number; workers: PoolWorker[] } {
-    // Two at least, so md5 and sha256 of one body run side by side even on two cores.
-    const size = Math.max(2, (navigator.hardwareConcurrency ?? 2) - 1);
-    while (this.#workers.length < size) this.#workers.push(this.#spawn());
+    // Two at least, so md5 and sha256 of one body run side by side even on two cores; more only
+    // while every worker is busy (concurrent uploads), up to the cores left beside the main
+    // thread, at most MAX_WORKERS: each worker is an isolate of ~20 MB.
+    const limit = Math.max(2, Math.min(MAX_WORKERS, (navigator.hardwareConcurrency ?? 2) - 1));
+    while (this.#workers.length < Math.max(2, count)) this.#workers.push(this.#spawn());
+    if (this.#workers.length < limit && this.#workers.every((entry) => entry.jobs > 0)) {
+      this.#workers.push(this.#spawn());
+    }
     const workers = [...this.#workers].sort((a, b) => a.jobs - b.jobs).slice(0, count);
     for (const entry of workers) entry.jobs++;
     const id = this.#nextId++;
