@@ -149,3 +149,14 @@ async function readAllFrom(conn: Deno.Conn): Promise<Uint8Array> {
   }
   return out;
 }
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in seconds. On a shared
+ * machine the CPU an operation costs is steadier than its wall time.
+ */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  // Fields after the command name (which may hold spaces) start at field 3.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

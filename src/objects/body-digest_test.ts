@@ -73,3 +73,27 @@ Deno.test("body digest: md5 can be skipped on both paths", async () => {
     terminateHashWorkers();
   }
 });
+
+Deno.test("body digest: bodies larger than the worker ring, several at once, hash right", async () => {
+  try {
+    // 40 MiB wraps the shared ring (SLOTS × SLOT_BYTES) more than twice, in odd-sized chunks
+    // that straddle slot boundaries; three bodies share the workers at the same time.
+    const bodies = [40 * INLINE_LIMIT + 5, 17 * INLINE_LIMIT + 1, 3 * INLINE_LIMIT].map((size) => {
+      const body = new Uint8Array(size);
+      const block = crypto.getRandomValues(new Uint8Array(65536));
+      for (let i = 0; i < size; i += block.length) {
+        body.set(block.subarray(0, Math.min(block.length, size - i)), i);
+        block[i % block.length] ^= 0x5a; // vary the blocks so slots differ
+      }
+      return body;
+    });
+    const results = await Promise.all(bodies.map((body) => digestOf(body, 300_007)));
+    results.forEach(({ digests, passed }, i) => {
+      assert.equal(passed, bodies[i].length);
+      assert.equal(digests.md5, hex("md5", bodies[i]), `md5 of body ${i}`);
+      assert.equal(digests.sha256, hex("sha256", bodies[i]), `sha256 of body ${i}`);
+    });
+  } finally {
+    terminateHashWorkers();
+  }
+});

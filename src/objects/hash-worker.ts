@@ -1,51 +1,54 @@
 /**
- * Worker thread that computes md5 and sha256 of large bodies, so hashing runs on a second core
- * while the main thread moves bytes between the socket and the disk. Protocol (one job per id):
- * `{id, buffer, length}` feeds bytes in a transferred buffer, which is transferred back with the
- * acknowledgement `{id, buffer}` so the sender can reuse it (no garbage, flat memory);
- * `{id, end: true}` answers `{id, md5, sha256}`; `{id, abort: true}` forgets the job.
+ * Worker thread that hashes large bodies, so md5 and sha256 each run on their own core while the
+ * main thread moves bytes between the socket and the disk. The bytes are never copied to the
+ * worker: the sender fills slots of a SharedArrayBuffer ring and names the slot. Protocol (one job
+ * per id; see hash-pool.ts):
+ * `{id, ring, algorithms}` opens a job; `{id, offset, length}` hashes that part of the ring and is
+ * acknowledged with `{id}` (the sender may then reuse the slot); `{id, end: true}` answers
+ * `{id, digests}` (hex per algorithm); `{id, abort: true}` forgets the job.
  */
 /// <reference lib="deno.worker" />
 import { createHash, type Hash } from "node:crypto";
 
-interface Job {
-  /** null when the sender does not need an md5 (multipart objects take their ETag from parts). */
-  md5: Hash | null;
-  sha256: Hash;
-}
+export type HashAlgorithm = "md5" | "sha256";
 
-type Message =
-  | { id: number; buffer: ArrayBuffer; length: number; md5: boolean }
+export type HashRequest =
+  | { id: number; ring: SharedArrayBuffer; algorithms: HashAlgorithm[] }
+  | { id: number; offset: number; length: number }
   | { id: number; end: true }
   | { id: number; abort: true };
 
-const jobs = new Map<number, Job>();
+export type HashReply =
+  | { id: number; digests?: undefined }
+  | { id: number; digests: Partial<Record<HashAlgorithm, string>> };
 
-function job(id: number, withMd5 = true): Job {
-  let found = jobs.get(id);
-  if (!found) {
-    found = { md5: withMd5 ? createHash("md5") : null, sha256: createHash("sha256") };
-    jobs.set(id, found);
-  }
-  return found;
+interface Job {
+  ring: Uint8Array;
+  hashes: [HashAlgorithm, Hash][];
 }
 
-self.onmessage = (event: MessageEvent<Message>) => {
+const jobs = new Map<number, Job>();
+
+self.onmessage = (event: MessageEvent<HashRequest>) => {
   const message = event.data;
-  if ("buffer" in message) {
-    const bytes = new Uint8Array(message.buffer, 0, message.length);
-    const { md5, sha256 } = job(message.id, message.md5);
-    md5?.update(bytes);
-    sha256.update(bytes);
-    self.postMessage({ id: message.id, buffer: message.buffer }, [message.buffer]);
-  } else if ("end" in message) {
-    const { md5, sha256 } = job(message.id);
-    jobs.delete(message.id);
-    self.postMessage({
-      id: message.id,
-      md5: md5?.digest("hex") ?? "",
-      sha256: sha256.digest("hex"),
+  if ("ring" in message) {
+    jobs.set(message.id, {
+      ring: new Uint8Array(message.ring),
+      hashes: message.algorithms.map((algorithm) => [algorithm, createHash(algorithm)]),
     });
+  } else if ("offset" in message) {
+    const job = jobs.get(message.id);
+    if (job) {
+      const bytes = job.ring.subarray(message.offset, message.offset + message.length);
+      for (const [, hash] of job.hashes) hash.update(bytes);
+    }
+    self.postMessage({ id: message.id } satisfies HashReply);
+  } else if ("end" in message) {
+    const job = jobs.get(message.id);
+    jobs.delete(message.id);
+    const digests: Partial<Record<HashAlgorithm, string>> = {};
+    for (const [algorithm, hash] of job?.hashes ?? []) digests[algorithm] = hash.digest("hex");
+    self.postMessage({ id: message.id, digests } satisfies HashReply);
   } else {
     jobs.delete(message.id);
   }

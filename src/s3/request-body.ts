@@ -45,17 +45,42 @@ function declaredLength(value: string | null, header: string): number | undefine
   return length;
 }
 
+/** Largest read from the socket: large reads are what make a big PUT fast. */
+const READ_BYTES = 1 << 20;
+/** Smallest read buffer, used once the declared length is reached (to see the end). */
+const MIN_READ_BYTES = 16 * 1024;
+
 /**
  * The request body with read failures (the client went away, or sent fewer bytes than its
  * Content-Length) turned into IncompleteBody: a client fault, never an internal error.
+ * It reads with a BYOB reader into buffers of up to 1 MiB: Deno's default reader hands out 64 KiB
+ * chunks, and every chunk costs a trip through each stream of the upload pipeline and a file
+ * write (a 512 MiB PUT: 8,200 chunks against 520). The buffer is sized by what the declared
+ * length still expects, so a small body does not allocate a megabyte.
  */
-function clientBody(raw: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const reader = raw.getReader();
+function clientBody(
+  raw: ReadableStream<Uint8Array>,
+  declared: number | undefined,
+): ReadableStream<Uint8Array> {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = raw.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream: plain chunks.
+  }
+  const reader = byob ?? raw.getReader();
+  let received = 0;
+  const read = (): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    if (!byob) return (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+    const expected = declared === undefined ? READ_BYTES : declared - received;
+    const size = Math.min(READ_BYTES, Math.max(MIN_READ_BYTES, expected));
+    return byob.read(new Uint8Array(size));
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let result: ReadableStreamReadResult<Uint8Array>;
       try {
-        result = await reader.read();
+        result = await read();
       } catch (err) {
         throw err instanceof SvcError ? err : new SvcError(
           "IncompleteBody",
@@ -65,10 +90,18 @@ function clientBody(raw: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
         );
       }
       if (result.done) controller.close();
-      else controller.enqueue(result.value);
+      else {
+        received += result.value.byteLength;
+        controller.enqueue(result.value);
+      }
     },
     cancel: (reason) => reader.cancel(reason),
   });
+}
+
+/** Content-Length as sent on the wire, for sizing reads only (validated elsewhere). */
+function wireLength(value: string | null): number | undefined {
+  return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
 }
 
 export function uploadBody(request: S3Request): UploadBody {
@@ -84,7 +117,9 @@ export function uploadBody(request: S3Request): UploadBody {
     (contentSha256 === "" && encoding.split(",").some((part) => part.trim() === "aws-chunked"));
   const md5Header = headers.get("content-md5");
   const expectedMd5 = validateContentMd5(md5Header) ?? undefined;
-  const raw = request.raw.body ? clientBody(request.raw.body) : emptyStream();
+  const raw = request.raw.body
+    ? clientBody(request.raw.body, wireLength(headers.get("content-length")))
+    : emptyStream();
 
   if (!chunked) {
     // x-amz-checksum-<alg> on a plain body (what SDKs send by default) is checked as it streams.

@@ -131,12 +131,12 @@ Deno.test("openIfUnchanged detects a file replaced by rename", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/f`, "one");
   const ino = (await Deno.lstat(`${dir}/f`)).ino;
-  const same = await openIfUnchanged(`${dir}/f`, ino);
+  const same = openIfUnchanged(`${dir}/f`, ino);
   assert.ok(same);
   same.close();
   await Deno.writeTextFile(`${dir}/g`, "two");
   await Deno.rename(`${dir}/g`, `${dir}/f`);
-  assert.equal(await openIfUnchanged(`${dir}/f`, ino), null);
-  assert.equal(await openIfUnchanged(`${dir}/missing`, ino), null);
+  assert.equal(openIfUnchanged(`${dir}/f`, ino), null);
+  assert.equal(openIfUnchanged(`${dir}/missing`, ino), null);
   await Deno.remove(dir, { recursive: true });
 });

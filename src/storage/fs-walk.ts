@@ -304,12 +304,5 @@ export function removeTreeWithoutObjects(dir: string, options: { unlinkFiles: bo
  * Makes a directory's entries (a rename, mkdir or unlink in it) durable. A directory that is
  * already gone needs nothing: a concurrent delete removed it, and that removal is the newer state.
  */
-export async function fsyncDirectory(path: string): Promise<void> {
-  const dir = await Deno.open(path, { read: true }).catch(nullIfAbsent);
-  if (!dir) return;
-  try {
-    await dir.sync();
-  } finally {
-    dir.close();
-  }
-}
+// Concurrent callers on one directory share an fsync that started after their call (dir-sync.ts).
+export { syncDirectory as fsyncDirectory } from "./dir-sync.ts";

@@ -24,12 +24,37 @@ function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 function cString(value: string): Uint8Array<ArrayBuffer> {
   const bytes = encoder.encode(value);
   const out = new Uint8Array(bytes.length + 1);
   out.set(bytes);
   return out;
+}
+
+/**
+ * Reused buffers for the calls on the read path: they are synchronous, so one buffer each is
+ * never used by two calls at once. Allocating a path string and a 4 KiB value buffer per read
+ * cost more than the getxattr itself on small GETs.
+ */
+let pathBuffer = new Uint8Array(4096);
+let valueBuffer = new Uint8Array(4096);
+const names = new Map<string, Uint8Array<ArrayBuffer>>();
+
+/** `path` NUL-terminated in the shared path buffer. */
+function pathC(path: string): Uint8Array {
+  // UTF-8 needs at most 3 bytes per UTF-16 code unit.
+  if (pathBuffer.length < path.length * 3 + 1) pathBuffer = new Uint8Array(path.length * 3 + 1);
+  const { written } = encoder.encodeInto(path, pathBuffer);
+  pathBuffer[written] = 0;
+  return pathBuffer;
+}
+
+function nameC(name: string): Uint8Array<ArrayBuffer> {
+  let found = names.get(name);
+  if (!found) names.set(name, found = cString(name));
+  return found;
 }
 
 function errno(): number {
@@ -58,16 +83,23 @@ export class XattrError extends Error {
 
 /** Reads one attribute; null when the file has no such attribute. */
 export function getXattr(path: string, name: string): Uint8Array | null {
-  const pathC = cString(path);
-  const nameC = cString(name);
-  let buffer = new Uint8Array(4096);
+  const value = getXattrView(path, name);
+  return value === null ? null : value.slice();
+}
+
+/** The attribute as a view of the shared value buffer: valid until the next call. */
+function getXattrView(path: string, name: string): Uint8Array | null {
+  const pathBytes = pathC(path);
+  const nameBytes = nameC(name);
   for (;;) {
-    const n = Number(libc().getxattr(pathC, nameC, buffer, BigInt(buffer.length)));
-    if (n >= 0) return buffer.slice(0, n);
+    const n = Number(
+      libc().getxattr(pathBytes, nameBytes, valueBuffer, BigInt(valueBuffer.length)),
+    );
+    if (n >= 0) return valueBuffer.subarray(0, n);
     const code = errno();
     if (code === ENODATA) return null;
-    if (code === ERANGE && buffer.length < 1 << 20) {
-      buffer = new Uint8Array(buffer.length * 4);
+    if (code === ERANGE && valueBuffer.length < 1 << 20) {
+      valueBuffer = new Uint8Array(valueBuffer.length * 4);
       continue;
     }
     throw new XattrError("getxattr", path, code);
@@ -76,13 +108,13 @@ export function getXattr(path: string, name: string): Uint8Array | null {
 
 export function setXattr(path: string, name: string, value: Uint8Array): void {
   const copy = new Uint8Array(value);
-  const rc = libc().setxattr(cString(path), cString(name), copy, BigInt(copy.length), 0);
+  const rc = libc().setxattr(pathC(path), nameC(name), copy, BigInt(copy.length), 0);
   if (rc !== 0) throw new XattrError("setxattr", path, errno());
 }
 
 /** Removes one attribute; a missing attribute is not an error. */
 export function removeXattr(path: string, name: string): void {
-  const rc = libc().removexattr(cString(path), cString(name));
+  const rc = libc().removexattr(pathC(path), nameC(name));
   if (rc !== 0) {
     const code = errno();
     if (code !== ENODATA) throw new XattrError("removexattr", path, code);
@@ -91,8 +123,8 @@ export function removeXattr(path: string, name: string): void {
 
 /** Reads a JSON attribute; null when absent. */
 export function getJsonXattr<T>(path: string, name: string): T | null {
-  const raw = getXattr(path, name);
-  return raw === null ? null : JSON.parse(new TextDecoder().decode(raw)) as T;
+  const raw = getXattrView(path, name);
+  return raw === null ? null : JSON.parse(decoder.decode(raw)) as T;
 }
 
 export function setJsonXattr(path: string, name: string, value: unknown): void {
