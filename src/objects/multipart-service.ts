@@ -5,9 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
-import type { ObjectInfo } from "../storage/backend.ts";
+import type { ObjectInfo, StorageKind } from "../storage/backend.ts";
+import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
 import { tooLarge } from "./body-digest.ts";
 import { KeyLock } from "./key-lock.ts";
+import { encodePartSizes } from "./part-layout.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
 import type { ClientMetadata, ObjectService, WritePrecondition } from "./object-service.ts";
 
@@ -27,14 +29,23 @@ export interface CompletedPart {
 export class MultipartService {
   readonly #objects: ObjectService;
   readonly #store: MultipartStore;
+  readonly #completed: CompletedUploads;
   readonly #limits: () => MultipartLimits;
   /** Completions in flight per bucket; DeleteBucket waits for them. */
   readonly #completing = new Map<string, Set<Promise<unknown>>>();
   readonly #createLock = new KeyLock();
+  /** One Complete of an upload at a time: a retry waits for the first, then answers as it did. */
+  readonly #completeLock = new KeyLock();
 
-  constructor(objects: ObjectService, store: MultipartStore, limits: () => MultipartLimits) {
+  constructor(
+    objects: ObjectService,
+    store: MultipartStore,
+    completed: CompletedUploads,
+    limits: () => MultipartLimits,
+  ) {
     this.#objects = objects;
     this.#store = store;
+    this.#completed = completed;
     this.#limits = limits;
   }
 
@@ -64,11 +75,7 @@ export class MultipartService {
   async upload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
     const record = await this.#store.get(uploadId);
     if (record === null || record.bucket !== bucket || record.key !== key) {
-      throw new SvcError(
-        "NoSuchUpload",
-        "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
-        { UploadId: uploadId },
-      );
+      throw noSuchUpload(uploadId);
     }
     return record;
   }
@@ -104,7 +111,52 @@ export class MultipartService {
     });
   }
 
-  async complete(
+  /**
+   * Completes an upload. A repeat of a Complete that succeeded, with the same part list, answers
+   * as the first did without writing again (the object may have changed since: the repeat does
+   * not bring it back); any other Complete of a completed upload is NoSuchUpload.
+   */
+  complete(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    requested: CompletedPart[],
+    precondition: WritePrecondition | undefined,
+    signal?: AbortSignal,
+  ): Promise<CompletionAnswer> {
+    return this.#completeLock.run(uploadId, async () => {
+      const done = await this.#completed.get(uploadId);
+      if (done !== null) {
+        if (done.bucket !== bucket || done.key !== key || !sameParts(done, requested)) {
+          throw noSuchUpload(uploadId);
+        }
+        // A crash between the record and the removal leaves the upload behind: finish that.
+        await this.#store.remove(uploadId);
+        return { etag: done.etag, storage: done.storage, repeated: true };
+      }
+      const info = await this.#completeOnce(
+        bucket,
+        key,
+        uploadId,
+        requested,
+        precondition,
+        signal,
+      );
+      await this.#completed.record({
+        uploadId,
+        bucket,
+        key,
+        parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
+        etag: info.meta.etag,
+        storage: info.debug?.decision ?? info.meta.storage,
+        completedAt: Date.now(),
+      });
+      await this.#store.remove(uploadId);
+      return { etag: info.meta.etag, storage: info.debug?.decision ?? info.meta.storage, info };
+    });
+  }
+
+  async #completeOnce(
     bucket: string,
     key: string,
     uploadId: string,
@@ -135,15 +187,17 @@ export class MultipartService {
             `Upload "${uploadId}" changed while it was being completed`,
           );
         }
-        return { etag: multipartEtag(parts), partsCount: parts.length };
+        return {
+          etag: multipartEtag(parts),
+          partsCount: parts.length,
+          partSizes: encodePartSizes(parts.map((part) => part.size)),
+        };
       },
       md5: false,
       precondition,
       signal,
     });
-    const info = await this.#track(bucket, work);
-    await this.#store.remove(uploadId);
-    return info;
+    return await this.#track(bucket, work);
   }
 
   async abort(bucket: string, key: string, uploadId: string): Promise<void> {
@@ -170,17 +224,23 @@ export class MultipartService {
     }
   }
 
-  /** Removes every upload of a deleted bucket. */
+  /** Removes every upload of a deleted bucket, and the records of its completed ones. */
   async purgeBucket(bucket: string): Promise<number> {
     const uploads = (await this.#store.list()).filter((u) => u.bucket === bucket);
     for (const upload of uploads) await this.#store.remove(upload.uploadId);
+    await this.#completed.prune({ bucket });
     return uploads.length;
   }
 
-  /** Removes uploads idle for longer than the TTL. */
-  sweep(now = Date.now()) {
+  /**
+   * Removes uploads idle for longer than the TTL, and records of uploads completed longer ago
+   * than that (a client retrying a Complete does so within seconds or minutes).
+   */
+  async sweep(now = Date.now()) {
     const ttlMs = this.#limits().idleTtlHours * 3600_000;
-    return this.#store.sweep(ttlMs, now);
+    const result = await this.#store.sweep(ttlMs, now);
+    await this.#completed.prune({ olderThanMs: ttlMs, now });
+    return result;
   }
 
   async #track<T>(bucket: string, work: Promise<T>): Promise<T> {
@@ -225,6 +285,23 @@ export class MultipartService {
       },
     });
   }
+}
+
+/** What a Complete answers: the first one also has the committed object's info. */
+export interface CompletionAnswer {
+  etag: string;
+  storage: StorageKind;
+  info?: ObjectInfo;
+  /** Answered from the record of an earlier Complete. */
+  repeated?: boolean;
+}
+
+function noSuchUpload(uploadId: string): SvcError {
+  return new SvcError(
+    "NoSuchUpload",
+    "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+    { UploadId: uploadId },
+  );
 }
 
 /** Checks the client's part list against the stored parts; returns the stored parts in order. */

@@ -63,6 +63,8 @@ export interface CopyOptions {
 export interface CommitPlan {
   etag?: string;
   partsCount?: number;
+  /** Part layout of a multipart object (see part-layout.ts). */
+  partSizes?: string;
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
@@ -223,7 +225,7 @@ export class ObjectService {
     }
     try {
       await digest.finish();
-      const { etag, partsCount } = plan.verify(digest);
+      const { etag, partsCount, partSizes } = plan.verify(digest);
       const { md5, sha256 } = digest.result();
       const meta: ObjectMeta = {
         size: digest.bytes,
@@ -236,6 +238,7 @@ export class ObjectService {
         lastModified: Date.now(),
         storage: "passthrough",
         ...(partsCount !== undefined ? { partsCount } : {}),
+        ...(partSizes !== undefined ? { partSizes } : {}),
       };
       plan.signal?.throwIfAborted();
       return await this.#locks.run(`${bucket}/${key}`, async () => {
@@ -277,7 +280,11 @@ export class ObjectService {
         }
         // A copy keeps a multipart ETag, so HEAD, GET and LIST of the copy agree with the source.
         return info.meta.partsCount !== undefined
-          ? { etag: info.meta.etag, partsCount: info.meta.partsCount }
+          ? {
+            etag: info.meta.etag,
+            partsCount: info.meta.partsCount,
+            partSizes: info.meta.partSizes,
+          }
           : {};
       },
       precondition: options.precondition,

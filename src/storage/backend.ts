@@ -39,6 +39,12 @@ export interface ObjectMeta {
   lastModified: number;
   /** Number of parts when the object came from a multipart upload. */
   partsCount?: number;
+  /**
+   * Sizes of those parts, run-length encoded (`8388608*639,1234`; see objects/part-layout.ts), so
+   * `?partNumber=N` reads find a part. Absent on other objects and on ones completed before it
+   * was recorded.
+   */
+  partSizes?: string;
   storage: StorageKind;
 }
 
