@@ -3,27 +3,40 @@
  * the multipart ETag, and the completion itself, which streams the parts in order through the
  * object service's one write path (hash, verify, commit under the key lock).
  */
-import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
-import type { ObjectInfo, StorageKind } from "../storage/backend.ts";
+import type { ObjectInfo, ObjectMeta } from "../storage/backend.ts";
 import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
 import { tooLarge } from "./body-digest.ts";
 import { KeyLock } from "./key-lock.ts";
 import { encodePartSizes } from "./part-layout.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
-import type { ClientMetadata, ObjectService, WritePrecondition } from "./object-service.ts";
+import {
+  type CompletedPart,
+  type CompletionAnswer,
+  multipartEtag,
+  noSuchUpload,
+  validateCompletion,
+} from "./multipart-completion.ts";
 
-export const MIN_PART_SIZE = 5 * 1024 * 1024;
+export {
+  type CompletedPart,
+  type CompletionAnswer,
+  MIN_PART_SIZE,
+  multipartEtag,
+  validateCompletion,
+} from "./multipart-completion.ts";
+import {
+  type ClientMetadata,
+  type CommitPlan,
+  DEFAULT_CONTENT_TYPE,
+  type ObjectService,
+  type WritePrecondition,
+} from "./object-service.ts";
+import { PartHashChain } from "./part-hash-chain.ts";
 
 export interface MultipartLimits {
   maxUploads: number;
   idleTtlHours: number;
-}
-
-export interface CompletedPart {
-  partNumber: number;
-  /** ETag as the client sent it, quotes stripped. */
-  etag: string;
 }
 
 export class MultipartService {
@@ -34,6 +47,8 @@ export class MultipartService {
   /** Completions in flight per bucket; DeleteBucket waits for them. */
   readonly #completing = new Map<string, Set<Promise<unknown>>>();
   readonly #createLock = new KeyLock();
+  /** Per upload: the object's sha256 so far, hashed as parts arrive (part-hash-chain.ts). */
+  readonly #chains = new Map<string, PartHashChain>();
   /** One Complete of an upload at a time: a retry waits for the first, then answers as it did. */
   readonly #completeLock = new KeyLock();
 
@@ -103,12 +118,28 @@ export class MultipartService {
     if (others + (options.contentLength ?? 0) > maxObjectSize) throw tooLarge(maxObjectSize);
     // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
     // decoder) before the part is committed; a longer one is cut off here.
-    return await this.#store.putPart(uploadId, partNumber, body, {
+    const part = await this.#store.putPart(uploadId, partNumber, body, {
       signal: options.signal,
       maxBytes: Math.min(maxObjectSize - others, options.contentLength ?? Infinity),
       expectedMd5: options.expectedMd5,
       expectedSha256: options.expectedSha256,
     });
+    this.#chain(uploadId).stored(partNumber, part.etag);
+    return part;
+  }
+
+  #chain(uploadId: string): PartHashChain {
+    let chain = this.#chains.get(uploadId);
+    if (!chain) {
+      chain = new PartHashChain((partNumber) => this.#store.openPart(uploadId, partNumber));
+      this.#chains.set(uploadId, chain);
+    }
+    return chain;
+  }
+
+  #forget(uploadId: string): void {
+    this.#chains.get(uploadId)?.stop();
+    this.#chains.delete(uploadId);
   }
 
   /**
@@ -152,6 +183,7 @@ export class MultipartService {
         completedAt: Date.now(),
       });
       await this.#store.remove(uploadId);
+      this.#forget(uploadId);
       return { etag: info.meta.etag, storage: info.debug?.decision ?? info.meta.storage, info };
     });
   }
@@ -171,13 +203,24 @@ export class MultipartService {
     const maxObjectSize = this.#objects.limits.maxObjectSize;
     if (total > maxObjectSize) throw tooLarge(maxObjectSize);
     if (precondition) precondition(await this.#objects.backend.headObject(bucket, key));
+    const metadata = {
+      contentType: record.contentType || undefined,
+      userMeta: record.userMeta,
+      headers: record.headers,
+    };
+    const plan = {
+      etag: multipartEtag(parts),
+      partsCount: parts.length,
+      partSizes: encodePartSizes(parts.map((part) => part.size)),
+    };
+    const fast = await this.#track(
+      bucket,
+      this.#completeInPlace(bucket, key, uploadId, parts, metadata, plan, precondition, signal),
+    );
+    if (fast !== null) return fast;
 
     const work = this.#objects.store(bucket, key, this.#concatenate(uploadId, parts), {
-      metadata: {
-        contentType: record.contentType || undefined,
-        userMeta: record.userMeta,
-        headers: record.headers,
-      },
+      metadata,
       maxBytes: maxObjectSize,
       expectedSize: total,
       verify: (digest) => {
@@ -187,11 +230,7 @@ export class MultipartService {
             `Upload "${uploadId}" changed while it was being completed`,
           );
         }
-        return {
-          etag: multipartEtag(parts),
-          partsCount: parts.length,
-          partSizes: encodePartSizes(parts.map((part) => part.size)),
-        };
+        return plan;
       },
       md5: false,
       precondition,
@@ -200,9 +239,55 @@ export class MultipartService {
     return await this.#track(bucket, work);
   }
 
+  /**
+   * The fast completion: the parts become the object's bytes where they are (hard links on the
+   * filesystem, backend parts on S3) and the sha256 comes from the hash chain. null when the
+   * backend cannot (delta-eligible keys, parts on another filesystem): then the parts are streamed.
+   */
+  async #completeInPlace(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: PartInfo[],
+    metadata: ClientMetadata,
+    plan: CommitPlan,
+    precondition: WritePrecondition | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ObjectInfo | null> {
+    const backend = this.#objects.backend;
+    if (!backend.stageExtents) return null;
+    const extents = parts.map((part) => ({
+      path: this.#store.partPath(uploadId, part.partNumber)!,
+      size: part.size,
+    }));
+    const staged = await backend.stageExtents(bucket, key, extents, signal);
+    if (staged === null) return null;
+    try {
+      const meta: ObjectMeta = {
+        size: staged.size,
+        etag: plan.etag!,
+        md5: "",
+        sha256: await this.#chain(uploadId).digest(parts),
+        contentType: metadata.contentType || DEFAULT_CONTENT_TYPE,
+        userMeta: metadata.userMeta,
+        headers: metadata.headers,
+        lastModified: Date.now(),
+        storage: "passthrough",
+        partsCount: plan.partsCount,
+        ...(plan.partSizes !== undefined ? { partSizes: plan.partSizes } : {}),
+      };
+      signal?.throwIfAborted();
+      return await this.#objects.commitStaged(bucket, key, staged, meta, precondition);
+    } catch (err) {
+      await staged.abort();
+      throw err;
+    }
+  }
+
   async abort(bucket: string, key: string, uploadId: string): Promise<void> {
     await this.upload(bucket, key, uploadId);
     await this.#store.remove(uploadId);
+    this.#forget(uploadId);
   }
 
   async listParts(bucket: string, key: string, uploadId: string) {
@@ -227,7 +312,10 @@ export class MultipartService {
   /** Removes every upload of a deleted bucket, and the records of its completed ones. */
   async purgeBucket(bucket: string): Promise<number> {
     const uploads = (await this.#store.list()).filter((u) => u.bucket === bucket);
-    for (const upload of uploads) await this.#store.remove(upload.uploadId);
+    for (const upload of uploads) {
+      await this.#store.remove(upload.uploadId);
+      this.#forget(upload.uploadId);
+    }
     await this.#completed.prune({ bucket });
     return uploads.length;
   }
@@ -239,6 +327,7 @@ export class MultipartService {
   async sweep(now = Date.now()) {
     const ttlMs = this.#limits().idleTtlHours * 3600_000;
     const result = await this.#store.sweep(ttlMs, now);
+    for (const swept of result.removed) this.#forget(swept.uploadId);
     await this.#completed.prune({ olderThanMs: ttlMs, now });
     return result;
   }
@@ -285,78 +374,4 @@ export class MultipartService {
       },
     });
   }
-}
-
-/** What a Complete answers: the first one also has the committed object's info. */
-export interface CompletionAnswer {
-  etag: string;
-  storage: StorageKind;
-  info?: ObjectInfo;
-  /** Answered from the record of an earlier Complete. */
-  repeated?: boolean;
-}
-
-function noSuchUpload(uploadId: string): SvcError {
-  return new SvcError(
-    "NoSuchUpload",
-    "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
-    { UploadId: uploadId },
-  );
-}
-
-/** Checks the client's part list against the stored parts; returns the stored parts in order. */
-export function validateCompletion(
-  requested: CompletedPart[],
-  stored: Map<number, PartInfo>,
-): PartInfo[] {
-  if (requested.length === 0) {
-    throw new SvcError(
-      "MalformedXML",
-      "The XML you provided was not well-formed or did not validate against our published schema (no parts)",
-    );
-  }
-  const parts: PartInfo[] = [];
-  let previous = 0;
-  for (const { partNumber, etag } of requested) {
-    if (partNumber <= previous) {
-      throw new SvcError(
-        "InvalidPartOrder",
-        "The list of parts was not in ascending order. Parts must be ordered by part number.",
-      );
-    }
-    previous = partNumber;
-    const part = stored.get(partNumber);
-    if (part === undefined || part.etag !== etag) {
-      throw new SvcError(
-        "InvalidPart",
-        `One or more of the specified parts could not be found (part ${partNumber}, ETag "${etag}"). The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.`,
-        { PartNumber: String(partNumber), ETag: etag },
-      );
-    }
-    parts.push(part);
-  }
-  parts.slice(0, -1).forEach((part) => {
-    if (part.size < MIN_PART_SIZE) {
-      throw new SvcError(
-        "EntityTooSmall",
-        "Your proposed upload is smaller than the minimum allowed size",
-        {
-          ProposedSize: String(part.size),
-          MinSizeAllowed: String(MIN_PART_SIZE),
-          PartNumber: String(part.partNumber),
-          ETag: part.etag,
-        },
-      );
-    }
-  });
-  return parts;
-}
-
-/** `md5(concatenated binary part md5s)-N`, the ETag S3 gives multipart objects. */
-export function multipartEtag(parts: PartInfo[]): string {
-  const hash = createHash("md5");
-  for (const part of parts) {
-    hash.update(Uint8Array.from(part.etag.match(/../g)!, (h) => parseInt(h, 16)));
-  }
-  return `${hash.digest("hex")}-${parts.length}`;
 }

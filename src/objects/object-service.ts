@@ -241,21 +241,35 @@ export class ObjectService {
         ...(partSizes !== undefined ? { partSizes } : {}),
       };
       plan.signal?.throwIfAborted();
-      return await this.#locks.run(`${bucket}/${key}`, async () => {
-        const observers = this.observers.of(bucket);
-        // One metadata read serves the precondition and the observers' replaced object.
-        const existing = plan.precondition || observers.length > 0
-          ? await this.backend.headObject(bucket, key)
-          : null;
-        if (plan.precondition) plan.precondition(existing);
-        const info = await staged.commit(meta);
-        for (const observer of observers) observer.committed(bucket, info, existing);
-        return info;
-      });
+      return await this.commitStaged(bucket, key, staged, meta, plan.precondition);
     } catch (err) {
       await staged.abort();
       throw err;
     }
+  }
+
+  /**
+   * The precondition and the commit under the key lock; observers hear of the result. Public
+   * for writes staged elsewhere (a multipart object's extents); the caller aborts on a throw.
+   */
+  commitStaged(
+    bucket: string,
+    key: string,
+    staged: StagedObject,
+    meta: ObjectMeta,
+    precondition: WritePrecondition | undefined,
+  ): Promise<ObjectInfo> {
+    return this.#locks.run(`${bucket}/${key}`, async () => {
+      const observers = this.observers.of(bucket);
+      // One metadata read serves the precondition and the observers' replaced object.
+      const existing = precondition || observers.length > 0
+        ? await this.backend.headObject(bucket, key)
+        : null;
+      if (precondition) precondition(existing);
+      const info = await staged.commit(meta);
+      for (const observer of observers) observer.committed(bucket, info, existing);
+      return info;
+    });
   }
 
   async copy(

@@ -100,6 +100,12 @@ export interface StagedObject {
   abort(): Promise<void>;
 }
 
+/** A local file (a multipart part) that becomes one extent of an object; see stageExtents. */
+export interface LocalExtent {
+  path: string;
+  size: number;
+}
+
 export interface ObjectBody {
   info: ObjectInfo;
   body: ReadableStream<Uint8Array>;
@@ -142,6 +148,19 @@ export interface Backend {
     /** The body's declared length when known (lets a delta encode give up early). */
     expectedSize?: number,
   ): Promise<StagedObject>;
+  /**
+   * Optional: stages an object whose bytes are these local files in order (a completed multipart
+   * upload's parts) without copying them through a stream: the filesystem backend hard-links
+   * them as the object's extents, the S3 backend sends each as one part of a backend multipart
+   * upload. null when it cannot (the caller then streams the files through stageObject). The
+   * files must stay unchanged until commit or abort. Same refusals as stageObject.
+   */
+  stageExtents?(
+    bucket: string,
+    key: string,
+    extents: LocalExtent[],
+    signal?: AbortSignal,
+  ): Promise<StagedObject | null>;
   /** Removes one object; false when it did not exist. */
   deleteObject(bucket: string, key: string): Promise<boolean>;
   /** One page of keys in UTF-8 byte order. Throws NoSuchBucket. */

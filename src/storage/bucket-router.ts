@@ -24,6 +24,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   StagedObject,
@@ -222,6 +223,23 @@ export class BucketRouter implements Backend {
     return this.#on(bucket, async ({ backend, real }) => {
       const staged = await backend.stageObject(real, key, body, signal, expectedSize);
       return {
+        size: staged.size,
+        commit: (meta) =>
+          staged.commit(meta).catch((err) => Promise.reject(renamed(err, real, bucket))),
+        abort: () => staged.abort(),
+      };
+    });
+  }
+
+  stageExtents(
+    bucket: string,
+    key: string,
+    extents: LocalExtent[],
+    signal?: AbortSignal,
+  ): Promise<StagedObject | null> {
+    return this.#on(bucket, async ({ backend, real }) => {
+      const staged = await backend.stageExtents?.(real, key, extents, signal) ?? null;
+      return staged && {
         size: staged.size,
         commit: (meta) =>
           staged.commit(meta).catch((err) => Promise.reject(renamed(err, real, bucket))),

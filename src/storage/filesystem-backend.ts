@@ -19,6 +19,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   StagedObject,
@@ -58,6 +59,7 @@ import {
   walkKeys,
 } from "./fs-walk.ts";
 import { assertXattrSupport, getJsonXattr, removeXattr, setJsonXattr } from "./xattr.ts";
+import { ExtentStore, fromStored, type StoredMeta } from "./fs-extents.ts";
 
 const BUCKET_XATTR = "user.svc.bucket";
 /** Reads retried when a commit keeps replacing the file between reading metadata and opening. */
@@ -65,6 +67,9 @@ const READ_ATTEMPTS = 5;
 
 export class FilesystemBackend implements Backend {
   readonly kind = "filesystem" as const;
+
+  /** Multi-file objects (completed multipart uploads); see fs-extents.ts. */
+  private extents!: ExtentStore;
 
   private constructor(readonly root: string, private readonly tmpDir: string) {}
 
@@ -76,7 +81,13 @@ export class FilesystemBackend implements Backend {
     const tmpDir = `${absolute}/.svc/tmp`;
     await Deno.mkdir(tmpDir, { recursive: true });
     await removeStaleTempFiles(tmpDir);
-    return new FilesystemBackend(absolute, tmpDir);
+    const backend = new FilesystemBackend(absolute, tmpDir);
+    backend.extents = await ExtentStore.open(absolute, async (bucket, key) => {
+      const parsed = parseKeyOrNull(key);
+      return (parsed && isUsableBucketName(bucket) &&
+        (await backend.readObject(bucket, parsed))?.extents) || null;
+    });
+    return backend;
   }
 
   // ---- buckets -------------------------------------------------------------------------------
@@ -143,7 +154,7 @@ export class FilesystemBackend implements Backend {
     for (let attempt = 0; parsed && attempt < READ_ATTEMPTS; attempt++) {
       const found = await this.readObject(bucket, parsed);
       if (!found) break;
-      const { info, ino } = found;
+      const { info, ino, extents } = found;
       const start = range?.start ?? 0;
       const end = range?.end ?? info.storedSize - 1;
       if (range && (start < 0 || end < start || end >= info.storedSize)) {
@@ -151,6 +162,12 @@ export class FilesystemBackend implements Backend {
       }
       if (parsed.marker) return { info, body: emptyStream() };
       const file = await openIfUnchanged(objectPath(this.bucketDir(bucket), parsed), ino);
+      if (file && extents !== undefined) {
+        // Open (and protect) the extents before letting go of the entry that names them.
+        const body = this.extents.open(extents, info.meta, range && { start, end });
+        file.close();
+        return { info, body };
+      }
       if (file) {
         return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
       }
@@ -195,6 +212,34 @@ export class FilesystemBackend implements Backend {
     return this.stagedFile(bucketDir, parsed, tmpPath, file, size);
   }
 
+  /**
+   * A completed multipart upload's parts as the object's extents, hard-linked (see
+   * fs-extents.ts): no byte is copied. null when that cannot be done (a key ending in `/`, or
+   * parts on another filesystem): the caller then streams them through stageObject.
+   */
+  async stageExtents(
+    bucket: string,
+    key: string,
+    sources: LocalExtent[],
+  ): Promise<StagedObject | null> {
+    const parsed = parseKey(key);
+    const bucketDir = await this.requireBucket(bucket);
+    await checkPathConflicts(bucketDir, parsed);
+    if (parsed.marker) return null;
+    const extents = await this.extents.link(sources, { bucket, key });
+    if (extents === null) return null;
+    const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(tmpPath, { write: true, createNew: true });
+    } catch (err) {
+      await this.extents.release(extents);
+      throw err;
+    }
+    const size = sources.reduce((sum, source) => sum + source.size, 0);
+    return this.stagedFile(bucketDir, parsed, tmpPath, file, size, extents);
+  }
+
   async deleteObject(bucket: string, key: string): Promise<boolean> {
     const parsed = parseKeyOrNull(key);
     const bucketDir = await this.requireBucket(bucket);
@@ -207,13 +252,15 @@ export class FilesystemBackend implements Backend {
       removeDirectoryIfEmptySync(path);
     } else {
       const stat = await Deno.lstat(path).catch(nullIfAbsent);
-      if (!stat?.isFile || readMeta(path) === null) return false;
+      const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
+      if (stored === null) return false;
       try {
         await Deno.remove(path);
       } catch (err) {
         if (isAbsentError(err)) return false; // a concurrent delete won
         throw err;
       }
+      await this.extents.release(stored.extents);
     }
     const survivor = removeEmptyParentsSync(bucketDir, parsed.segments.slice(0, -1));
     await fsyncDirectory(survivor);
@@ -304,14 +351,14 @@ export class FilesystemBackend implements Backend {
   private async readObject(
     bucket: string,
     parsed: ParsedKey,
-  ): Promise<{ info: ObjectInfo; ino: number | null } | null> {
+  ): Promise<{ info: ObjectInfo; ino: number | null; extents?: string } | null> {
     const path = objectPath(this.bucketDir(bucket), parsed);
     const stat = await Deno.lstat(path).catch(nullIfAbsent);
     if (!stat || !(parsed.marker ? stat.isDirectory : stat.isFile)) return null;
-    const meta = readMeta(path);
-    if (!meta) return null;
-    const storedSize = parsed.marker ? 0 : stat.size;
-    return { info: { key: parsed.key, storedSize, meta }, ino: stat.ino };
+    const stored = readMeta(path);
+    if (!stored) return null;
+    const { meta, storedSize, extents } = fromStored(stored, parsed.marker ? 0 : stat.size);
+    return { info: { key: parsed.key, storedSize, meta }, ino: stat.ino, extents };
   }
 
   private stagedFile(
@@ -320,6 +367,7 @@ export class FilesystemBackend implements Backend {
     tmpPath: string,
     file: Deno.FsFile,
     size: number,
+    extents?: string,
   ): StagedObject {
     let state: "staged" | "failed" | "done" = "staged";
     let open = true;
@@ -333,11 +381,15 @@ export class FilesystemBackend implements Backend {
         if (state !== "staged") throw new Error(`Staged object "${parsed.key}" was already used`);
         state = "failed"; // until the rename succeeds; abort() then still cleans up
         // Attribute first, so one fsync makes bytes and metadata durable before the name exists.
-        setJsonXattr(tmpPath, META_XATTR, meta);
+        const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
+        setJsonXattr(tmpPath, META_XATTR, stored);
         await file.sync();
         closeFile();
+        // The object this commit replaces may have extents: released once the rename is done.
+        const replaced: StoredMeta | null = readMeta(objectPath(bucketDir, parsed));
         await placeFile(tmpPath, bucketDir, parsed);
         state = "done";
+        if (replaced?.extents !== extents) await this.extents.release(replaced?.extents);
         return { key: parsed.key, storedSize: size, meta };
       },
       abort: async () => {
@@ -345,6 +397,7 @@ export class FilesystemBackend implements Backend {
         state = "done";
         closeFile();
         await Deno.remove(tmpPath).catch(() => {});
+        await this.extents.release(extents);
       },
     };
   }
