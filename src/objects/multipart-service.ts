@@ -131,7 +131,7 @@ export class MultipartService {
   #chain(uploadId: string): PartHashChain {
     let chain = this.#chains.get(uploadId);
     if (!chain) {
-      chain = new PartHashChain((partNumber) => this.#store.openPart(uploadId, partNumber));
+      chain = new PartHashChain((partNumber) => this.#store.partPath(uploadId, partNumber)!);
       this.#chains.set(uploadId, chain);
     }
     return chain;

@@ -16,8 +16,14 @@
  */
 import { createHash, type Hash } from "node:crypto";
 
-/** Opens a stored part's bytes; null when it is gone. */
-export type PartOpener = (partNumber: number) => Promise<ReadableStream<Uint8Array> | null>;
+/** Where a stored part's file is. */
+export type PartPath = (partNumber: number) => string;
+
+/**
+ * Bytes per read. One reused buffer read with FsFile.read hashes a 64 MiB part in ~60 ms here;
+ * the same through `file.readable` (64 KiB chunks, one promise each) takes 180-1500 ms.
+ */
+const READ_BYTES = 1 << 20;
 
 interface Link {
   partNumber: number;
@@ -33,7 +39,7 @@ export class PartHashChain {
   #work: Promise<void> = Promise.resolve();
   #stopped = false;
 
-  constructor(private readonly open: PartOpener) {}
+  constructor(private readonly pathOf: PartPath) {}
 
   /** A part was stored (first upload or a replacement). */
   stored(partNumber: number, etag: string): void {
@@ -99,8 +105,22 @@ export class PartHashChain {
   }
 
   async #hashPart(hash: Hash, partNumber: number): Promise<void> {
-    const body = await this.open(partNumber);
-    if (body === null) throw new Error(`Part ${partNumber} disappeared while it was hashed`);
-    for await (const chunk of body) hash.update(chunk);
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(this.pathOf(partNumber));
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      throw new Error(`Part ${partNumber} disappeared while it was hashed`);
+    }
+    try {
+      const buffer = new Uint8Array(READ_BYTES);
+      for (;;) {
+        const n = await file.read(buffer);
+        if (n === null) return;
+        hash.update(buffer.subarray(0, n)); // update copies what it needs: the buffer is reused
+      }
+    } finally {
+      file.close();
+    }
   }
 }

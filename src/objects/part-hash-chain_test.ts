@@ -9,20 +9,27 @@ const sha256 = (...parts: Uint8Array[]) => {
 };
 const bytes = (text: string) => new TextEncoder().encode(text);
 
-/** Parts held in memory; counts how often each is read. */
+/** Part files in a temp directory; counts how often each path is asked for. */
 function parts() {
-  const files = new Map<number, Uint8Array>();
+  const dir = Deno.makeTempDirSync({ prefix: "hash-chain-" });
   const reads = new Map<number, number>();
+  const files = {
+    set(n: number, body: Uint8Array) {
+      Deno.writeFileSync(`${dir}/${n}`, body);
+      return files;
+    },
+    delete: (n: number) => Deno.removeSync(`${dir}/${n}`),
+  };
   const open = (n: number) => {
     reads.set(n, (reads.get(n) ?? 0) + 1);
-    const body = files.get(n);
-    return Promise.resolve(body ? new Blob([body as Uint8Array<ArrayBuffer>]).stream() : null);
+    return `${dir}/${n}`;
   };
-  return { files, reads, open };
+  return { files, reads, open, [Symbol.dispose]: () => Deno.removeSync(dir, { recursive: true }) };
 }
 
 Deno.test("hash chain: parts arriving out of order are hashed in order, each read once", async () => {
-  const { files, reads, open } = parts();
+  using fixture = parts();
+  const { files, reads, open } = fixture;
   const chain = new PartHashChain(open);
   const [a, b, c] = [bytes("alpha"), bytes("bravo"), bytes("charlie")];
   for (const [n, body] of [[3, c], [1, a], [2, b]] as const) {
@@ -36,7 +43,8 @@ Deno.test("hash chain: parts arriving out of order are hashed in order, each rea
 });
 
 Deno.test("hash chain: a replaced part rewinds; a list the chain does not cover is read", async () => {
-  const { files, reads, open } = parts();
+  using fixture = parts();
+  const { files, reads, open } = fixture;
   const chain = new PartHashChain(open);
   const [a, b, b2, c] = [bytes("a"), bytes("b"), bytes("B"), bytes("c")];
   files.set(1, a).set(2, b).set(3, c);
@@ -59,7 +67,8 @@ Deno.test("hash chain: a replaced part rewinds; a list the chain does not cover 
 });
 
 Deno.test("hash chain: a chain that knows nothing (after a restart) reads every part", async () => {
-  const { files, open } = parts();
+  using fixture = parts();
+  const { files, open } = fixture;
   files.set(1, bytes("x")).set(2, bytes("y"));
   const chain = new PartHashChain(open);
   const list = [{ partNumber: 1, etag: "x" }, { partNumber: 2, etag: "y" }];
