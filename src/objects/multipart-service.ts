@@ -165,13 +165,9 @@ export class MultipartService {
         await this.#store.remove(uploadId);
         return { etag: done.etag, storage: done.storage, repeated: true };
       }
-      const info = await this.#completeOnce(
+      const info = await this.#track(
         bucket,
-        key,
-        uploadId,
-        requested,
-        precondition,
-        signal,
+        this.#completeOnce(bucket, key, uploadId, requested, precondition, signal),
       );
       await this.#completed.record({
         uploadId,
@@ -213,9 +209,15 @@ export class MultipartService {
       partsCount: parts.length,
       partSizes: encodePartSizes(parts.map((part) => part.size)),
     };
-    const fast = await this.#track(
+    const fast = await this.#completeInPlace(
       bucket,
-      this.#completeInPlace(bucket, key, uploadId, parts, metadata, plan, precondition, signal),
+      key,
+      uploadId,
+      parts,
+      metadata,
+      plan,
+      precondition,
+      signal,
     );
     if (fast !== null) return fast;
 
@@ -236,7 +238,7 @@ export class MultipartService {
       precondition,
       signal,
     });
-    return await this.#track(bucket, work);
+    return await work;
   }
 
   /**
@@ -260,14 +262,16 @@ export class MultipartService {
       path: this.#store.partPath(uploadId, part.partNumber)!,
       size: part.size,
     }));
-    const staged = await backend.stageExtents(bucket, key, extents, signal);
+    const staged = await backend.stageExtents(bucket, key, extents, signal)
+      .catch((err) => Promise.reject(vanished(err, uploadId)));
     if (staged === null) return null;
     try {
       const meta: ObjectMeta = {
         size: staged.size,
         etag: plan.etag!,
         md5: "",
-        sha256: await this.#chain(uploadId).digest(parts),
+        sha256: await this.#chain(uploadId).digest(parts)
+          .catch((err) => Promise.reject(vanished(err, uploadId))),
         contentType: metadata.contentType || DEFAULT_CONTENT_TYPE,
         userMeta: metadata.userMeta,
         headers: metadata.headers,
@@ -374,4 +378,12 @@ export class MultipartService {
       },
     });
   }
+}
+
+/**
+ * A part file that is gone while the upload completes: the upload was aborted or its bucket
+ * deleted meanwhile (the streaming path answers the same).
+ */
+function vanished(err: unknown, uploadId: string): unknown {
+  return err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
 }

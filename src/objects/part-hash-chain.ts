@@ -105,13 +105,8 @@ export class PartHashChain {
   }
 
   async #hashPart(hash: Hash, partNumber: number): Promise<void> {
-    let file: Deno.FsFile;
-    try {
-      file = await Deno.open(this.pathOf(partNumber));
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-      throw new Error(`Part ${partNumber} disappeared while it was hashed`);
-    }
+    // A part gone meanwhile throws Deno.errors.NotFound: the upload was aborted or swept.
+    const file = await Deno.open(this.pathOf(partNumber));
     try {
       const buffer = new Uint8Array(READ_BYTES);
       for (;;) {
