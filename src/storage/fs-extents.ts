@@ -21,7 +21,7 @@ import { getJsonXattr, setJsonXattr } from "./xattr.ts";
 import type { ByteRange, LocalExtent, ObjectMeta } from "./backend.ts";
 import { errorCode, fsyncDirectory, nullIfAbsent } from "./fs-walk.ts";
 import { fileRangeStream } from "./file-streams.ts";
-import { decodePartSizes } from "../objects/part-layout.ts";
+import { decodePartSizes } from "./part-sizes.ts";
 
 /** ObjectMeta as stored by the filesystem backend: plus the extents id of a multi-file object. */
 export type StoredMeta = ObjectMeta & { extents?: string };
