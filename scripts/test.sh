@@ -36,7 +36,8 @@ run_tests "$@" src tests
 # The S3 data-plane suites again, each server on an S3 backend (a second svc) instead of its data
 # directory: the same client-visible behaviour must hold whatever stores the objects.
 SVC_TEST_BACKEND=svc run_tests "$@" tests/objects_test.ts tests/listing_test.ts \
-  tests/conditionals_test.ts tests/copy_test.ts tests/multipart_test.ts tests/delete_objects_test.ts \
+  tests/conditionals_test.ts tests/copy_test.ts tests/multipart_test.ts \
+  tests/multipart_complete_test.ts tests/multipart_extents_test.ts tests/delete_objects_test.ts \
   tests/buckets_test.ts tests/sdk_smoke_test.ts tests/post_object_test.ts tests/auth_presign_test.ts \
   tests/tagging_test.ts
 

@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   InvalidObjectName: 400,
   InvalidPart: 400,
   InvalidPartOrder: 400,
+  /** GET/HEAD `?partNumber=N` past the object's last part. */
+  InvalidPartNumber: 416,
   InvalidRange: 416,
   InvalidRequest: 400,
   InvalidTag: 400,

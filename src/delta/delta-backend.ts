@@ -28,6 +28,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
@@ -302,6 +303,31 @@ export class DeltaBackend implements Backend {
       bucket,
       key,
     );
+  }
+
+  /**
+   * A multipart object's parts kept as they are (no copy) when the key is stored passthrough; an
+   * eligible key goes through stageObject (null), whose encode reads the bytes anyway.
+   */
+  async stageExtents(
+    bucket: string,
+    key: string,
+    extents: LocalExtent[],
+    signal?: AbortSignal,
+  ): Promise<StagedObject | null> {
+    if (!this.#inner.stageExtents) return null;
+    const settings = this.#settings();
+    const compression = settings.bucketCompression(bucket);
+    validateClientKey(key, compression);
+    const size = extents.reduce((sum, extent) => sum + extent.size, 0);
+    const eligible = isDeltaEligible(key, {
+      size,
+      maxObjectSize: settings.maxObjectSize,
+      compression,
+    }).eligible;
+    if (eligible && !this.#ctx.codecUnavailable) return null;
+    const staged = await this.#inner.stageExtents(bucket, key, extents, signal);
+    return staged && compression ? this.#cleaningUp(staged, bucket, key) : staged;
   }
 
   /**

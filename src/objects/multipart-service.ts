@@ -6,36 +6,63 @@
 import { replayCheckedBody } from "../auth/replay-body-check.ts";
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
-import type { ObjectInfo } from "../storage/backend.ts";
+import type { ObjectInfo, ObjectMeta } from "../storage/backend.ts";
+import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
 import { tooLarge } from "./body-digest.ts";
 import { KeyLock } from "./key-lock.ts";
+import { encodePartSizes } from "./part-layout.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
-import type { ClientMetadata, ObjectService, WritePrecondition } from "./object-service.ts";
+import {
+  type CompletedPart,
+  type CompletionAnswer,
+  multipartEtag,
+  noSuchUpload,
+  validateCompletion,
+} from "./multipart-completion.ts";
 
-export const MIN_PART_SIZE = 5 * 1024 * 1024;
+export {
+  type CompletedPart,
+  type CompletionAnswer,
+  MIN_PART_SIZE,
+  multipartEtag,
+  validateCompletion,
+} from "./multipart-completion.ts";
+import {
+  type ClientMetadata,
+  type CommitPlan,
+  DEFAULT_CONTENT_TYPE,
+  type ObjectService,
+  type WritePrecondition,
+} from "./object-service.ts";
+import { PartHashChain } from "./part-hash-chain.ts";
 
 export interface MultipartLimits {
   maxUploads: number;
   idleTtlHours: number;
 }
 
-export interface CompletedPart {
-  partNumber: number;
-  /** ETag as the client sent it, quotes stripped. */
-  etag: string;
-}
-
 export class MultipartService {
   readonly #objects: ObjectService;
   readonly #store: MultipartStore;
+  readonly #completed: CompletedUploads;
   readonly #limits: () => MultipartLimits;
   /** Completions in flight per bucket; DeleteBucket waits for them. */
   readonly #completing = new Map<string, Set<Promise<unknown>>>();
   readonly #createLock = new KeyLock();
+  /** Per upload: the object's sha256 so far, hashed as parts arrive (part-hash-chain.ts). */
+  readonly #chains = new Map<string, PartHashChain>();
+  /** One Complete of an upload at a time: a retry waits for the first, then answers as it did. */
+  readonly #completeLock = new KeyLock();
 
-  constructor(objects: ObjectService, store: MultipartStore, limits: () => MultipartLimits) {
+  constructor(
+    objects: ObjectService,
+    store: MultipartStore,
+    completed: CompletedUploads,
+    limits: () => MultipartLimits,
+  ) {
     this.#objects = objects;
     this.#store = store;
+    this.#completed = completed;
     this.#limits = limits;
   }
 
@@ -66,11 +93,7 @@ export class MultipartService {
   async upload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
     const record = await this.#store.get(uploadId);
     if (record === null || record.bucket !== bucket || record.key !== key) {
-      throw new SvcError(
-        "NoSuchUpload",
-        "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
-        { UploadId: uploadId },
-      );
+      throw noSuchUpload(uploadId);
     }
     return record;
   }
@@ -100,15 +123,73 @@ export class MultipartService {
     // decoder) before the part is committed; a longer one is cut off here.
     // A replayed part is staged through the replay check, which never lets it commit.
     const checked = replayCheckedBody(body, options.signal);
-    return await this.#store.putPart(uploadId, partNumber, checked, {
+    const part = await this.#store.putPart(uploadId, partNumber, checked, {
       signal: options.signal,
       maxBytes: Math.min(maxObjectSize - others, options.contentLength ?? Infinity),
       expectedMd5: options.expectedMd5,
       expectedSha256: options.expectedSha256,
     });
+    this.#chain(uploadId).stored(partNumber, part.etag);
+    return part;
   }
 
-  async complete(
+  #chain(uploadId: string): PartHashChain {
+    let chain = this.#chains.get(uploadId);
+    if (!chain) {
+      chain = new PartHashChain((partNumber) => this.#store.partPath(uploadId, partNumber)!);
+      this.#chains.set(uploadId, chain);
+    }
+    return chain;
+  }
+
+  #forget(uploadId: string): void {
+    this.#chains.get(uploadId)?.stop();
+    this.#chains.delete(uploadId);
+  }
+
+  /**
+   * Completes an upload. A repeat of a Complete that succeeded, with the same part list, answers
+   * as the first did without writing again (the object may have changed since: the repeat does
+   * not bring it back); any other Complete of a completed upload is NoSuchUpload.
+   */
+  complete(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    requested: CompletedPart[],
+    precondition: WritePrecondition | undefined,
+    signal?: AbortSignal,
+  ): Promise<CompletionAnswer> {
+    return this.#completeLock.run(uploadId, async () => {
+      const done = await this.#completed.get(uploadId);
+      if (done !== null) {
+        if (done.bucket !== bucket || done.key !== key || !sameParts(done, requested)) {
+          throw noSuchUpload(uploadId);
+        }
+        // A crash between the record and the removal leaves the upload behind: finish that.
+        await this.#store.remove(uploadId);
+        return { etag: done.etag, storage: done.storage, repeated: true };
+      }
+      const info = await this.#track(
+        bucket,
+        this.#completeOnce(bucket, key, uploadId, requested, precondition, signal),
+      );
+      await this.#completed.record({
+        uploadId,
+        bucket,
+        key,
+        parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
+        etag: info.meta.etag,
+        storage: info.debug?.decision ?? info.meta.storage,
+        completedAt: Date.now(),
+      });
+      await this.#store.remove(uploadId);
+      this.#forget(uploadId);
+      return { etag: info.meta.etag, storage: info.debug?.decision ?? info.meta.storage, info };
+    });
+  }
+
+  async #completeOnce(
     bucket: string,
     key: string,
     uploadId: string,
@@ -123,14 +204,31 @@ export class MultipartService {
     const maxObjectSize = this.#objects.limits.maxObjectSize;
     if (total > maxObjectSize) throw tooLarge(maxObjectSize);
     if (precondition) precondition(await this.#objects.backend.headObject(bucket, key));
+    const metadata = {
+      contentType: record.contentType || undefined,
+      userMeta: record.userMeta,
+      headers: record.headers,
+      tags: record.tags,
+    };
+    const plan = {
+      etag: multipartEtag(parts),
+      partsCount: parts.length,
+      partSizes: encodePartSizes(parts.map((part) => part.size)),
+    };
+    const fast = await this.#completeInPlace(
+      bucket,
+      key,
+      uploadId,
+      parts,
+      metadata,
+      plan,
+      precondition,
+      signal,
+    );
+    if (fast !== null) return fast;
 
     const work = this.#objects.store(bucket, key, this.#concatenate(uploadId, parts), {
-      metadata: {
-        contentType: record.contentType || undefined,
-        userMeta: record.userMeta,
-        headers: record.headers,
-        tags: record.tags,
-      },
+      metadata,
       maxBytes: maxObjectSize,
       expectedSize: total,
       verify: (digest) => {
@@ -140,20 +238,67 @@ export class MultipartService {
             `Upload "${uploadId}" changed while it was being completed`,
           );
         }
-        return { etag: multipartEtag(parts), partsCount: parts.length };
+        return plan;
       },
       md5: false,
       precondition,
       signal,
     });
-    const info = await this.#track(bucket, work);
-    await this.#store.remove(uploadId);
-    return info;
+    return await work;
+  }
+
+  /**
+   * The fast completion: the parts become the object's bytes where they are (hard links on the
+   * filesystem, backend parts on S3) and the sha256 comes from the hash chain. null when the
+   * backend cannot (delta-eligible keys, parts on another filesystem): then the parts are streamed.
+   */
+  async #completeInPlace(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: PartInfo[],
+    metadata: ClientMetadata,
+    plan: CommitPlan,
+    precondition: WritePrecondition | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ObjectInfo | null> {
+    const backend = this.#objects.backend;
+    if (!backend.stageExtents) return null;
+    const extents = parts.map((part) => ({
+      path: this.#store.partPath(uploadId, part.partNumber)!,
+      size: part.size,
+    }));
+    const staged = await backend.stageExtents(bucket, key, extents, signal)
+      .catch((err) => Promise.reject(vanished(err, uploadId)));
+    if (staged === null) return null;
+    try {
+      const meta: ObjectMeta = {
+        size: staged.size,
+        etag: plan.etag!,
+        md5: "",
+        sha256: await this.#chain(uploadId).digest(parts)
+          .catch((err) => Promise.reject(vanished(err, uploadId))),
+        contentType: metadata.contentType || DEFAULT_CONTENT_TYPE,
+        userMeta: metadata.userMeta,
+        headers: metadata.headers,
+        lastModified: Date.now(),
+        storage: "passthrough",
+        partsCount: plan.partsCount,
+        ...(plan.partSizes !== undefined ? { partSizes: plan.partSizes } : {}),
+        ...(metadata.tags ? { tags: metadata.tags } : {}),
+      };
+      signal?.throwIfAborted();
+      return await this.#objects.commitStaged(bucket, key, staged, meta, precondition);
+    } catch (err) {
+      await staged.abort();
+      throw err;
+    }
   }
 
   async abort(bucket: string, key: string, uploadId: string): Promise<void> {
     await this.upload(bucket, key, uploadId);
     await this.#store.remove(uploadId);
+    this.#forget(uploadId);
   }
 
   async listParts(bucket: string, key: string, uploadId: string) {
@@ -175,17 +320,27 @@ export class MultipartService {
     }
   }
 
-  /** Removes every upload of a deleted bucket. */
+  /** Removes every upload of a deleted bucket, and the records of its completed ones. */
   async purgeBucket(bucket: string): Promise<number> {
     const uploads = (await this.#store.list()).filter((u) => u.bucket === bucket);
-    for (const upload of uploads) await this.#store.remove(upload.uploadId);
+    for (const upload of uploads) {
+      await this.#store.remove(upload.uploadId);
+      this.#forget(upload.uploadId);
+    }
+    await this.#completed.prune({ bucket });
     return uploads.length;
   }
 
-  /** Removes uploads idle for longer than the TTL. */
-  sweep(now = Date.now()) {
+  /**
+   * Removes uploads idle for longer than the TTL, and records of uploads completed longer ago
+   * than that (a client retrying a Complete does so within seconds or minutes).
+   */
+  async sweep(now = Date.now()) {
     const ttlMs = this.#limits().idleTtlHours * 3600_000;
-    return this.#store.sweep(ttlMs, now);
+    const result = await this.#store.sweep(ttlMs, now);
+    for (const swept of result.removed) this.#forget(swept.uploadId);
+    await this.#completed.prune({ olderThanMs: ttlMs, now });
+    return result;
   }
 
   async #track<T>(bucket: string, work: Promise<T>): Promise<T> {
@@ -232,59 +387,10 @@ export class MultipartService {
   }
 }
 
-/** Checks the client's part list against the stored parts; returns the stored parts in order. */
-export function validateCompletion(
-  requested: CompletedPart[],
-  stored: Map<number, PartInfo>,
-): PartInfo[] {
-  if (requested.length === 0) {
-    throw new SvcError(
-      "MalformedXML",
-      "The XML you provided was not well-formed or did not validate against our published schema (no parts)",
-    );
-  }
-  const parts: PartInfo[] = [];
-  let previous = 0;
-  for (const { partNumber, etag } of requested) {
-    if (partNumber <= previous) {
-      throw new SvcError(
-        "InvalidPartOrder",
-        "The list of parts was not in ascending order. Parts must be ordered by part number.",
-      );
-    }
-    previous = partNumber;
-    const part = stored.get(partNumber);
-    if (part === undefined || part.etag !== etag) {
-      throw new SvcError(
-        "InvalidPart",
-        `One or more of the specified parts could not be found (part ${partNumber}, ETag "${etag}"). The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.`,
-        { PartNumber: String(partNumber), ETag: etag },
-      );
-    }
-    parts.push(part);
-  }
-  parts.slice(0, -1).forEach((part) => {
-    if (part.size < MIN_PART_SIZE) {
-      throw new SvcError(
-        "EntityTooSmall",
-        "Your proposed upload is smaller than the minimum allowed size",
-        {
-          ProposedSize: String(part.size),
-          MinSizeAllowed: String(MIN_PART_SIZE),
-          PartNumber: String(part.partNumber),
-          ETag: part.etag,
-        },
-      );
-    }
-  });
-  return parts;
-}
-
-/** `md5(concatenated binary part md5s)-N`, the ETag S3 gives multipart objects. */
-export function multipartEtag(parts: PartInfo[]): string {
-  const hash = createHash("md5");
-  for (const part of parts) {
-    hash.update(Uint8Array.from(part.etag.match(/../g)!, (h) => parseInt(h, 16)));
-  }
-  return `${hash.digest("hex")}-${parts.length}`;
+/**
+ * A part file that is gone while the upload completes: the upload was aborted or its bucket
+ * deleted meanwhile (the streaming path answers the same).
+ */
+function vanished(err: unknown, uploadId: string): unknown {
+  return err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
 }

@@ -279,6 +279,15 @@ export class MultipartStore<M = unknown> {
     }
   }
 
+  /**
+   * Where a stored part's file is (for hard links at completion); null for a malformed id. The
+   * file is replaced, never rewritten, when the part is uploaded again.
+   */
+  partPath(uploadId: string, partNumber: number): string | null {
+    validatePartNumber(partNumber);
+    return isUploadId(uploadId) ? `${this.uploadDir(uploadId)}/${partFileName(partNumber)}` : null;
+  }
+
   /** Removes an upload and its parts; false when there was none. */
   async remove(uploadId: string): Promise<boolean> {
     if (!isUploadId(uploadId)) return false;

@@ -68,6 +68,8 @@ export interface CopyOptions {
 export interface CommitPlan {
   etag?: string;
   partsCount?: number;
+  /** Part layout of a multipart object (see part-layout.ts). */
+  partSizes?: string;
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
@@ -230,7 +232,7 @@ export class ObjectService {
     }
     try {
       await digest.finish();
-      const { etag, partsCount } = plan.verify(digest);
+      const { etag, partsCount, partSizes } = plan.verify(digest);
       const { md5, sha256 } = digest.result();
       const meta: ObjectMeta = {
         size: digest.bytes,
@@ -244,23 +246,38 @@ export class ObjectService {
         storage: "passthrough",
         ...(partsCount !== undefined ? { partsCount } : {}),
         ...withTags(plan.metadata.tags),
+        ...(partSizes !== undefined ? { partSizes } : {}),
       };
       plan.signal?.throwIfAborted();
-      return await this.#locks.run(`${bucket}/${key}`, async () => {
-        const observers = this.observers.of(bucket);
-        // One metadata read serves the precondition and the observers' replaced object.
-        const existing = plan.precondition || observers.length > 0
-          ? await this.backend.headObject(bucket, key)
-          : null;
-        if (plan.precondition) plan.precondition(existing);
-        const info = await staged.commit(meta);
-        for (const observer of observers) observer.committed(bucket, info, existing);
-        return info;
-      });
+      return await this.commitStaged(bucket, key, staged, meta, plan.precondition);
     } catch (err) {
       await staged.abort();
       throw err;
     }
+  }
+
+  /**
+   * The precondition and the commit under the key lock; observers hear of the result. Public
+   * for writes staged elsewhere (a multipart object's extents); the caller aborts on a throw.
+   */
+  commitStaged(
+    bucket: string,
+    key: string,
+    staged: StagedObject,
+    meta: ObjectMeta,
+    precondition: WritePrecondition | undefined,
+  ): Promise<ObjectInfo> {
+    return this.#locks.run(`${bucket}/${key}`, async () => {
+      const observers = this.observers.of(bucket);
+      // One metadata read serves the precondition and the observers' replaced object.
+      const existing = precondition || observers.length > 0
+        ? await this.backend.headObject(bucket, key)
+        : null;
+      if (precondition) precondition(existing);
+      const info = await staged.commit(meta);
+      for (const observer of observers) observer.committed(bucket, info, existing);
+      return info;
+    });
   }
 
   async copy(
@@ -288,7 +305,11 @@ export class ObjectService {
         }
         // A copy keeps a multipart ETag, so HEAD, GET and LIST of the copy agree with the source.
         return info.meta.partsCount !== undefined
-          ? { etag: info.meta.etag, partsCount: info.meta.partsCount }
+          ? {
+            etag: info.meta.etag,
+            partsCount: info.meta.partsCount,
+            partSizes: info.meta.partSizes,
+          }
           : {};
       },
       precondition: options.precondition,

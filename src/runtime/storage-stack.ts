@@ -8,6 +8,7 @@
 import type { Config } from "../config/schema.ts";
 import { MultipartService } from "../objects/multipart-service.ts";
 import { MultipartStore } from "../objects/multipart-store.ts";
+import { CompletedUploads } from "../objects/completed-uploads.ts";
 import { ObjectService } from "../objects/object-service.ts";
 import { getLogger } from "../observability/log.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -81,11 +82,12 @@ export async function openStorageStack(
     },
   );
   const store = await MultipartStore.open(`${stateDir}/.svc/multipart`);
+  const completed = await CompletedUploads.open(`${stateDir}/.svc/multipart-completed`);
   const delta = await openDeltaStore(router, spoolDir, current, metrics);
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
   }));
-  const multipart = new MultipartService(objects, store, () => ({
+  const multipart = new MultipartService(objects, store, completed, () => ({
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,
   }));

@@ -155,7 +155,7 @@ export async function completeMultipartUpload(
   const bucket = request.bucket!, key = request.key!;
   const precondition = writePrecondition(request.headers);
   const parts = parseCompleteRequest(await readSmallBody(request, 4 << 20));
-  const info = await ctx.multipart.complete(
+  const answer = await ctx.multipart.complete(
     bucket,
     key,
     uploadIdOf(request),
@@ -164,12 +164,13 @@ export async function completeMultipartUpload(
     request.signal,
   );
   const headers = new Headers();
-  setStorageDebugHeaders(headers, info);
+  if (answer.info) setStorageDebugHeaders(headers, answer.info);
+  else headers.set("x-amz-storage-type", answer.storage);
   return xmlResponse("CompleteMultipartUploadResult", {
     Location: `/${bucket}/${key}`,
     Bucket: bucket,
     Key: key,
-    ETag: quoteEtag(info.meta.etag),
+    ETag: quoteEtag(answer.etag),
   }, { headers });
 }
 

@@ -24,6 +24,7 @@ import {
 } from "./conditionals.ts";
 import { parseUserMetadata, validateObjectKey } from "./names.ts";
 import { contentRange, parseRange } from "./range.ts";
+import { partRange } from "../objects/part-layout.ts";
 import { uploadBody } from "./request-body.ts";
 import type { S3Request } from "./request.ts";
 import { tagCount, taggingHeader } from "./tagging.ts";
@@ -88,11 +89,13 @@ export async function getObject(
 ): Promise<Response> {
   const bucket = request.bucket!, key = request.key!;
   const conditions = readConditionHeaders(request.headers);
+  const partNumber = readPartNumber(request);
   let judged: ObjectInfo | undefined;
   // Conditionals and the range are judged on the version that is then opened.
   const plan = (info: ObjectInfo) => {
     judged = info;
     assertReadConditions(conditions, info.meta);
+    if (partNumber !== undefined) return partRange(info.meta, partNumber);
     return parseRange(request.headers.get("range"), info.meta.size) ?? undefined;
   };
   let opened: { info: ObjectInfo; body: ReadableStream<Uint8Array> | null; range?: ByteRange };
@@ -125,6 +128,30 @@ export async function getObject(
   if (range) headers.set("content-range", contentRange(range, size));
   headers.set("content-length", String(range ? range.end - range.start + 1 : size));
   return new Response(body, { status: range ? 206 : 200, headers });
+}
+
+/**
+ * `?partNumber=N` of GET/HEAD: an integer in 1..10000, never together with a Range header (both
+ * as AWS answers them).
+ */
+function readPartNumber(request: S3Request): number | undefined {
+  const raw = request.query.get("partNumber");
+  if (raw === null) return undefined;
+  const value = /^\d{1,5}$/.test(raw) ? Number(raw) : 0;
+  if (value < 1 || value > 10000) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Part number must be an integer between 1 and 10000, inclusive; got "${raw}"`,
+      { ArgumentName: "partNumber", ArgumentValue: raw },
+    );
+  }
+  if (request.headers.has("range")) {
+    throw new SvcError(
+      "InvalidRequest",
+      "Cannot specify both Range header and partNumber query parameter",
+    );
+  }
+  return value;
 }
 
 export async function putObject(objects: ObjectService, request: S3Request): Promise<Response> {

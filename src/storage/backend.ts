@@ -39,6 +39,12 @@ export interface ObjectMeta {
   lastModified: number;
   /** Number of parts when the object came from a multipart upload. */
   partsCount?: number;
+  /**
+   * Sizes of those parts, run-length encoded (`8388608*639,1234`; see objects/part-layout.ts), so
+   * `?partNumber=N` reads find a part. Absent on other objects and on ones completed before it
+   * was recorded.
+   */
+  partSizes?: string;
   storage: StorageKind;
   /** Object tags (S3 object tagging), in the order the client gave them; absent when none. */
   tags?: Record<string, string>;
@@ -96,6 +102,12 @@ export interface StagedObject {
   abort(): Promise<void>;
 }
 
+/** A local file (a multipart part) that becomes one extent of an object; see stageExtents. */
+export interface LocalExtent {
+  path: string;
+  size: number;
+}
+
 export interface ObjectBody {
   info: ObjectInfo;
   body: ReadableStream<Uint8Array>;
@@ -148,6 +160,19 @@ export interface Backend {
     key: string,
     update: (meta: ObjectMeta) => ObjectMeta,
   ): Promise<ObjectInfo | null>;
+  /**
+   * Optional: stages an object whose bytes are these local files in order (a completed multipart
+   * upload's parts) without copying them through a stream: the filesystem backend hard-links
+   * them as the object's extents, the S3 backend sends each as one part of a backend multipart
+   * upload. null when it cannot (the caller then streams the files through stageObject). The
+   * files must stay unchanged until commit or abort. Same refusals as stageObject.
+   */
+  stageExtents?(
+    bucket: string,
+    key: string,
+    extents: LocalExtent[],
+    signal?: AbortSignal,
+  ): Promise<StagedObject | null>;
   /** Removes one object; false when it did not exist. */
   deleteObject(bucket: string, key: string): Promise<boolean>;
   /** One page of keys in UTF-8 byte order. Throws NoSuchBucket. */

@@ -24,6 +24,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
@@ -237,6 +238,23 @@ export class BucketRouter implements Backend {
     update: (meta: ObjectMeta) => ObjectMeta,
   ): Promise<ObjectInfo | null> {
     return this.#on(bucket, ({ backend, real }) => backend.updateObjectMeta(real, key, update));
+  }
+
+  stageExtents(
+    bucket: string,
+    key: string,
+    extents: LocalExtent[],
+    signal?: AbortSignal,
+  ): Promise<StagedObject | null> {
+    return this.#on(bucket, async ({ backend, real }) => {
+      const staged = await backend.stageExtents?.(real, key, extents, signal) ?? null;
+      return staged && {
+        size: staged.size,
+        commit: (meta) =>
+          staged.commit(meta).catch((err) => Promise.reject(renamed(err, real, bucket))),
+        abort: () => staged.abort(),
+      };
+    });
   }
 
   deleteObject(bucket: string, key: string): Promise<boolean> {

@@ -19,6 +19,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
@@ -59,6 +60,7 @@ import {
   walkKeys,
 } from "./fs-walk.ts";
 import { assertXattrSupport, getJsonXattr, removeXattr, setJsonXattr } from "./xattr.ts";
+import { ExtentStore, fromStored, type StoredMeta } from "./fs-extents.ts";
 
 const BUCKET_XATTR = "user.svc.bucket";
 /** Reads retried when a commit keeps replacing the file between reading metadata and opening. */
@@ -66,6 +68,9 @@ const READ_ATTEMPTS = 5;
 
 export class FilesystemBackend implements Backend {
   readonly kind = "filesystem" as const;
+
+  /** Multi-file objects (completed multipart uploads); see fs-extents.ts. */
+  private extents!: ExtentStore;
 
   private constructor(readonly root: string, private readonly tmpDir: string) {}
 
@@ -77,7 +82,13 @@ export class FilesystemBackend implements Backend {
     const tmpDir = `${absolute}/.svc/tmp`;
     await Deno.mkdir(tmpDir, { recursive: true });
     await removeStaleTempFiles(tmpDir);
-    return new FilesystemBackend(absolute, tmpDir);
+    const backend = new FilesystemBackend(absolute, tmpDir);
+    backend.extents = await ExtentStore.open(absolute, async (bucket, key) => {
+      const parsed = parseKeyOrNull(key);
+      return (parsed && isUsableBucketName(bucket) &&
+        (await backend.readObject(bucket, parsed))?.extents) || null;
+    });
+    return backend;
   }
 
   // ---- buckets -------------------------------------------------------------------------------
@@ -148,7 +159,7 @@ export class FilesystemBackend implements Backend {
     for (let attempt = 0; parsed && attempt < READ_ATTEMPTS; attempt++) {
       const found = this.readObject(bucket, parsed);
       if (!found) break;
-      const { info, ino } = found;
+      const { info, ino, extents } = found;
       const start = range?.start ?? 0;
       const end = range?.end ?? info.storedSize - 1;
       if (range && (start < 0 || end < start || end >= info.storedSize)) {
@@ -156,6 +167,12 @@ export class FilesystemBackend implements Backend {
       }
       if (parsed.marker) return { info, body: emptyStream() };
       const file = openIfUnchanged(objectPath(this.bucketDir(bucket), parsed), ino);
+      if (file && extents !== undefined) {
+        // Open (and protect) the extents before letting go of the entry that names them.
+        const body = this.extents.open(extents, info.meta, range && { start, end });
+        file.close();
+        return { info, body };
+      }
       if (file) {
         return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
       }
@@ -214,14 +231,18 @@ export class FilesystemBackend implements Backend {
   ): Promise<ObjectInfo | null> {
     const parsed = parseKeyOrNull(key);
     for (let attempt = 0; parsed && attempt < READ_ATTEMPTS; attempt++) {
-      const found = await this.readObject(bucket, parsed);
+      const found = this.readObject(bucket, parsed);
       if (!found) break;
       const path = objectPath(this.bucketDir(bucket), parsed);
       const meta = update(found.info.meta);
       const unchanged = (() => {
         const stat = statOrNull(path);
         if (stat?.ino !== found.ino) return false;
-        setJsonXattr(path, META_XATTR, meta);
+        // An object kept as extents keeps naming them (see fs-extents.ts).
+        const stored: StoredMeta = found.extents === undefined
+          ? meta
+          : { ...meta, extents: found.extents };
+        setJsonXattr(path, META_XATTR, stored);
         return true;
       })();
       if (!unchanged) continue;
@@ -230,6 +251,34 @@ export class FilesystemBackend implements Backend {
     }
     await this.requireBucket(bucket);
     return null;
+  }
+
+  /**
+   * A completed multipart upload's parts as the object's extents, hard-linked (see
+   * fs-extents.ts): no byte is copied. null when that cannot be done (a key ending in `/`, or
+   * parts on another filesystem): the caller then streams them through stageObject.
+   */
+  async stageExtents(
+    bucket: string,
+    key: string,
+    sources: LocalExtent[],
+  ): Promise<StagedObject | null> {
+    const parsed = parseKey(key);
+    const bucketDir = await this.requireBucket(bucket);
+    await checkPathConflicts(bucketDir, parsed);
+    if (parsed.marker) return null;
+    const extents = await this.extents.link(sources, { bucket, key });
+    if (extents === null) return null;
+    const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(tmpPath, { write: true, createNew: true });
+    } catch (err) {
+      await this.extents.release(extents);
+      throw err;
+    }
+    const size = sources.reduce((sum, source) => sum + source.size, 0);
+    return this.stagedFile(bucketDir, parsed, tmpPath, file, size, extents);
   }
 
   async deleteObject(bucket: string, key: string): Promise<boolean> {
@@ -244,13 +293,15 @@ export class FilesystemBackend implements Backend {
       removeDirectoryIfEmptySync(path);
     } else {
       const stat = await Deno.lstat(path).catch(nullIfAbsent);
-      if (!stat?.isFile || readMeta(path) === null) return false;
+      const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
+      if (stored === null) return false;
       try {
         await Deno.remove(path);
       } catch (err) {
         if (isAbsentError(err)) return false; // a concurrent delete won
         throw err;
       }
+      await this.extents.release(stored.extents);
     }
     const survivor = removeEmptyParentsSync(bucketDir, parsed.segments.slice(0, -1));
     await fsyncDirectory(survivor);
@@ -349,14 +400,14 @@ export class FilesystemBackend implements Backend {
   private readObject(
     bucket: string,
     parsed: ParsedKey,
-  ): { info: ObjectInfo; ino: number | null } | null {
+  ): { info: ObjectInfo; ino: number | null; extents?: string } | null {
     const path = objectPath(this.bucketDir(bucket), parsed);
     const stat = lstatOrNull(path);
     if (!stat || !(parsed.marker ? stat.isDirectory : stat.isFile)) return null;
-    const meta = readMeta(path);
-    if (!meta) return null;
-    const storedSize = parsed.marker ? 0 : stat.size;
-    return { info: { key: parsed.key, storedSize, meta }, ino: stat.ino };
+    const stored = readMeta(path);
+    if (!stored) return null;
+    const { meta, storedSize, extents } = fromStored(stored, parsed.marker ? 0 : stat.size);
+    return { info: { key: parsed.key, storedSize, meta }, ino: stat.ino, extents };
   }
 
   private stagedFile(
@@ -365,6 +416,7 @@ export class FilesystemBackend implements Backend {
     tmpPath: string,
     file: Deno.FsFile,
     size: number,
+    extents?: string,
   ): StagedObject {
     let state: "staged" | "failed" | "done" = "staged";
     let open = true;
@@ -378,11 +430,15 @@ export class FilesystemBackend implements Backend {
         if (state !== "staged") throw new Error(`Staged object "${parsed.key}" was already used`);
         state = "failed"; // until the rename succeeds; abort() then still cleans up
         // Attribute first, so one fsync makes bytes and metadata durable before the name exists.
-        setJsonXattr(tmpPath, META_XATTR, meta);
+        const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
+        setJsonXattr(tmpPath, META_XATTR, stored);
         await file.sync();
         closeFile();
+        // The object this commit replaces may have extents: released once the rename is done.
+        const replaced: StoredMeta | null = readMeta(objectPath(bucketDir, parsed));
         await placeFile(tmpPath, bucketDir, parsed);
         state = "done";
+        if (replaced?.extents !== extents) await this.extents.release(replaced?.extents);
         return { key: parsed.key, storedSize: size, meta };
       },
       abort: async () => {
@@ -390,6 +446,7 @@ export class FilesystemBackend implements Backend {
         state = "done";
         closeFile();
         await Deno.remove(tmpPath).catch(() => {});
+        await this.extents.release(extents);
       },
     };
   }

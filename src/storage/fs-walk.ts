@@ -8,6 +8,7 @@
  * on entries a page never reaches.
  */
 
+import { fromStored } from "./fs-extents.ts";
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
 import { getJsonXattr, XattrError } from "./xattr.ts";
 
@@ -227,9 +228,10 @@ export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
     return nullIfAbsent(err);
   }
   if (item.kind === "file" ? !stat.isFile : !stat.isDirectory) return null;
-  const meta = readMeta(item.path);
-  if (!meta) return null;
-  return { key: item.key, storedSize: item.kind === "file" ? stat.size : 0, meta };
+  const stored = readMeta(item.path);
+  if (!stored) return null;
+  const { meta, storedSize } = fromStored(stored, item.kind === "file" ? stat.size : 0);
+  return { key: item.key, storedSize, meta };
 }
 
 /** The first object at or below `prefix` in key order, if any. */

@@ -16,6 +16,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
@@ -90,6 +91,19 @@ export class ObservedBackend implements Backend {
     update: (meta: ObjectMeta) => ObjectMeta,
   ): Promise<ObjectInfo | null> {
     return this.#observe(() => this.inner.updateObjectMeta(bucket, key, update));
+  }
+
+  async stageExtents(
+    bucket: string,
+    key: string,
+    extents: LocalExtent[],
+    signal?: AbortSignal,
+  ): Promise<StagedObject | null> {
+    if (!this.inner.stageExtents) return null;
+    const staged = await this.#observe(() =>
+      this.inner.stageExtents!(bucket, key, extents, signal)
+    );
+    return staged && new ObservedStagedObject(staged, (call) => this.#observe(call));
   }
 
   deleteObject(bucket: string, key: string): Promise<boolean> {

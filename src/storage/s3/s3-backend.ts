@@ -17,6 +17,7 @@ import type {
   ByteRange,
   ListOptions,
   ListPage,
+  LocalExtent,
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
@@ -35,6 +36,7 @@ import {
   type Spool,
   SPOOL_SUFFIX,
   spoolBody,
+  uploadFiles,
   uploadSpool,
 } from "./s3-upload.ts";
 import { escapeXmlText, parseListBuckets } from "./s3-xml.ts";
@@ -194,6 +196,40 @@ export class S3Backend implements Backend {
     body: ReadableStream<Uint8Array>,
     signal?: AbortSignal,
   ): Promise<StagedObject> {
+    await this.checkWritable(bucket, key);
+    const spool = await spoolBody(this.options.spoolDir, body, signal);
+    return this.staged(bucket, key, spool);
+  }
+
+  /**
+   * A completed multipart upload: its part files go to the backend as the parts of one backend
+   * multipart upload at commit (s3-upload.ts uploadFiles), read where they are; no spool copy.
+   */
+  async stageExtents(bucket: string, key: string, extents: LocalExtent[]): Promise<StagedObject> {
+    await this.checkWritable(bucket, key);
+    const size = extents.reduce((sum, extent) => sum + extent.size, 0);
+    let used = false;
+    return {
+      size,
+      commit: async (meta: ObjectMeta) => {
+        if (used) throw new Error(`Staged object "${key}" was already used`);
+        used = true;
+        try {
+          await uploadFiles(this.client, this.options, { bucket, key }, extents, meta);
+        } catch (err) {
+          throw isNoSuchBucket(err) ? noSuchBucket(bucket) : svcErrorFromBackend(err, bucket, key);
+        }
+        return { key, storedSize: size, meta };
+      },
+      abort: () => {
+        used = true;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** The refusals of a write, before any byte is read. */
+  private async checkWritable(bucket: string, key: string): Promise<void> {
     if (new TextEncoder().encode(key).length > MAX_KEY_BYTES) {
       throw new SvcError("KeyTooLongError", `Key "${key}" is longer than ${MAX_KEY_BYTES} bytes`, {
         Key: key,
@@ -203,8 +239,6 @@ export class S3Backend implements Backend {
       throw new SvcError("InvalidObjectName", `Key "${key}" cannot be stored`, { Key: key });
     }
     await this.requireBucket(bucket);
-    const spool = await spoolBody(this.options.spoolDir, body, signal);
-    return this.staged(bucket, key, spool);
   }
 
   /** A self-copy with the new metadata (s3-meta-update.ts); retried when the object changed. */

@@ -20,7 +20,7 @@
  */
 import { getLogger } from "../../observability/log.ts";
 import { writeStreamToFile } from "../file-streams.ts";
-import type { ObjectMeta } from "../backend.ts";
+import type { LocalExtent, ObjectMeta } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { BackendError } from "./s3-errors.ts";
 import { metaToHeaders } from "./s3-meta.ts";
@@ -102,7 +102,32 @@ export async function uploadSpool(
     });
     if (unquoteEtag(response.headers.get("etag") ?? "") === meta.etag) return;
   }
-  await multipartUpload(client, settings, target, spool, headers);
+  const partSize = Math.max(settings.partSize, Math.ceil(spool.size / MAX_PARTS));
+  const count = Math.max(1, Math.ceil(spool.size / partSize));
+  const pieces = Array.from({ length: count }, (_, index) => ({
+    path: spool.path,
+    start: index * partSize,
+    length: Math.min(partSize, spool.size - index * partSize),
+  }));
+  await multipartUpload(client, settings, target, pieces, headers);
+}
+
+/**
+ * Uploads local files (a completed multipart upload's parts) as one backend multipart upload,
+ * one file per backend part, `uploadConcurrency` at a time. Nothing is spooled: the parts are
+ * read where they are. The client's parts passed the same size rules S3 applies (5 MiB but for
+ * the last, at most 10,000), and the same parts make the same ETag, so the backend's listing
+ * shows the object's own multipart ETag.
+ */
+export async function uploadFiles(
+  client: S3Client,
+  settings: UploadSettings,
+  target: { bucket: string; key: string },
+  files: LocalExtent[],
+  meta: ObjectMeta,
+): Promise<void> {
+  const pieces = files.map((file) => ({ path: file.path, start: 0, length: file.size }));
+  await multipartUpload(client, settings, target, pieces, metaToHeaders(meta));
 }
 
 /**
@@ -124,11 +149,18 @@ function warnIfPlainEtag(client: S3Client, completedXml: string): void {
   );
 }
 
+/** A byte range of a local file sent as one backend part. */
+interface FilePiece {
+  path: string;
+  start: number;
+  length: number;
+}
+
 async function multipartUpload(
   client: S3Client,
   settings: UploadSettings,
   target: { bucket: string; key: string },
-  spool: Spool,
+  pieces: FilePiece[],
   headers: Record<string, string>,
 ): Promise<void> {
   const created = await client.send({
@@ -141,19 +173,17 @@ async function multipartUpload(
   const uploadId = parseInitiateMultipart(created.text);
   const stop = new AbortController();
   try {
-    const partSize = Math.max(settings.partSize, Math.ceil(spool.size / MAX_PARTS));
-    const count = Math.max(1, Math.ceil(spool.size / partSize));
+    const count = pieces.length;
     const etags: string[] = new Array(count);
     let next = 0;
     const worker = async () => {
       while (next < count && !stop.signal.aborted) {
         const index = next++;
-        const start = index * partSize;
         const response = await client.send({
           method: "PUT",
           ...target,
           query: { partNumber: String(index + 1), uploadId },
-          body: { path: spool.path, start, length: Math.min(partSize, spool.size - start) },
+          body: pieces[index],
           idempotent: true,
           signal: stop.signal,
         });
