@@ -4,7 +4,6 @@
  * object service's one write path (hash, verify, commit under the key lock).
  */
 import { replayCheckedBody } from "../auth/replay-body-check.ts";
-import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import type { ObjectInfo, ObjectMeta } from "../storage/backend.ts";
 import { type CompletedUploads, sameParts } from "./completed-uploads.ts";

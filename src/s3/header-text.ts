@@ -7,6 +7,7 @@
  */
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const utf8 = new TextEncoder();
+// deno-lint-ignore no-control-regex -- every byte below 0x80, controls included, is ASCII
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** The text a header value's bytes encode as UTF-8; null when they are not UTF-8. */
