@@ -24,6 +24,7 @@ import {
   streamOf,
 } from "./backend-conformance-helpers.ts";
 import { compareUtf8 } from "./fs-walk.ts";
+import { PATH_STEPS } from "./backend-conformance-paths.ts";
 
 export { expectedPage, metaFor } from "./backend-conformance-helpers.ts";
 
@@ -386,4 +387,5 @@ const STEPS: Record<string, Step> = {
     assert.deepEqual(one.objects.map((o) => o.key), ["plus+sign"]);
     for (const key of ODD_KEYS) assert.equal(await backend.deleteObject(bucket, key), true, key);
   },
+  ...PATH_STEPS,
 };

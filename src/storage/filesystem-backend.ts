@@ -3,7 +3,9 @@
  * (ObjectMeta JSON) lives in the `user.svc.meta` extended attribute. The attribute is set on the
  * temp file before the rename, so the rename is the single commit point and no half-written
  * object is ever visible. A key ending in `/` is a directory marker: the directory itself
- * carries the attribute, so `a/` and `a/b` coexist (see fs-keys.ts for the rules).
+ * carries the attribute, so `a/` and `a/b` coexist (see fs-keys.ts for the rules). A key whose
+ * path must also be a directory (`a` beside `a/b`, or a marker with a body) is stored inside
+ * that directory under a reserved name (fs-nesting.ts).
  *
  * Layout: `<root>/<bucket>/…` objects; `<root>/.svc/tmp/` uploads being staged (same filesystem
  * as the buckets, so the commit is a rename); `<root>/.svc/…` other internal state.
@@ -27,12 +29,12 @@ import {
   emptyStream,
   fileRangeStream,
   openIfUnchanged,
-  requireEmptyBody,
   writeStreamToFile,
 } from "./file-streams.ts";
 import {
   checkPathConflicts,
   isUsableBucketName,
+  locateObjectSync,
   objectPath,
   type ParsedKey,
   parseKey,
@@ -40,6 +42,8 @@ import {
   placeFile,
   placeMarker,
 } from "./fs-keys.ts";
+import { pathLock } from "./fs-nesting.ts";
+import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import {
   commonPrefixOf,
   compareUtf8,
@@ -47,13 +51,14 @@ import {
   firstObjectKey,
   fsyncDirectory,
   isAbsentError,
-  isDirectorySync,
   META_XATTR,
   nullIfAbsent,
+  readMarkerSync,
   readMeta,
   removeDirectoryIfEmptySync,
   removeEmptyParentsSync,
   removeTreeWithoutObjects,
+  type StoredObject,
   verifyCandidateSync,
   walkKeys,
 } from "./fs-walk.ts";
@@ -149,8 +154,8 @@ export class FilesystemBackend implements Backend {
       if (range && (start < 0 || end < start || end >= info.storedSize)) {
         throw new SvcError("InvalidRange", `Range ${start}-${end} is outside object "${key}"`);
       }
-      if (parsed.marker) return { info, body: emptyStream() };
-      const file = await openIfUnchanged(objectPath(this.bucketDir(bucket), parsed), ino);
+      if (!ino) return { info, body: emptyStream() }; // an empty marker: the directory itself
+      const file = await openIfUnchanged(ino.path, ino.ino);
       if (file) {
         return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
       }
@@ -172,16 +177,6 @@ export class FilesystemBackend implements Backend {
     const parsed = parseKey(key);
     const bucketDir = await this.requireBucket(bucket);
     await checkPathConflicts(bucketDir, parsed);
-    if (parsed.marker) {
-      const notEmpty = () =>
-        new SvcError(
-          "InvalidRequest",
-          `Key "${key}" ends in "/" and is stored as a directory, so its body must be empty`,
-          { Key: key },
-        );
-      await requireEmptyBody(body, notEmpty, signal);
-      return this.stagedMarker(bucketDir, parsed);
-    }
     const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
     const file = await Deno.open(tmpPath, { write: true, createNew: true });
     let size: number;
@@ -192,6 +187,12 @@ export class FilesystemBackend implements Backend {
       await Deno.remove(tmpPath).catch(() => {});
       throw err;
     }
+    if (parsed.marker && size === 0) {
+      // An empty marker is the directory's own attribute, as it always was.
+      file.close();
+      await Deno.remove(tmpPath);
+      return this.stagedMarker(bucketDir, parsed);
+    }
     return this.stagedFile(bucketDir, parsed, tmpPath, file, size);
   }
 
@@ -200,22 +201,28 @@ export class FilesystemBackend implements Backend {
     const bucketDir = await this.requireBucket(bucket);
     if (!parsed) return false;
     const path = objectPath(this.bucketDir(bucket), parsed);
+    let dirs = parsed.segments.slice(0, -1);
     if (parsed.marker) {
       // Synchronous so a concurrent marker write on this directory cannot interleave.
-      if (!isDirectorySync(path) || readMeta(path) === null) return false;
+      if (!readMarkerSync(path)) return false;
       removeXattr(path, META_XATTR);
+      await Deno.remove(`${path}/${MARKER_ENTRY}`).catch(nullIfAbsent);
       removeDirectoryIfEmptySync(path);
     } else {
       const stat = await Deno.lstat(path).catch(nullIfAbsent);
-      if (!stat?.isFile || readMeta(path) === null) return false;
-      try {
-        await Deno.remove(path);
-      } catch (err) {
-        if (isAbsentError(err)) return false; // a concurrent delete won
-        throw err;
+      if (stat?.isDirectory) {
+        // The object named like a directory lives inside it (fs-nesting.ts).
+        if (!(await removeObjectFile(`${path}/${OBJECT_ENTRY}`))) return false;
+        dirs = parsed.segments;
+      } else {
+        if (!stat?.isFile) return false;
+        // Under the path lock: a conversion of this file into a directory is not half done.
+        const removed = await pathLock.run(path, () => removeObjectFile(path));
+        if (removed === "moved") return await this.deleteObject(bucket, key);
+        if (!removed) return false;
       }
     }
-    const survivor = removeEmptyParentsSync(bucketDir, parsed.segments.slice(0, -1));
+    const survivor = removeEmptyParentsSync(bucketDir, dirs);
     await fsyncDirectory(survivor);
     return true;
   }
@@ -300,18 +307,18 @@ export class FilesystemBackend implements Backend {
     return this.bucketDir(bucket);
   }
 
-  /** The object with its inode number, or null when absent or not an object. */
-  private async readObject(
+  /**
+   * The object with the file holding its bytes (path and inode; none for an empty marker), or
+   * null when absent or not an object.
+   */
+  private readObject(
     bucket: string,
     parsed: ParsedKey,
-  ): Promise<{ info: ObjectInfo; ino: number | null } | null> {
-    const path = objectPath(this.bucketDir(bucket), parsed);
-    const stat = await Deno.lstat(path).catch(nullIfAbsent);
-    if (!stat || !(parsed.marker ? stat.isDirectory : stat.isFile)) return null;
-    const meta = readMeta(path);
-    if (!meta) return null;
-    const storedSize = parsed.marker ? 0 : stat.size;
-    return { info: { key: parsed.key, storedSize, meta }, ino: stat.ino };
+  ): Promise<{ info: ObjectInfo; ino: StoredObject["file"] } | null> {
+    const found = locateObjectSync(this.bucketDir(bucket), parsed);
+    if (!found) return Promise.resolve(null);
+    const info = { key: parsed.key, storedSize: found.storedSize, meta: found.meta };
+    return Promise.resolve({ info, ino: found.file });
   }
 
   private stagedFile(
@@ -379,5 +386,22 @@ async function removeStaleTempFiles(tmpDir: string): Promise<void> {
     const stat = await Deno.lstat(path).catch(nullIfAbsent);
     if (!stat || (stat.mtime?.getTime() ?? 0) >= processStart) continue;
     await Deno.remove(path, { recursive: true }).catch(nullIfAbsent);
+  }
+}
+
+/**
+ * Unlinks an object file: true when removed, false when it was absent or not an object, "moved"
+ * when it turned into a directory (a conversion finished first).
+ */
+async function removeObjectFile(path: string): Promise<boolean | "moved"> {
+  const stat = await Deno.lstat(path).catch(nullIfAbsent);
+  if (stat?.isDirectory) return "moved";
+  if (!stat?.isFile || readMeta(path) === null) return false;
+  try {
+    await Deno.remove(path);
+    return true;
+  } catch (err) {
+    if (isAbsentError(err)) return false; // a concurrent delete won
+    throw err;
   }
 }

@@ -10,6 +10,7 @@
 
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
 import { getJsonXattr, XattrError } from "./xattr.ts";
+import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 
 /**
  * Compares two strings in UTF-8 byte order, which is Unicode code point order. JavaScript's `<`
@@ -34,6 +35,12 @@ function codePointRank(unit: number): number {
 export interface SortedEntry {
   name: string;
   isDirectory: boolean;
+  /**
+   * A candidate for the object named like directory `name`, stored inside it as OBJECT_ENTRY
+   * (see fs-nesting.ts). Every directory gets one, sorted as the plain name: only whether the
+   * entry exists is left to the (lazy) verification.
+   */
+  nested?: boolean;
   /** The name as it sorts among its siblings: directories carry a trailing `/`. */
   sortKey: string;
 }
@@ -50,9 +57,10 @@ export function readSortedDir(path: string): SortedEntry[] {
   let astral = false;
   try {
     for (const entry of Deno.readDirSync(path)) {
-      if (entry.isSymlink) continue;
+      if (entry.isSymlink || isReservedEntry(entry.name)) continue;
       if (entry.isDirectory) {
         entries.push({ name: entry.name, isDirectory: true, sortKey: `${entry.name}/` });
+        entries.push({ name: entry.name, isDirectory: false, nested: true, sortKey: entry.name });
       } else if (entry.isFile) {
         entries.push({ name: entry.name, isDirectory: false, sortKey: entry.name });
       } else continue;
@@ -134,7 +142,9 @@ function* walkDirectory(
   const { prefix, startAfter, skip } = options;
   for (const entry of readSortedDir(dirPath)) {
     const key = dirKey + entry.sortKey;
-    const path = `${dirPath}/${entry.name}`;
+    const path = entry.nested
+      ? `${dirPath}/${entry.name}/${OBJECT_ENTRY}`
+      : `${dirPath}/${entry.name}`;
     const inPrefix = key.startsWith(prefix);
     // A directory whose key is a proper start of the prefix ("photos/" for "photos/2") holds the
     // range without being in it.
@@ -220,16 +230,43 @@ const ENOTDIR = 20;
 export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
   // Synchronous: a listing page verifies up to a thousand entries, and an async stat costs far
   // more per call than the few microseconds the kernel needs.
+  const found = item.kind === "file" ? readFileObjectSync(item.path) : readMarkerSync(item.path);
+  return found && { key: item.key, storedSize: found.storedSize, meta: found.meta };
+}
+
+/** A stored object: its metadata, and the file holding its bytes (none for an empty marker). */
+export interface StoredObject {
+  meta: ObjectMeta;
+  storedSize: number;
+  file?: { path: string; ino: number | null };
+}
+
+/** The object in the regular file `path`; null when it is absent, not a file or no object. */
+export function readFileObjectSync(path: string): StoredObject | null {
   let stat: Deno.FileInfo;
   try {
-    stat = Deno.lstatSync(item.path);
+    stat = Deno.lstatSync(path);
   } catch (err) {
     return nullIfAbsent(err);
   }
-  if (item.kind === "file" ? !stat.isFile : !stat.isDirectory) return null;
-  const meta = readMeta(item.path);
-  if (!meta) return null;
-  return { key: item.key, storedSize: item.kind === "file" ? stat.size : 0, meta };
+  if (!stat.isFile) return null;
+  const meta = readMeta(path);
+  return meta && { meta, storedSize: stat.size, file: { path, ino: stat.ino } };
+}
+
+/**
+ * The directory marker of `dirPath`: the directory's own attribute (empty body) or the
+ * MARKER_ENTRY file inside it (a body). While an overwrite that changes form is between its two
+ * steps both exist, and the later one is the marker (the other is removed next).
+ */
+export function readMarkerSync(dirPath: string): StoredObject | null {
+  if (!isDirectorySync(dirPath)) return null;
+  const own = readMeta(dirPath);
+  const withBody = readFileObjectSync(`${dirPath}/${MARKER_ENTRY}`);
+  if (own && (!withBody || own.lastModified > withBody.meta.lastModified)) {
+    return { meta: own, storedSize: 0 };
+  }
+  return withBody;
 }
 
 /** The first object at or below `prefix` in key order, if any. */
