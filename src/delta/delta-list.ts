@@ -3,11 +3,16 @@
  * layout.ts), `reference.bin` hidden, and a key stored both ways (an overwrite that changed kind,
  * before its cleanup) shown once, as its later version. Entries are emitted only once no later
  * stored name can sort before them (isSettled), so pagination is exact for any page size.
+ *
+ * Cost is O(page): the only stored names that could still sort before listed keys are a few
+ * `p.delta` names (blockingDeltaNames), which are looked up directly instead of listing on until
+ * the backend passes them; waiting could mean reading the whole subtree (`x/1.delta` sorts after
+ * every `x/1.0.<n>/…`).
  */
 
 import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
-import { compareUtf8 } from "../storage/fs-walk.ts";
-import { isSettled, toLogicalEntries } from "./layout.ts";
+import { commonPrefixOf, compareUtf8 } from "../storage/fs-walk.ts";
+import { blockingDeltaNames, DELTA_SUFFIX, isSettled, toLogicalEntries } from "./layout.ts";
 
 export async function listLogicalPage(
   inner: Backend,
@@ -20,6 +25,13 @@ export async function listLogicalPage(
   if (maxKeys < 1) return page;
   // Logical entries seen so far, by key; a common prefix is an entry without info.
   const pending = new Map<string, ObjectInfo | null>();
+  const add = (info: ObjectInfo) => {
+    const previous = pending.get(info.key);
+    if (previous && previous.meta.lastModified >= info.meta.lastModified) return;
+    pending.set(info.key, info);
+  };
+  // Keys p whose stored `p.delta` was looked up directly (see blockingDeltaNames).
+  const resolved = new Set<string>();
   let innerAfter = options.startAfter;
   let exhausted = false;
   let settledCount = 0;
@@ -32,18 +44,15 @@ export async function listLogicalPage(
       maxKeys: innerPageKeys,
     });
     const logical = toLogicalEntries(stored.objects, { prefix, startAfter: options.startAfter });
-    for (const info of logical) {
-      const previous = pending.get(info.key);
-      if (previous && previous.meta.lastModified >= info.meta.lastModified) continue;
-      pending.set(info.key, info);
-    }
+    for (const info of logical) add(info);
     for (const common of stored.commonPrefixes) {
       if (!pending.has(common)) pending.set(common, null);
     }
     exhausted = !stored.isTruncated || stored.nextStartAfter === undefined;
     innerAfter = stored.nextStartAfter;
+    if (!exhausted) await resolveBlockingDeltas(innerAfter!);
     sorted = [...pending.keys()].sort(compareUtf8);
-    settledCount = exhausted ? sorted.length : countSettled(sorted, innerAfter!);
+    settledCount = exhausted ? sorted.length : countSettled(sorted, innerAfter!, resolved);
   }
   const emitted = sorted.slice(0, Math.min(maxKeys, settledCount));
   for (const key of emitted) {
@@ -56,11 +65,40 @@ export async function listLogicalPage(
     page.nextStartAfter = emitted.at(-1);
   }
   return page;
+
+  /** Looks up the few `p.delta` names after `lastStoredName` that could sort before it. */
+  async function resolveBlockingDeltas(lastStoredName: string): Promise<void> {
+    const wanted = blockingDeltaNames(lastStoredName).filter((p) => !resolved.has(p));
+    const found = await Promise.all(
+      wanted.map((p) => inner.headObject(bucket, p + DELTA_SUFFIX)),
+    );
+    for (const [i, p] of wanted.entries()) {
+      resolved.add(p);
+      const info = found[i];
+      if (!info) continue;
+      const entries = toLogicalEntries([{ ...info, key: p + DELTA_SUFFIX }], {
+        prefix,
+        startAfter: options.startAfter,
+      });
+      for (const entry of entries) {
+        const common = delimiter ? commonPrefixOf(entry.key, prefix, delimiter) : undefined;
+        if (common === undefined) add(entry);
+        else if (
+          !pending.has(common) &&
+          (options.startAfter === undefined || compareUtf8(common, options.startAfter) > 0)
+        ) pending.set(common, null);
+      }
+    }
+  }
 }
 
 /** How many of the sorted keys can no longer be preceded by a later stored name. */
-function countSettled(sorted: readonly string[], lastStoredName: string): number {
+function countSettled(
+  sorted: readonly string[],
+  lastStoredName: string,
+  resolved: ReadonlySet<string>,
+): number {
   let count = 0;
-  while (count < sorted.length && isSettled(sorted[count], lastStoredName)) count++;
+  while (count < sorted.length && isSettled(sorted[count], lastStoredName, resolved)) count++;
   return count;
 }
