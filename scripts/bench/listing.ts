@@ -36,7 +36,7 @@ const BUCKET_XATTR = "user.svc.bucket";
 const dataDir = `${baseDir}/${keys}`;
 
 /** A small zip-like body: eligible for a delta by name, compresses well against its sibling. */
-function artifact(version: number): Uint8Array {
+function artifact(version: number): Uint8Array<ArrayBuffer> {
   const text = `PK\u0003\u0004 app build ${version} `.repeat(400) + `end ${version}`;
   return new TextEncoder().encode(text);
 }
@@ -66,7 +66,7 @@ async function template(): Promise<Record<string, StoredFile>> {
     SVC_LOG_LEVEL: "info",
   }, dir);
   try {
-    const put = async (path: string, body?: Uint8Array) => {
+    const put = async (path: string, body?: Uint8Array<ArrayBuffer>) => {
       const res = await fetch(`${server.url}/${path}`, { method: "PUT", body });
       if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
       await res.body?.cancel();
