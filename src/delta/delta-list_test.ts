@@ -7,7 +7,12 @@ import type { Backend, ListOptions } from "../storage/backend.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { fakeMeta } from "../storage/object-fixtures.ts";
 import { listLogicalPage } from "./delta-list.ts";
+import { compareUtf8 } from "../storage/fs-walk.ts";
 import { blockingDeltaNames, isSettled } from "./layout.ts";
+
+function random(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
 
 async function put(backend: Backend, key: string, lastModified = 1) {
   const staged = await backend.stageObject("b", key, new Blob(["x"]).stream());
@@ -45,10 +50,18 @@ Deno.test("blockingDeltaNames: the prefixes of the last name whose .delta sorts 
   ]);
   assert.deepEqual(blockingDeltaNames("x/1.0.5/"), ["x/1", "x/1.0"]);
   // Once they are resolved nothing else can block: every key up to the name is settled.
-  const last = "x/app-1.0.5.zip.delta";
-  const resolved = new Set(blockingDeltaNames(last));
-  assert.equal(isSettled("x/app-1.0.5.zip", last), false);
-  assert.equal(isSettled("x/app-1.0.5.zip", last, resolved), true);
+  const next = random(7);
+  const alphabet = ["a", "-", ".", "/", "0", "1", ".delta", "z", "é", "😀"];
+  for (let round = 0; round < 2000; round++) {
+    const word = () =>
+      Array.from(
+        { length: 1 + Math.floor(next() * 5) },
+        () => alphabet[Math.floor(next() * alphabet.length)],
+      ).join("");
+    const [key, last] = [word(), word()].sort(compareUtf8);
+    const resolved = new Set(blockingDeltaNames(last));
+    assert.ok(isSettled(key, last, resolved), `${key} after ${last}`);
+  }
 });
 
 Deno.test("a page of many deltaspaces reads a page, not the subtree", () =>

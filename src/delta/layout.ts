@@ -137,8 +137,19 @@ export function toLogicalEntries(
  * entry is settled.
  */
 export function mergeLogicalOrder<T extends { key: string }>(entries: readonly T[]): T[] {
+  if (!entries.some((e) => SURROGATE_OR_LATER.test(e.key))) {
+    return [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
   return [...entries].sort((a, b) => compareUtf8(a.key, b.key));
 }
+
+/** Sorts keys in UTF-8 byte order, in place; the plain comparison when it agrees (no U+D800+). */
+export function sortUtf8(keys: string[]): string[] {
+  if (!keys.some((key) => SURROGATE_OR_LATER.test(key))) return keys.sort();
+  return keys.sort(compareUtf8);
+}
+
+const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
 
 /**
  * Whether no stored name after `lastStoredName` can map to a logical key at or before

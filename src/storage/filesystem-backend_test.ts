@@ -408,7 +408,10 @@ Deno.test("concurrent writes and deletes on overlapping paths all succeed", () =
         else await backend.deleteObject("b", key);
       }
     };
-    await Promise.all(Array.from({ length: 6 }, worker));
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, worker));
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") throw outcome.reason;
+    }
     const { objects } = await backend.listObjects("b", { prefix: "", maxKeys: 100 });
     for (const { key } of objects) {
       const body = await text(backend, key);

@@ -17,6 +17,7 @@ import {
   readFileObjectSync,
   readMarkerSync,
   readMeta,
+  statOrNull,
   type StoredObject,
 } from "./fs-walk.ts";
 import { nestObjectFile, pathLock } from "./fs-nesting.ts";
@@ -105,7 +106,7 @@ export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): 
   if (!parsed.marker) return;
   const targetPath = objectPath(bucketDir, parsed);
   const target = await Deno.lstat(targetPath).catch(nullIfAbsent);
-  if (target && !target.isDirectory && readMeta(targetPath) === null) {
+  if (target && !target.isDirectory && isNonObjectFileSync(targetPath)) {
     throw pathConflict(parsed.key, segments.join("/"), false);
   }
 }
@@ -230,12 +231,10 @@ async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: numb
 
 /** Converts the object file at `path` (the key's first `depth` segments) into a directory. */
 async function nestOrRefuse(path: string, parsed: ParsedKey, depth: number): Promise<void> {
-  if (readMeta(path) === null) {
-    if (!isDirectorySync(path) && (await Deno.lstat(path).catch(nullIfAbsent))) {
-      throw pathConflict(parsed.key, parsed.segments.slice(0, depth).join("/"), false);
-    }
-    return; // gone or a directory meanwhile: the caller looks again
+  if (isNonObjectFileSync(path)) {
+    throw pathConflict(parsed.key, parsed.segments.slice(0, depth).join("/"), false);
   }
+  // Gone or a directory meanwhile: the conversion declines and the caller looks again.
   const root = path.slice(0, path.length - parsed.segments.slice(0, depth).join("/").length - 1);
   const tmpDir = `${root.slice(0, root.lastIndexOf("/"))}/.svc/tmp`;
   await pathLock.run(path, () => nestObjectFile(path, tmpDir));
@@ -251,7 +250,7 @@ async function blockingNonObject(
     path += `/${parsed.segments[i]}`;
     const stat = await Deno.lstat(path).catch(nullIfAbsent);
     if (stat && !stat.isDirectory) {
-      if (readMeta(path) !== null) return undefined; // an object: nested at commit
+      if (!isNonObjectFileSync(path)) return undefined; // an object: nested at commit
       return pathConflict(parsed.key, parsed.segments.slice(0, i + 1).join("/"), false);
     }
   }
@@ -282,7 +281,20 @@ function pathConflict(key: string, other: string, otherIsObject: boolean): SvcEr
 export function locateObjectSync(bucketDir: string, parsed: ParsedKey): StoredObject | null {
   const path = objectPath(bucketDir, parsed);
   if (parsed.marker) return readMarkerSync(path);
-  const plain = readFileObjectSync(path);
-  if (plain || !isDirectorySync(path)) return plain;
-  return readFileObjectSync(`${path}/${OBJECT_ENTRY}`);
+  // Misses cost two getxattr calls and no exception (readFileObjectSync reads the attribute
+  // first; below a file or a missing path it fails with ENOTDIR or ENOENT).
+  return readFileObjectSync(path) ?? readFileObjectSync(`${path}/${OBJECT_ENTRY}`);
+}
+
+/**
+ * Whether `path` is a regular file without object metadata (placed by hand). An object file gets
+ * its attribute before its name exists and never loses it, so one inode seen on both sides of a
+ * missing attribute really is no object; anything else (gone, replaced, turned into a directory
+ * by a concurrent conversion) is not a file in the way.
+ */
+function isNonObjectFileSync(path: string): boolean {
+  const before = statOrNull(path);
+  if (!before?.isFile || readMeta(path) !== null) return false;
+  const after = statOrNull(path);
+  return after?.isFile === true && after.ino === before.ino;
 }
