@@ -16,7 +16,10 @@
  * (continuation token), with and without delimiter `/`. Prints a Markdown table.
  *
  *   node_modules/.bin/deno run -A scripts/bench/listing.ts [--keys 100000] [--dir /tmp/svc-bench-listing]
- *     [--rounds 5] [--shapes ds,ver,txt]
+ *     [--rounds 5] [--shapes ds,ver,txt] [--svc /path/to/other/checkout]
+ *
+ * `--svc` times the server of another checkout (e.g. `git archive <commit>` unpacked, with a
+ * node_modules symlink) on the same data: the "before" column.
  */
 import { peakRss, startProcess } from "./lib.ts";
 import { getXattr, setXattr } from "../../src/storage/xattr.ts";
@@ -30,6 +33,8 @@ const baseDir = arg("--dir", "/tmp/svc-bench-listing");
 const rounds = Number(arg("--rounds", "5"));
 const shapes = arg("--shapes", "ds,ver,txt").split(",");
 const ROOT = new URL("../../", import.meta.url).pathname;
+/** The checkout whose main.ts is timed (another one measures "before"); templates use ours. */
+const SVC_ROOT = arg("--svc", ROOT).replace(/\/?$/, "/");
 const META = "user.svc.meta";
 const BUCKET_XATTR = "user.svc.bucket";
 
@@ -127,7 +132,7 @@ function median(values: number[]): number {
 
 async function main() {
   await build();
-  const server = await startProcess([`${ROOT}main.ts`, "--listen", "127.0.0.1:0"], {
+  const server = await startProcess([`${SVC_ROOT}main.ts`, "--listen", "127.0.0.1:0"], {
     SVC_DATA_DIR: dataDir,
     SVC_AUTHENTICATION: "none",
     SVC_LOG_LEVEL: "info",
