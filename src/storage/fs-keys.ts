@@ -280,10 +280,14 @@ function pathConflict(key: string, other: string, otherIsObject: boolean): SvcEr
  */
 export function locateObjectSync(bucketDir: string, parsed: ParsedKey): StoredObject | null {
   const path = objectPath(bucketDir, parsed);
-  if (parsed.marker) return readMarkerSync(path);
-  // Misses cost two getxattr calls and no exception (readFileObjectSync reads the attribute
-  // first; below a file or a missing path it fails with ENOTDIR or ENOENT).
-  return readFileObjectSync(path) ?? readFileObjectSync(`${path}/${OBJECT_ENTRY}`);
+  if (parsed.marker) return readMarkerSync(path, undefined, true);
+  // The plain layout costs what it always did: one lstat, one attribute read.
+  const stat = statOrNull(path);
+  if (stat?.isDirectory) return readFileObjectSync(`${path}/${OBJECT_ENTRY}`, true);
+  if (!stat?.isFile) return null;
+  // Stat before metadata: see readFileObjectSync's forOpen.
+  const meta = readMeta(path);
+  return meta && { meta, storedSize: stat.size, file: { path, ino: stat.ino } };
 }
 
 /**

@@ -243,11 +243,17 @@ export interface StoredObject {
  * The object in the regular file `path`; null when it is absent, not a file or no object. The
  * attribute is read first: for a path that is not there that is one syscall and no exception
  * (a thrown NotFound costs more than the syscall, and listings probe many absent paths).
+ * `forOpen`: the caller will open the file expecting `file.ino`; then the stat comes first, so the
+ * metadata read after it belongs to that inode, or the file was replaced and the open (which
+ * checks the inode) fails and is retried. Metadata first, a replace in between could pair the
+ * old metadata with the new inode.
  */
-export function readFileObjectSync(path: string): StoredObject | null {
+export function readFileObjectSync(path: string, forOpen = false): StoredObject | null {
+  const first = forOpen ? statOrNull(path) : null;
+  if (forOpen && !first?.isFile) return null;
   const meta = readMeta(path);
   if (!meta) return null;
-  const stat = statOrNull(path);
+  const stat = first ?? statOrNull(path);
   if (!stat?.isFile) return null;
   return { meta, storedSize: stat.size, file: { path, ino: stat.ino } };
 }
@@ -258,9 +264,15 @@ export function readFileObjectSync(path: string): StoredObject | null {
  * steps both exist, and the later one is the marker (the other is removed next). `markerEntry`
  * is whether the caller saw MARKER_ENTRY in the directory (undefined: not read, so look).
  */
-export function readMarkerSync(dirPath: string, markerEntry?: boolean): StoredObject | null {
+export function readMarkerSync(
+  dirPath: string,
+  markerEntry?: boolean,
+  forOpen = false,
+): StoredObject | null {
   const own = readMeta(dirPath);
-  const withBody = markerEntry === false ? null : readFileObjectSync(`${dirPath}/${MARKER_ENTRY}`);
+  const withBody = markerEntry === false
+    ? null
+    : readFileObjectSync(`${dirPath}/${MARKER_ENTRY}`, forOpen);
   if (own && (!withBody || own.lastModified > withBody.meta.lastModified)) {
     return statOrNull(dirPath)?.isDirectory ? { meta: own, storedSize: 0 } : null;
   }
