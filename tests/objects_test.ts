@@ -253,43 +253,7 @@ Deno.test("objects: single-object surface against one server", async (t) => {
     assert.equal(head.status, 404);
   });
 
-  // On an S3 backend `a` and `a/b` coexist: the conflict is the filesystem backend's.
-  await t.step({
-    name: "filesystem key rules: file/directory conflicts are 409",
-    ignore: !objectsOnLocalDisk,
-    fn: async () => {
-      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "fs/a", Body: "file a" }));
-      await assertError(req("PUT", "fs/a/b", "x"), 409, "ObjectPathConflict");
-      await assertError(req("PUT", "fs/a/"), 409, "ObjectPathConflict");
-      assert.equal(await (await fetch(url(`/${BUCKET}/fs/a`))).text(), "file a");
-
-      await s3.send(
-        new PutObjectCommand({ Bucket: BUCKET, Key: "fs/d/", Body: new Uint8Array(0) }),
-      );
-      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "fs/d/b", Body: "inner" }));
-      await assertError(req("PUT", "fs/d", "x"), 409, "ObjectPathConflict");
-      await assertError(req("PUT", "fs/e/", "not empty"), 400, "InvalidRequest");
-      const flat = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "fs/" }));
-      assert.deepEqual(flat.Contents?.map((c) => [c.Key, c.Size]), [
-        ["fs/a", 6],
-        ["fs/d/", 0],
-        ["fs/d/b", 5],
-      ]);
-      const rolled = await s3.send(
-        new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "fs/", Delimiter: "/" }),
-      );
-      assert.deepEqual(rolled.Contents?.map((c) => c.Key), ["fs/a"]);
-      assert.deepEqual(rolled.CommonPrefixes?.map((p) => p.Prefix), ["fs/d/"]);
-      const marker = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "fs/d/" }));
-      assert.equal(marker.ContentLength, 0);
-      // Deleting the object below keeps the marker.
-      await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: "fs/d/b" }));
-      assert.equal(
-        (await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "fs/d/" }))).ContentLength,
-        0,
-      );
-    },
-  });
+  // A key beside keys below it, and a key ending in "/" with a body: tests/key_paths_test.ts.
 
   await t.step("traversal and NUL are refused; nothing lands outside", async () => {
     const files = () =>

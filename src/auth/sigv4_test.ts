@@ -189,13 +189,3 @@ Deno.test("aws4fetch cases svc refuses by decision (see sigv4-canonical.ts)", as
   const repeated = await aws4fetch().sign(`http://${HOST}/b?x=1&x=2`, { aws: { datetime: STAMP } });
   refuses(fromFetch(repeated), "SignatureDoesNotMatch");
 });
-  const [input] = await captureSdk([(c) => c.send(get)]);
-  const now = Date.now();
-  for (let i = 0; i < 500; i++) verify(input, now);
-  const runs = 5000;
-  const start = performance.now();
-  for (let i = 0; i < runs; i++) verify(input, now);
-  const micros = (performance.now() - start) * 1000 / runs;
-  // The target is < 50 µs; the bound is loose so a loaded CI machine does not flake.
-  assert.ok(micros < 250, `header verification took ${micros.toFixed(1)} µs`);
-});

@@ -2,12 +2,19 @@
  * One logical listing page of a compressed bucket: stored names mapped to logical keys (see
  * layout.ts), `reference.bin` hidden, and a key stored both ways (an overwrite that changed kind,
  * before its cleanup) shown once, as its later version. Entries are emitted only once no later
- * stored name can sort before them (isSettled), so pagination is exact for any page size.
+ * stored name can sort before them, so pagination is exact for any page size.
+ *
+ * Cost is O(page): the only stored names after an inner page that could still sort before its
+ * keys are a few `p.delta` names (blockingDeltaNames), looked up directly; once they are, every
+ * key seen is settled (isSettled holds for all of them). Waiting for the listing to pass them
+ * instead could mean reading the whole subtree (`x/1.delta` sorts after every `x/1.0.<n>/…`).
+ * Inner pages are sized from the hidden-to-shown ratio seen so far (a deltaspace per key hides
+ * one `reference.bin` per key), so a page reads about what it shows.
  */
 
 import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
-import { compareUtf8 } from "../storage/fs-walk.ts";
-import { isSettled, toLogicalEntries } from "./layout.ts";
+import { commonPrefixOf, compareUtf8 } from "../storage/fs-walk.ts";
+import { blockingDeltaNames, DELTA_SUFFIX, sortUtf8, toLogicalEntries } from "./layout.ts";
 
 export async function listLogicalPage(
   inner: Backend,
@@ -20,47 +27,71 @@ export async function listLogicalPage(
   if (maxKeys < 1) return page;
   // Logical entries seen so far, by key; a common prefix is an entry without info.
   const pending = new Map<string, ObjectInfo | null>();
+  const add = (info: ObjectInfo) => {
+    const previous = pending.get(info.key);
+    if (previous && previous.meta.lastModified >= info.meta.lastModified) return;
+    pending.set(info.key, info);
+  };
+  // Keys p whose stored `p.delta` was looked up directly (see blockingDeltaNames).
+  const resolved = new Set<string>();
   let innerAfter = options.startAfter;
   let exhausted = false;
-  let settledCount = 0;
-  let sorted: string[] = [];
-  while (!exhausted && settledCount <= maxKeys) {
+  let innerSeen = 0;
+  // One entry more than the page, to know whether it is truncated.
+  while (!exhausted && pending.size <= maxKeys) {
+    const missing = maxKeys + 1 - pending.size;
+    const ratio = pending.size === 0 ? 1 : Math.max(1, innerSeen / pending.size);
     const stored = await inner.listObjects(bucket, {
       prefix,
       delimiter,
       startAfter: innerAfter,
-      maxKeys: innerPageKeys,
+      maxKeys: Math.min(innerPageKeys, Math.ceil(missing * ratio) + 1),
     });
+    innerSeen += stored.objects.length + stored.commonPrefixes.length;
     const logical = toLogicalEntries(stored.objects, { prefix, startAfter: options.startAfter });
-    for (const info of logical) {
-      const previous = pending.get(info.key);
-      if (previous && previous.meta.lastModified >= info.meta.lastModified) continue;
-      pending.set(info.key, info);
-    }
+    for (const info of logical) add(info);
     for (const common of stored.commonPrefixes) {
       if (!pending.has(common)) pending.set(common, null);
     }
     exhausted = !stored.isTruncated || stored.nextStartAfter === undefined;
     innerAfter = stored.nextStartAfter;
-    sorted = [...pending.keys()].sort(compareUtf8);
-    settledCount = exhausted ? sorted.length : countSettled(sorted, innerAfter!);
+    if (!exhausted) await resolveBlockingDeltas(innerAfter!);
   }
-  const emitted = sorted.slice(0, Math.min(maxKeys, settledCount));
+  const sorted = sortUtf8([...pending.keys()]);
+  const emitted = sorted.slice(0, maxKeys);
   for (const key of emitted) {
     const info = pending.get(key);
     if (info) page.objects.push(info);
     else page.commonPrefixes.push(key);
   }
-  if (settledCount > emitted.length || !exhausted) {
+  if (sorted.length > emitted.length || !exhausted) {
     page.isTruncated = true;
     page.nextStartAfter = emitted.at(-1);
   }
   return page;
-}
 
-/** How many of the sorted keys can no longer be preceded by a later stored name. */
-function countSettled(sorted: readonly string[], lastStoredName: string): number {
-  let count = 0;
-  while (count < sorted.length && isSettled(sorted[count], lastStoredName)) count++;
-  return count;
+  /** Looks up the few `p.delta` names after `lastStoredName` that could sort before it. */
+  async function resolveBlockingDeltas(lastStoredName: string): Promise<void> {
+    const wanted = blockingDeltaNames(lastStoredName).filter((p) => !resolved.has(p));
+    const found = await Promise.all(
+      wanted.map((p) => inner.headObject(bucket, p + DELTA_SUFFIX)),
+    );
+    for (const [i, p] of wanted.entries()) {
+      resolved.add(p);
+      const info = found[i];
+      if (!info) continue;
+      const entries = toLogicalEntries([{ ...info, key: p + DELTA_SUFFIX }], {
+        prefix,
+        startAfter: options.startAfter,
+      });
+      for (const entry of entries) {
+        const common = delimiter ? commonPrefixOf(entry.key, prefix, delimiter) : undefined;
+        if (common === undefined) add(entry);
+        else if (
+          !pending.has(common) &&
+          (options.startAfter === undefined || compareUtf8(common, options.startAfter) > 0)
+        ) pending.set(common, null);
+      }
+    }
+  }
 }

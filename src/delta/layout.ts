@@ -137,23 +137,62 @@ export function toLogicalEntries(
  * entry is settled.
  */
 export function mergeLogicalOrder<T extends { key: string }>(entries: readonly T[]): T[] {
+  if (!entries.some((e) => SURROGATE_OR_LATER.test(e.key))) {
+    return [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
   return [...entries].sort((a, b) => compareUtf8(a.key, b.key));
 }
+
+/** Sorts keys in UTF-8 byte order, in place; the plain comparison when it agrees (no U+D800+). */
+export function sortUtf8(keys: string[]): string[] {
+  if (!keys.some((key) => SURROGATE_OR_LATER.test(key))) return keys.sort();
+  return keys.sort(compareUtf8);
+}
+
+const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
 
 /**
  * Whether no stored name after `lastStoredName` can map to a logical key at or before
  * `logicalKey`. A later name maps below `logicalKey` only as `p.delta` where `p` is a prefix of
  * `logicalKey` (or the key itself, a duplicate): any other `p` < `logicalKey` gives
  * `p.delta` < `logicalKey` <= `lastStoredName`, already listed. So the key is settled when every
- * such `p.delta` sorts at or before `lastStoredName`.
+ * such `p.delta` sorts at or before `lastStoredName`, or was looked up already (`resolved`: the
+ * caller asked the backend for `p.delta` directly, see blockingDeltaNames).
  */
-export function isSettled(logicalKey: string, lastStoredName: string): boolean {
+export function isSettled(
+  logicalKey: string,
+  lastStoredName: string,
+  resolved?: ReadonlySet<string>,
+): boolean {
   for (let end = logicalKey.length; end > 0; end--) {
     const p = logicalKey.slice(0, end);
-    if (p.endsWith("/")) continue; // a directory marker is never stored as a delta
-    const code = p.charCodeAt(end - 1);
-    if (code >= 0xd800 && code <= 0xdbff) continue; // half a surrogate pair is no key
+    if (!couldBeDeltaKey(p) || resolved?.has(p)) continue;
     if (compareUtf8(p + DELTA_SUFFIX, lastStoredName) > 0) return false;
   }
   return true;
+}
+
+/**
+ * The logical keys `p` whose `p.delta`, not listed yet, could still sort before keys already
+ * listed: exactly the prefixes `p` of `lastStoredName` (itself included) with `p.delta` after it
+ * (a `p` that is not such a prefix differs from it at a smaller character, so `p.delta` sorts
+ * before it and was listed). Usually a handful per page, e.g. for `x/app-1.0.5.zip.delta`:
+ * `x/app`, `x/app-1`, `x/app-1.0` and the name itself. Looking these few names up directly
+ * settles a whole page, where waiting for the listing to pass them could take the whole subtree
+ * (`x/app.delta` sorts after every `x/app-…`).
+ */
+export function blockingDeltaNames(lastStoredName: string): string[] {
+  const out: string[] = [];
+  for (let end = 1; end <= lastStoredName.length; end++) {
+    const p = lastStoredName.slice(0, end);
+    if (couldBeDeltaKey(p) && compareUtf8(p + DELTA_SUFFIX, lastStoredName) > 0) out.push(p);
+  }
+  return out;
+}
+
+/** A directory marker is never stored as a delta, and half a surrogate pair is no key. */
+function couldBeDeltaKey(p: string): boolean {
+  if (p.endsWith("/")) return false;
+  const code = p.charCodeAt(p.length - 1);
+  return !(code >= 0xd800 && code <= 0xdbff);
 }

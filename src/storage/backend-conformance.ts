@@ -25,6 +25,7 @@ import {
 } from "./backend-conformance-helpers.ts";
 import { compareUtf8 } from "./fs-walk.ts";
 import { META_UPDATE_STEPS } from "./backend-conformance-meta.ts";
+import { PATH_STEPS } from "./backend-conformance-paths.ts";
 
 export { expectedPage, metaFor } from "./backend-conformance-helpers.ts";
 
@@ -389,4 +390,5 @@ const STEPS: Record<string, Step> = {
   },
 
   ...META_UPDATE_STEPS,
+  ...PATH_STEPS,
 };

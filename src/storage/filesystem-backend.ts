@@ -3,7 +3,9 @@
  * (ObjectMeta JSON) lives in the `user.svc.meta` extended attribute. The attribute is set on the
  * temp file before the rename, so the rename is the single commit point and no half-written
  * object is ever visible. A key ending in `/` is a directory marker: the directory itself
- * carries the attribute, so `a/` and `a/b` coexist (see fs-keys.ts for the rules).
+ * carries the attribute, so `a/` and `a/b` coexist (see fs-keys.ts for the rules). A key whose
+ * path must also be a directory (`a` beside `a/b`, or a marker with a body) is stored inside
+ * that directory under a reserved name (fs-nesting.ts).
  *
  * Layout: `<root>/<bucket>/…` objects; `<root>/.svc/tmp/` uploads being staged (same filesystem
  * as the buckets, so the commit is a rename); `<root>/.svc/…` other internal state.
@@ -29,12 +31,12 @@ import {
   emptyStream,
   fileRangeStream,
   openIfUnchanged,
-  requireEmptyBody,
   writeStreamToFile,
 } from "./file-streams.ts";
 import {
   checkPathConflicts,
   isUsableBucketName,
+  locateObjectSync,
   objectPath,
   type ParsedKey,
   parseKey,
@@ -42,6 +44,8 @@ import {
   placeFile,
   placeMarker,
 } from "./fs-keys.ts";
+import { pathLock } from "./fs-nesting.ts";
+import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import {
   commonPrefixOf,
   compareUtf8,
@@ -49,18 +53,19 @@ import {
   firstObjectKey,
   fsyncDirectory,
   isAbsentError,
-  isDirectorySync,
   META_XATTR,
   nullIfAbsent,
+  readMarkerSync,
   readMeta,
   removeDirectoryIfEmptySync,
   removeEmptyParentsSync,
   removeTreeWithoutObjects,
+  type StoredObject,
   verifyCandidateSync,
   walkKeys,
 } from "./fs-walk.ts";
 import { assertXattrSupport, getJsonXattr, removeXattr, setJsonXattr } from "./xattr.ts";
-import { ExtentStore, fromStored, type StoredMeta } from "./fs-extents.ts";
+import { ExtentStore, type StoredMeta } from "./fs-extents.ts";
 
 const BUCKET_XATTR = "user.svc.bucket";
 /** Reads retried when a commit keeps replacing the file between reading metadata and opening. */
@@ -165,8 +170,8 @@ export class FilesystemBackend implements Backend {
       if (range && (start < 0 || end < start || end >= info.storedSize)) {
         throw new SvcError("InvalidRange", `Range ${start}-${end} is outside object "${key}"`);
       }
-      if (parsed.marker) return { info, body: emptyStream() };
-      const file = openIfUnchanged(objectPath(this.bucketDir(bucket), parsed), ino);
+      if (!ino) return { info, body: emptyStream() }; // an empty marker: the directory itself
+      const file = openIfUnchanged(ino.path, ino.ino);
       if (file && extents !== undefined) {
         // Open (and protect) the extents before letting go of the entry that names them.
         const body = this.extents.open(extents, info.meta, range && { start, end });
@@ -194,16 +199,6 @@ export class FilesystemBackend implements Backend {
     const parsed = parseKey(key);
     const bucketDir = await this.requireBucket(bucket);
     await checkPathConflicts(bucketDir, parsed);
-    if (parsed.marker) {
-      const notEmpty = () =>
-        new SvcError(
-          "InvalidRequest",
-          `Key "${key}" ends in "/" and is stored as a directory, so its body must be empty`,
-          { Key: key },
-        );
-      await requireEmptyBody(body, notEmpty, signal);
-      return this.stagedMarker(bucketDir, parsed);
-    }
     const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
     // Creating the temp file is a quick local call: done inline (see lstatOrNull).
     const file = Deno.openSync(tmpPath, { write: true, createNew: true });
@@ -214,6 +209,12 @@ export class FilesystemBackend implements Backend {
       file.close();
       await Deno.remove(tmpPath).catch(() => {});
       throw err;
+    }
+    if (parsed.marker && size === 0) {
+      // An empty marker is the directory's own attribute, as it always was.
+      file.close();
+      await Deno.remove(tmpPath);
+      return this.stagedMarker(bucketDir, parsed);
     }
     return this.stagedFile(bucketDir, parsed, tmpPath, file, size);
   }
@@ -233,11 +234,13 @@ export class FilesystemBackend implements Backend {
     for (let attempt = 0; parsed && attempt < READ_ATTEMPTS; attempt++) {
       const found = this.readObject(bucket, parsed);
       if (!found) break;
-      const path = objectPath(this.bucketDir(bucket), parsed);
+      // The file holding the object (plain, nested or a marker with a body), else the marker's
+      // directory itself.
+      const path = found.ino?.path ?? objectPath(this.bucketDir(bucket), parsed);
       const meta = update(found.info.meta);
       const unchanged = (() => {
         const stat = statOrNull(path);
-        if (stat?.ino !== found.ino) return false;
+        if (found.ino ? stat?.ino !== found.ino.ino : !stat?.isDirectory) return false;
         // An object kept as extents keeps naming them (see fs-extents.ts).
         const stored: StoredMeta = found.extents === undefined
           ? meta
@@ -246,7 +249,7 @@ export class FilesystemBackend implements Backend {
         return true;
       })();
       if (!unchanged) continue;
-      await fsyncPath(path, parsed.marker);
+      await fsyncPath(path, !found.ino);
       return { ...found.info, meta };
     }
     await this.requireBucket(bucket);
@@ -286,24 +289,31 @@ export class FilesystemBackend implements Backend {
     const bucketDir = await this.requireBucket(bucket);
     if (!parsed) return false;
     const path = objectPath(this.bucketDir(bucket), parsed);
+    let dirs = parsed.segments.slice(0, -1);
     if (parsed.marker) {
       // Synchronous so a concurrent marker write on this directory cannot interleave.
-      if (!isDirectorySync(path) || readMeta(path) === null) return false;
+      if (!readMarkerSync(path)) return false;
       removeXattr(path, META_XATTR);
+      await Deno.remove(`${path}/${MARKER_ENTRY}`).catch(nullIfAbsent);
       removeDirectoryIfEmptySync(path);
     } else {
       const stat = await Deno.lstat(path).catch(nullIfAbsent);
-      const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
-      if (stored === null) return false;
-      try {
-        await Deno.remove(path);
-      } catch (err) {
-        if (isAbsentError(err)) return false; // a concurrent delete won
-        throw err;
+      let removed: StoredMeta | false | "moved";
+      if (stat?.isDirectory) {
+        // The object named like a directory lives inside it (fs-nesting.ts).
+        removed = await removeObjectFile(`${path}/${OBJECT_ENTRY}`);
+        if (!removed || removed === "moved") return false;
+        dirs = parsed.segments;
+      } else {
+        if (!stat?.isFile) return false;
+        // Under the path lock: a conversion of this file into a directory is not half done.
+        removed = await pathLock.run(path, () => removeObjectFile(path));
+        if (removed === "moved") return await this.deleteObject(bucket, key);
+        if (!removed) return false;
       }
-      await this.extents.release(stored.extents);
+      await this.extents.release(removed.extents);
     }
-    const survivor = removeEmptyParentsSync(bucketDir, parsed.segments.slice(0, -1));
+    const survivor = removeEmptyParentsSync(bucketDir, dirs);
     await fsyncDirectory(survivor);
     return true;
   }
@@ -396,18 +406,18 @@ export class FilesystemBackend implements Backend {
     }
   }
 
-  /** The object with its inode number, or null when absent or not an object. */
+  /**
+   * The object with the file holding its bytes (path and inode; none for an empty marker) and the
+   * extents a multipart object keeps its bytes in, or null when absent or not an object.
+   */
   private readObject(
     bucket: string,
     parsed: ParsedKey,
-  ): { info: ObjectInfo; ino: number | null; extents?: string } | null {
-    const path = objectPath(this.bucketDir(bucket), parsed);
-    const stat = lstatOrNull(path);
-    if (!stat || !(parsed.marker ? stat.isDirectory : stat.isFile)) return null;
-    const stored = readMeta(path);
-    if (!stored) return null;
-    const { meta, storedSize, extents } = fromStored(stored, parsed.marker ? 0 : stat.size);
-    return { info: { key: parsed.key, storedSize, meta }, ino: stat.ino, extents };
+  ): { info: ObjectInfo; ino: StoredObject["file"]; extents?: string } | null {
+    const found = locateObjectSync(this.bucketDir(bucket), parsed);
+    if (!found) return null;
+    const info = { key: parsed.key, storedSize: found.storedSize, meta: found.meta };
+    return { info, ino: found.file, extents: found.extents };
   }
 
   private stagedFile(
@@ -435,7 +445,7 @@ export class FilesystemBackend implements Backend {
         await file.sync();
         closeFile();
         // The object this commit replaces may have extents: released once the rename is done.
-        const replaced: StoredMeta | null = readMeta(objectPath(bucketDir, parsed));
+        const replaced = locateObjectSync(bucketDir, parsed);
         await placeFile(tmpPath, bucketDir, parsed);
         state = "done";
         if (replaced?.extents !== extents) await this.extents.release(replaced?.extents);
@@ -516,5 +526,24 @@ async function removeStaleTempFiles(tmpDir: string): Promise<void> {
     const stat = await Deno.lstat(path).catch(nullIfAbsent);
     if (!stat || (stat.mtime?.getTime() ?? 0) >= processStart) continue;
     await Deno.remove(path, { recursive: true }).catch(nullIfAbsent);
+  }
+}
+
+/**
+ * Unlinks an object file: its stored metadata when removed (its extents are the caller's to
+ * release), false when it was absent or not an object, "moved" when it turned into a directory
+ * (a conversion finished first).
+ */
+async function removeObjectFile(path: string): Promise<StoredMeta | false | "moved"> {
+  const stat = await Deno.lstat(path).catch(nullIfAbsent);
+  if (stat?.isDirectory) return "moved";
+  const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
+  if (stored === null) return false;
+  try {
+    await Deno.remove(path);
+    return stored;
+  } catch (err) {
+    if (isAbsentError(err)) return false; // a concurrent delete won
+    throw err;
   }
 }

@@ -172,71 +172,121 @@ Deno.test("a commit replaces the previous object in one step", () =>
 
 Deno.test("refusals happen before the body is read", () =>
   withBackend(async (backend) => {
-    await put(backend, "a", "file a");
+    await Deno.writeTextFile(`${backend.root}/b/stray`, "not an object");
     const cases: Array<[string, string, string]> = [
       ["missing", "k", "NoSuchBucket"],
       ["b", "../escape", "InvalidObjectName"],
-      ["b", "a/b", "ObjectPathConflict"],
+      ["b", "x/.svc-object", "InvalidObjectName"],
+      ["b", ".svc-marker/y", "InvalidObjectName"],
+      ["b", "stray/x", "ObjectPathConflict"],
+      ["b", "stray/", "ObjectPathConflict"],
     ];
     for (const [bucket, key, code] of cases) {
       const body = bodyOf("x");
       await rejectsWith(backend.stageObject(bucket, key, body.stream), code);
       assert.equal(body.state.read, false, `${key}: body was read`);
     }
-    await rejectsWith(
-      backend.stageObject("b", "d/", bodyOf("bytes").stream),
-      "InvalidRequest",
-      /"d\/" ends in "\/"/,
-    );
   }));
 
-Deno.test("a file and a directory of the same name conflict without losing either", () =>
+Deno.test("a key and keys below it coexist, in either order, nothing lost", () =>
   withBackend(async (backend) => {
     await put(backend, "a", "file a");
-    await rejectsWith(put(backend, "a/b", "x"), "ObjectPathConflict", /"a\/b".*existing key "a"/);
-    await rejectsWith(put(backend, "a/b/c/d", "x"), "ObjectPathConflict", /existing key "a"/);
-    await rejectsWith(put(backend, "a/", ""), "ObjectPathConflict", /"a\/".*"a"/);
+    await put(backend, "a/b", "a/b");
+    await put(backend, "a/b/c/d", "a/b/c/d");
+    await put(backend, "a/", "");
     await put(backend, "p/q/r", "deep");
-    await rejectsWith(put(backend, "p", "x"), "ObjectPathConflict", /"p".*existing key "p\/q\/r"/);
-    await rejectsWith(put(backend, "p/q", "x"), "ObjectPathConflict", /"p\/q\/r"/);
-    assert.equal(await text(backend, "a"), "file a");
-    assert.equal(await text(backend, "p/q/r"), "deep");
-    // A marker and keys below it coexist; a file of the marker's name does not.
-    await put(backend, "m/", "");
-    await put(backend, "m/child", "c");
-    await rejectsWith(put(backend, "m", "x"), "ObjectPathConflict", /existing key "m\/"/);
-    assert.equal((await backend.headObject("b", "m/"))?.storedSize, 0);
-    assert.equal(await text(backend, "m/"), "");
-    assert.equal(await text(backend, "m/child"), "c");
-    assert.equal(await backend.headObject("b", "m"), null);
+    await put(backend, "p", "p");
+    await put(backend, "p/q", "p/q");
+    await put(backend, "a-", "a-"); // sorts between "a" and "a/"
+    const expected = ["a", "a-", "a/", "a/b", "a/b/c/d", "p", "p/q", "p/q/r"];
+    const { objects } = await backend.listObjects("b", { prefix: "", maxKeys: 100 });
+    assert.deepEqual(objects.map((o) => o.key), expected);
+    for (const key of expected) {
+      const want = key === "a/" ? "" : key === "a" ? "file a" : key === "p/q/r" ? "deep" : key;
+      assert.equal(await text(backend, key), want, key);
+      assert.equal((await backend.headObject("b", key))?.storedSize, want.length, key);
+    }
+    // On disk: "a" moved inside its directory; keys without a clash keep the plain layout.
+    const bucketDir = `${backend.root}/b`;
+    assert.equal(await Deno.readTextFile(`${bucketDir}/a/.svc-object`), "file a");
+    assert.equal(await Deno.readTextFile(`${bucketDir}/a-`), "a-");
+    assert.equal(await Deno.readTextFile(`${bucketDir}/a/b/c/d`), "a/b/c/d");
+    // With a delimiter a key and the prefix of the same name both show.
+    const rolled = await backend.listObjects("b", { prefix: "a", delimiter: "/", maxKeys: 10 });
+    assert.deepEqual(rolled.objects.map((o) => o.key), ["a", "a-"]);
+    assert.deepEqual(rolled.commonPrefixes, ["a/"]);
+    // Overwrite in place, then delete one at a time: the others stay.
+    await put(backend, "a", "new a");
+    assert.equal(await text(backend, "a"), "new a");
+    for (const key of ["a/b", "a", "a/", "p/q/r", "p/q", "p"]) {
+      assert.equal(await backend.deleteObject("b", key), true, key);
+      assert.equal(await backend.headObject("b", key), null, key);
+      assert.equal(await backend.deleteObject("b", key), false, key);
+    }
+    assert.equal(await text(backend, "a/b/c/d"), "a/b/c/d");
+    assert.equal(await backend.deleteObject("b", "a/b/c/d"), true);
+    const left = await backend.listObjects("b", { prefix: "", maxKeys: 100 });
+    assert.deepEqual(left.objects.map((o) => o.key), ["a-"]);
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(bucketDir), (e) => e.name), ["a-"]);
     assert.deepEqual(await tempFiles(backend), []);
   }));
 
-Deno.test("a conflict that appears after staging fails the commit; abort cleans up", () =>
+Deno.test("a key ending in / holds a body; empty and non-empty overwrite each other", () =>
+  withBackend(async (backend) => {
+    await put(backend, "d/", "marker body");
+    await put(backend, "d/x", "x");
+    assert.equal(await text(backend, "d/"), "marker body");
+    assert.equal((await backend.headObject("b", "d/"))?.storedSize, 11);
+    const range = await backend.getObject("b", "d/", { start: 7, end: 10 });
+    assert.equal(await new Response(range!.body).text(), "body");
+    await put(backend, "d/", "");
+    assert.equal(await text(backend, "d/"), "");
+    assert.equal((await backend.headObject("b", "d/"))?.storedSize, 0);
+    await put(backend, "d/", "again");
+    assert.equal(await text(backend, "d/"), "again");
+    const { objects } = await backend.listObjects("b", { prefix: "d", maxKeys: 10 });
+    assert.deepEqual(objects.map((o) => [o.key, o.storedSize]), [["d/", 5], ["d/x", 1]]);
+    // A marker with a body where an object file stands: the file moves inside, both stay.
+    await put(backend, "f", "file f");
+    await put(backend, "f/", "marker f");
+    assert.equal(await text(backend, "f"), "file f");
+    assert.equal(await text(backend, "f/"), "marker f");
+    assert.equal(await backend.deleteObject("b", "d/"), true);
+    assert.equal(await backend.headObject("b", "d/"), null);
+    assert.equal(await text(backend, "d/x"), "x");
+    assert.equal(await backend.deleteObject("b", "f/"), true);
+    assert.equal(await text(backend, "f"), "file f");
+  }));
+
+Deno.test("a clash that appears after staging is settled at commit; both objects stay", () =>
   withBackend(async (backend) => {
     const deep = await backend.stageObject("b", "c/d", bodyOf("deep").stream);
-    await put(backend, "c", "file c"); // wins the race
-    await rejectsWith(deep.commit(metaFor("deep")), "ObjectPathConflict", /existing key "c"/);
-    await deep.abort();
+    await put(backend, "c", "file c"); // lands first
+    await deep.commit(metaFor("deep"));
     const flat = await backend.stageObject("b", "e", bodyOf("flat").stream);
     await put(backend, "e/f", "below");
-    await rejectsWith(flat.commit(metaFor("flat")), "ObjectPathConflict", /"e\/f"/);
-    await flat.abort();
+    await flat.commit(metaFor("flat"));
     assert.equal(await text(backend, "c"), "file c");
+    assert.equal(await text(backend, "c/d"), "deep");
+    assert.equal(await text(backend, "e"), "flat");
     assert.equal(await text(backend, "e/f"), "below");
     assert.deepEqual(await tempFiles(backend), []);
   }));
 
-Deno.test("a stale directory without objects gives way to a file", () =>
+Deno.test("files that are not objects are never moved or deleted to make room", () =>
   withBackend(async (backend) => {
     await Deno.mkdir(`${backend.root}/b/s/t/u`, { recursive: true });
-    await put(backend, "s", "file s");
+    await put(backend, "s", "file s"); // a stale directory: the object goes inside it
     assert.equal(await text(backend, "s"), "file s");
-    // A stray file that is not an object is never deleted to make room.
     await Deno.mkdir(`${backend.root}/b/v`);
     await Deno.writeTextFile(`${backend.root}/b/v/stray`, "not mine");
-    await rejectsWith(put(backend, "v", "x"), "ObjectPathConflict", /not objects/);
+    await put(backend, "v", "x");
+    assert.equal(await text(backend, "v"), "x");
+    await Deno.writeTextFile(`${backend.root}/b/w`, "not mine either");
+    await rejectsWith(put(backend, "w/x", "x"), "ObjectPathConflict", /non-object file at "w"/);
+    await rejectsWith(put(backend, "w/", "x"), "ObjectPathConflict", /non-object file at "w"/);
     assert.equal(await Deno.readTextFile(`${backend.root}/b/v/stray`), "not mine");
+    assert.equal(await Deno.readTextFile(`${backend.root}/b/w`), "not mine either");
   }));
 
 Deno.test("reads treat non-objects and impossible keys as absent", () =>
@@ -345,27 +395,29 @@ Deno.test("buckets: create, list, head, delete", async () => {
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("concurrent writes and deletes on overlapping paths fail only as conflicts", () =>
+Deno.test("concurrent writes and deletes on overlapping paths all succeed", () =>
   withBackend(async (backend) => {
-    const keys = ["x", "x/", "x/y", "x/y/", "x/y/z", "x/q/r/s"];
+    const keys = ["x", "x/", "x/y", "x/y/", "x/y/z", "x/q/r/s", "x/q"];
     let seed = 42;
     const pick = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const worker = async () => {
       for (let i = 0; i < 80; i++) {
         const key = keys[Math.floor(pick() * keys.length)];
-        try {
-          if (pick() < 0.6) await put(backend, key, key.endsWith("/") ? "" : key);
-          else await backend.deleteObject("b", key);
-        } catch (err) {
-          if (!(err instanceof SvcError && err.code === "ObjectPathConflict")) throw err;
-        }
+        // Markers get a body half of the time; every write must succeed.
+        if (pick() < 0.6) await put(backend, key, key.endsWith("/") && pick() < 0.5 ? "" : key);
+        else await backend.deleteObject("b", key);
       }
     };
-    await Promise.all(Array.from({ length: 6 }, worker));
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, worker));
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") throw outcome.reason;
+    }
     const { objects } = await backend.listObjects("b", { prefix: "", maxKeys: 100 });
     for (const { key } of objects) {
-      assert.equal(await text(backend, key), key.endsWith("/") ? "" : key);
+      const body = await text(backend, key);
+      assert.ok(body === key || (key.endsWith("/") && body === ""), `${key}: ${body}`);
       assert.equal(await backend.deleteObject("b", key), true);
     }
     assert.deepEqual(await Array.fromAsync(Deno.readDir(`${backend.root}/b`)), []);
+    assert.deepEqual(await tempFiles(backend), []);
   }));

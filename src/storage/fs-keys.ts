@@ -1,23 +1,29 @@
 /**
  * Object keys as filesystem paths: which keys can be stored, and putting a committed object in
  * place. A key `a/b` is the file `<bucket>/a/b`; a key ending in `/` (a directory marker) is the
- * directory itself. A name is either a file or a directory, so the key `a` cannot coexist with
- * `a/b` or `a/`; that is refused as ObjectPathConflict, never settled by deleting an object.
+ * directory itself, carrying the metadata attribute. When a key's path must also be a
+ * directory (`a` next to `a/b`), the object lives inside that directory under a reserved name
+ * (fs-nesting.ts); clients cannot use those names as key segments.
  */
 
 import { SvcError } from "../errors.ts";
 import type { ObjectMeta } from "./backend.ts";
 import {
   errorCode,
-  firstObjectKey,
+  fileObject,
   fsyncDirectory,
   isDirectorySync,
   META_XATTR,
   nullIfAbsent,
+  readFileObjectSync,
+  readMarkerSync,
   readMeta,
-  removeTreeWithoutObjects,
+  statOrNull,
+  type StoredObject,
 } from "./fs-walk.ts";
-import { setJsonXattr } from "./xattr.ts";
+import { nestObjectFile, pathLock } from "./fs-nesting.ts";
+import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
+import { removeXattr, setJsonXattr } from "./xattr.ts";
 
 /** A validated key: its path segments, and whether it names a directory marker. */
 export interface ParsedKey {
@@ -50,6 +56,9 @@ export function parseKey(key: string): ParsedKey {
   for (const segment of segments) {
     if (segment === "") throw invalid("has an empty path segment");
     if (segment === "." || segment === "..") throw invalid(`has a "${segment}" path segment`);
+    if (isReservedEntry(segment)) {
+      throw invalid(`has a "${segment}" path segment, a name the storage reserves`);
+    }
     if (utf8.encode(segment).length > MAX_SEGMENT_BYTES) {
       throw tooLong("has a path segment longer than 255 bytes");
     }
@@ -77,13 +86,13 @@ export function objectPath(bucketDir: string, parsed: ParsedKey): string {
 }
 
 /**
- * Refuses a key the filesystem cannot hold next to what exists: a file where the key needs a
- * directory (`a` blocks `a/b` and `a/`), or objects where the key needs a file (`a/b` or the
- * marker `a/` block `a`). A directory in the way that holds no object is stale and is removed
- * at commit. Cheap on the common path: two lstat calls.
+ * Refuses a key only for a file in its way that is not an object (placed by hand: never moved,
+ * never deleted). An object file in the way becomes a directory at commit (fs-nesting.ts), and a
+ * directory where the key's file goes holds the object inside it. Cheap on the common path: two
+ * lstat calls.
  */
 export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): Promise<void> {
-  const { key, segments } = parsed;
+  const { segments } = parsed;
   const parentPath = [bucketDir, ...segments.slice(0, -1)].join("/");
   const parent = await Deno.lstat(parentPath).catch((err) => {
     // ENOENT: path resolution stopped at a missing directory, so no file is in the way above.
@@ -92,41 +101,62 @@ export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): 
     throw err;
   });
   if (parent === "file-above" || (parent && !parent.isDirectory)) {
-    throw await blockingFileConflict(bucketDir, parsed);
+    const blocking = await blockingNonObject(bucketDir, parsed);
+    if (blocking) throw blocking;
   }
+  if (!parsed.marker) return;
   const targetPath = objectPath(bucketDir, parsed);
   const target = await Deno.lstat(targetPath).catch(nullIfAbsent);
-  if (!target) return;
-  if (parsed.marker && !target.isDirectory) {
-    throw pathConflict(key, segments.join("/"), readMeta(targetPath) !== null);
-  }
-  if (!parsed.marker && target.isDirectory) {
-    const below = firstObjectKey(bucketDir, `${key}/`);
-    if (below !== undefined) throw pathConflict(key, below, true);
+  if (target && !target.isDirectory && isNonObjectFileSync(targetPath)) {
+    throw pathConflict(parsed.key, segments.join("/"), false);
   }
 }
 
 /**
- * Moves the committed temp file (metadata already set) onto the key's path and makes the new
+ * Moves the committed temp file (metadata already set) to where the key lives and makes the new
  * name durable. The rename is the commit point: before it the old object (if any) is intact.
+ * A plain key goes to its own path, or inside it as OBJECT_ENTRY when that path is a directory;
+ * a marker with a body goes to MARKER_ENTRY inside its directory (see fs-nesting.ts).
  */
 export async function placeFile(tmpPath: string, bucketDir: string, parsed: ParsedKey) {
-  const target = objectPath(bucketDir, parsed);
+  if (parsed.marker) return await placeMarkerFile(tmpPath, bucketDir, parsed);
+  const plain = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeParents(bucketDir, parsed);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1);
+    const nested = (await Deno.lstat(plain).catch(nullIfAbsent))?.isDirectory === true;
+    const target = nested ? `${plain}/${OBJECT_ENTRY}` : plain;
     try {
-      await Deno.rename(tmpPath, target);
+      // A rename onto the plain path waits for a conversion of that path (see fs-nesting.ts).
+      if (nested) await Deno.rename(tmpPath, target);
+      else await pathLock.run(plain, () => Deno.rename(tmpPath, target));
+      await fsyncDirectory(target.slice(0, target.lastIndexOf("/")));
+      return;
+    } catch (err) {
+      const code = errorCode(err);
+      if (attempt >= PLACE_ATTEMPTS) throw err;
+      // A parent was pruned, became a file, or the path became a directory since we looked.
+      if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EISDIR") throw err;
+    }
+  }
+}
+
+/** placeFile for a marker with a body: the file replaces the directory's own attribute. */
+async function placeMarkerFile(tmpPath: string, bucketDir: string, parsed: ParsedKey) {
+  const dir = objectPath(bucketDir, parsed);
+  for (let attempt = 1;; attempt++) {
+    await makeDirectories(bucketDir, parsed, parsed.segments.length);
+    try {
+      await Deno.rename(tmpPath, `${dir}/${MARKER_ENTRY}`);
       break;
     } catch (err) {
       const code = errorCode(err);
-      if (code === "ENOTDIR") throw await blockingFileConflict(bucketDir, parsed);
-      if (attempt >= PLACE_ATTEMPTS) throw err;
-      if (code === "ENOENT") continue; // a parent was pruned between mkdir and rename
-      if (code !== "EISDIR") throw err;
-      clearStaleDirectorySync(bucketDir, parsed, target);
+      if (attempt >= PLACE_ATTEMPTS || (code !== "ENOENT" && code !== "ENOTDIR")) throw err;
     }
   }
-  await fsyncDirectory(target.slice(0, target.lastIndexOf("/")));
+  await fsyncDirectory(dir);
+  // The file is the marker now (readMarkerSync prefers the later of the two): drop the
+  // attribute an empty marker had, so the directory alone no longer reads as one.
+  removeXattr(dir, META_XATTR);
 }
 
 /**
@@ -136,16 +166,16 @@ export async function placeFile(tmpPath: string, bucketDir: string, parsed: Pars
 export async function placeMarker(bucketDir: string, parsed: ParsedKey, meta: ObjectMeta) {
   const path = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeParents(bucketDir, parsed);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1);
     const placed = placeMarkerSync(path, meta);
     if (placed === "placed") break;
-    if (placed === "file") {
-      throw pathConflict(parsed.key, parsed.segments.join("/"), readMeta(path) !== null);
-    }
+    if (placed === "file") await nestOrRefuse(path, parsed, parsed.segments.length);
     if (attempt >= PLACE_ATTEMPTS) throw new Error(`Could not create directory "${path}"`);
   }
   await fsyncDirectory(path);
   await fsyncDirectory(path.slice(0, path.lastIndexOf("/")));
+  // A marker with a body stored before: the attribute (later) is the marker now.
+  await Deno.remove(`${path}/${MARKER_ENTRY}`).catch(nullIfAbsent);
 }
 
 /**
@@ -157,7 +187,7 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
     Deno.mkdirSync(path);
   } catch (err) {
     const code = errorCode(err);
-    // A parent was pruned, or became a file, since makeParents: its next run sorts that out.
+    // A parent was pruned, or became a file, since makeDirectories: its next run sorts that out.
     if (code === "ENOENT" || code === "ENOTDIR") return "retry";
     if (code !== "EEXIST") throw err;
     if (!isDirectorySync(path)) return "file";
@@ -167,11 +197,12 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
 }
 
 /**
- * Creates the key's missing parent directories, fsyncing each parent so a new name survives a
- * crash. Throws ObjectPathConflict when a file is in the way, NoSuchBucket when the bucket went.
+ * Creates the first `depth` directories of the key's path, fsyncing each parent so a new name
+ * survives a crash. An object file in the way becomes a directory holding it (fs-nesting.ts);
+ * any other file is ObjectPathConflict. NoSuchBucket when the bucket went.
  */
-async function makeParents(bucketDir: string, parsed: ParsedKey): Promise<void> {
-  const dirs = parsed.segments.slice(0, -1);
+async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: number) {
+  const dirs = parsed.segments.slice(0, depth);
   if ((await Deno.lstat([bucketDir, ...dirs].join("/")).catch(nullIfAbsent))?.isDirectory) return;
   if (!(await Deno.lstat(bucketDir).catch(nullIfAbsent))?.isDirectory) {
     throw noSuchBucket(bucketDir);
@@ -185,52 +216,46 @@ async function makeParents(bucketDir: string, parsed: ParsedKey): Promise<void> 
       await fsyncDirectory(parent);
     } catch (err) {
       const code = errorCode(err);
-      if (code === "ENOENT" && i > 0 && restarts++ < PLACE_ATTEMPTS) {
+      if ((code === "ENOENT" || code === "ENOTDIR") && i > 0 && restarts++ < PLACE_ATTEMPTS) {
         [i, path] = [-1, bucketDir]; // a concurrent delete pruned a parent: start over
         continue;
       }
       if (code === "ENOENT" && i === 0) throw noSuchBucket(bucketDir);
-      if (code !== "EEXIST" && code !== "ENOTDIR") throw err;
+      if (code !== "EEXIST") throw err;
       if ((await Deno.lstat(path).catch(nullIfAbsent))?.isDirectory) continue;
-      throw await blockingFileConflict(bucketDir, parsed);
+      await nestOrRefuse(path, parsed, i + 1);
+      if (restarts++ >= PLACE_ATTEMPTS) throw err;
+      [i, path] = [i - 1, parent]; // look at this level again
     }
   }
 }
 
-/**
- * Removes a directory standing where file `target` goes, unless an object lives in it. One
- * synchronous step, so no marker or object of this process lands between check and removal.
- */
-function clearStaleDirectorySync(bucketDir: string, parsed: ParsedKey, target: string): void {
-  const below = firstObjectKey(bucketDir, `${parsed.key}/`);
-  if (below !== undefined) throw pathConflict(parsed.key, below, true);
-  if (!removeTreeWithoutObjects(target, { unlinkFiles: false })) {
-    throw new SvcError(
-      "ObjectPathConflict",
-      `Key "${parsed.key}" cannot be stored: directory "${parsed.key}/" holds files that are ` +
-        `not objects`,
-      { Key: parsed.key },
-    );
+/** Converts the object file at `path` (the key's first `depth` segments) into a directory. */
+async function nestOrRefuse(path: string, parsed: ParsedKey, depth: number): Promise<void> {
+  if (isNonObjectFileSync(path)) {
+    throw pathConflict(parsed.key, parsed.segments.slice(0, depth).join("/"), false);
   }
+  // Gone or a directory meanwhile: the conversion declines and the caller looks again.
+  const root = path.slice(0, path.length - parsed.segments.slice(0, depth).join("/").length - 1);
+  const tmpDir = `${root.slice(0, root.lastIndexOf("/"))}/.svc/tmp`;
+  await pathLock.run(path, () => nestObjectFile(path, tmpDir));
 }
 
-/** The conflict for the file found where one of the key's parent directories must go. */
-async function blockingFileConflict(bucketDir: string, parsed: ParsedKey): Promise<SvcError> {
+/** The conflict for a non-object file found where one of the key's directories must go. */
+async function blockingNonObject(
+  bucketDir: string,
+  parsed: ParsedKey,
+): Promise<SvcError | undefined> {
   let path = bucketDir;
   for (let i = 0; i < parsed.segments.length - 1; i++) {
     path += `/${parsed.segments[i]}`;
     const stat = await Deno.lstat(path).catch(nullIfAbsent);
     if (stat && !stat.isDirectory) {
-      const other = parsed.segments.slice(0, i + 1).join("/");
-      return pathConflict(parsed.key, other, readMeta(path) !== null);
+      if (!isNonObjectFileSync(path)) return undefined; // an object: nested at commit
+      return pathConflict(parsed.key, parsed.segments.slice(0, i + 1).join("/"), false);
     }
   }
-  // The file went away meanwhile; a retry of the write will find the path free.
-  return new SvcError(
-    "ObjectPathConflict",
-    `Key "${parsed.key}" conflicts with a concurrent write; retry`,
-    { Key: parsed.key },
-  );
+  return undefined;
 }
 
 /** The bucket was deleted while an upload into it was staged. */
@@ -247,4 +272,34 @@ function pathConflict(key: string, other: string, otherIsObject: boolean): SvcEr
       `directory under the same name`,
     { Key: key, ConflictingKey: other },
   );
+}
+
+/**
+ * Where the object of a key is stored, read synchronously (one lstat and one attribute read on
+ * the plain layout): a file at its path, a file inside its directory when the path is a
+ * directory, or the marker forms (readMarkerSync). null when absent or not an object.
+ */
+export function locateObjectSync(bucketDir: string, parsed: ParsedKey): StoredObject | null {
+  const path = objectPath(bucketDir, parsed);
+  if (parsed.marker) return readMarkerSync(path, undefined, true);
+  // The plain layout costs what it always did: one lstat, one attribute read.
+  const stat = statOrNull(path);
+  if (stat?.isDirectory) return readFileObjectSync(`${path}/${OBJECT_ENTRY}`, true);
+  if (!stat?.isFile) return null;
+  // Stat before metadata: see readFileObjectSync's forOpen.
+  const meta = readMeta(path);
+  return meta && fileObject(meta, path, stat);
+}
+
+/**
+ * Whether `path` is a regular file without object metadata (placed by hand). An object file gets
+ * its attribute before its name exists and never loses it, so one inode seen on both sides of a
+ * missing attribute really is no object; anything else (gone, replaced, turned into a directory
+ * by a concurrent conversion) is not a file in the way.
+ */
+function isNonObjectFileSync(path: string): boolean {
+  const before = statOrNull(path);
+  if (!before?.isFile || readMeta(path) !== null) return false;
+  const after = statOrNull(path);
+  return after?.isFile === true && after.ino === before.ino;
 }

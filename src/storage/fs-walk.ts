@@ -1,8 +1,9 @@
 /**
  * Walking a bucket directory in S3 key order, and the few tree operations built on it.
  *
- * S3 orders keys by their UTF-8 bytes, and a directory `d` holds exactly the keys that start with
- * `d/`, so siblings are sorted with `/` appended to directory names (`a-c` < `a/…` < `a0`). The
+ * Directories are read in key order through fs-sorted-dir.ts (cached when large), and each
+ * directory level starts at the first entry that can be in range (binary search), so a page
+ * costs O(page) whatever the size of the directory or the subtree. The
  * walk yields candidates only: whether a file or directory really is an object (carries the
  * metadata attribute) is decided by the caller, because that costs a stat the walk would waste
  * on entries a page never reaches.
@@ -10,69 +11,20 @@
 
 import { fromStored } from "./fs-extents.ts";
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
-import { getJsonXattr, XattrError } from "./xattr.ts";
+import { lookupXattr } from "./xattr.ts";
+import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
+import {
+  compareUtf8,
+  DIR,
+  FILE,
+  NESTED,
+  type SortedDir,
+  sortedDirectory,
+  sortKeyAt,
+} from "./fs-sorted-dir.ts";
 
-/**
- * Compares two strings in UTF-8 byte order, which is Unicode code point order. JavaScript's `<`
- * compares UTF-16 code units, which puts U+E000..U+FFFF after astral characters (surrogates
- * 0xD800..0xDFFF); shifting the two ranges past each other at the first difference fixes that.
- */
-export function compareUtf8(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
+export { compareUtf8 } from "./fs-sorted-dir.ts";
 
-function codePointRank(unit: number): number {
-  if (unit < 0xd800) return unit;
-  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
-}
-
-export interface SortedEntry {
-  name: string;
-  isDirectory: boolean;
-  /** The name as it sorts among its siblings: directories carry a trailing `/`. */
-  sortKey: string;
-}
-
-/**
- * Regular files and directories of `path` in key order. A directory that vanished (a concurrent
- * delete removed it) reads as empty; symlinks and special files are never objects and are left
- * out. Synchronous on purpose: Deno's async readDir costs ~5 µs of JavaScript per entry in
- * promise hops that hold the event loop just the same, the sync one ~1 µs (10,000 entries:
- * ~50 ms against ~10 ms, measured).
- */
-export function readSortedDir(path: string): SortedEntry[] {
-  const entries: SortedEntry[] = [];
-  let astral = false;
-  try {
-    for (const entry of Deno.readDirSync(path)) {
-      if (entry.isSymlink) continue;
-      if (entry.isDirectory) {
-        entries.push({ name: entry.name, isDirectory: true, sortKey: `${entry.name}/` });
-      } else if (entry.isFile) {
-        entries.push({ name: entry.name, isDirectory: false, sortKey: entry.name });
-      } else continue;
-      astral ||= SURROGATE_OR_LATER.test(entry.name);
-    }
-  } catch (err) {
-    if (isAbsentError(err)) return [];
-    throw err;
-  }
-  // JavaScript's own comparison is byte order unless names hold U+D800 or above, and it is
-  // several times faster than compareUtf8 on large directories.
-  return entries.sort(
-    astral
-      ? (a, b) => compareUtf8(a.sortKey, b.sortKey)
-      : (a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0),
-  );
-}
-
-const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
 const utf8 = new TextEncoder();
 
 /** ENOENT and ENOTDIR: the path (or one of its parents) is not there. */
@@ -84,8 +36,11 @@ export function isAbsentError(err: unknown): boolean {
 export type WalkItem =
   /** A regular file: an object if it carries metadata. */
   | { kind: "file"; key: string; path: string }
-  /** A directory whose key ends in `/`: an object (a directory marker) if it carries metadata. */
-  | { kind: "dir"; key: string; path: string }
+  /**
+   * A directory whose key ends in `/`: an object (a directory marker) if it carries metadata or
+   * holds MARKER_ENTRY; `markerEntry` says whether it does, when the walk has read it.
+   */
+  | { kind: "dir"; key: string; path: string; markerEntry?: boolean }
   /** A directory rolled up whole as a common prefix (delimiter `/`); never descended. */
   | { kind: "prefix"; key: string; path: string };
 
@@ -105,7 +60,7 @@ export interface WalkOptions {
 /**
  * Yields candidates below `bucketDir` in key order, restricted to `prefix` and `startAfter`.
  * Directories wholly outside the prefix or wholly at or before `startAfter` are never read.
- * Synchronous (see readSortedDir): an async generator only adds a promise per entry, and its
+ * Synchronous (see sortedDirectory): an async generator only adds a promise per entry, and its
  * microtasks would hold the event loop just as long.
  */
 export function* walkKeys(bucketDir: string, options: WalkOptions): Generator<WalkItem> {
@@ -119,44 +74,100 @@ export function* walkKeys(bucketDir: string, options: WalkOptions): Generator<Wa
   const base = prefix.slice(0, prefix.lastIndexOf("/") + 1);
   if (!isStorableDirectoryKey(base)) return;
   const basePath = base === "" ? bucketDir : `${bucketDir}/${base.slice(0, -1)}`;
+  const walk = new Walk(options);
   // The base directory's own marker is the key `base`, in range only when the prefix is exactly
   // that directory.
   if (base !== "" && base === prefix && isAfter(base, startAfter)) {
-    yield { kind: "dir", key: base, path: basePath };
+    const markerEntry = walk.read(basePath).hasMarkerEntry;
+    yield { kind: "dir", key: base, path: basePath, markerEntry };
   }
-  yield* walkDirectory(basePath, base, options);
+  yield* walk.directory(basePath, base);
 }
 
-function* walkDirectory(
-  dirPath: string,
-  dirKey: string,
-  options: WalkOptions,
-): Generator<WalkItem> {
-  const { prefix, startAfter, skip } = options;
-  for (const entry of readSortedDir(dirPath)) {
-    const key = dirKey + entry.sortKey;
-    const path = `${dirPath}/${entry.name}`;
-    const inPrefix = key.startsWith(prefix);
-    // A directory whose key is a proper start of the prefix ("photos/" for "photos/2") holds the
-    // range without being in it.
-    if (!inPrefix && !(entry.isDirectory && prefix.startsWith(key))) {
-      if (compareUtf8(key, prefix) < 0) continue;
-      return; // Sorted: every later sibling is past the prefix range too.
+/** One walk: its options, and the listing read last (a NESTED check reads the directory the
+ * walk descends into next; within one synchronous walk it cannot change in between). */
+class Walk {
+  #recentPath = "";
+  #recent: SortedDir | undefined;
+
+  constructor(readonly options: WalkOptions) {}
+
+  read(path: string): SortedDir {
+    if (path !== this.#recentPath || !this.#recent) {
+      this.#recent = sortedDirectory(path);
+      this.#recentPath = path;
     }
-    if (skip?.prefix !== undefined && key.startsWith(skip.prefix)) continue;
-    if (!isAfter(key, startAfter)) {
-      // Only a directory that contains startAfter can still hold later keys.
-      if (!(entry.isDirectory && startAfter?.startsWith(key))) continue;
-    }
-    if (!entry.isDirectory) {
-      yield { kind: "file", key, path };
-    } else if (options.rollUpDirectories && inPrefix) {
-      if (isAfter(key, startAfter)) yield { kind: "prefix", key, path };
-    } else {
-      if (inPrefix && isAfter(key, startAfter)) yield { kind: "dir", key, path };
-      yield* walkDirectory(path, key, options);
+    return this.#recent;
+  }
+
+  *directory(dirPath: string, dirKey: string): Generator<WalkItem> {
+    const { prefix, startAfter, skip, rollUpDirectories } = this.options;
+    const dir = this.read(dirPath);
+    for (let i = firstInRange(dir, dirKey, prefix, startAfter); i < dir.names.length; i++) {
+      const kind = dir.kinds[i];
+      const isDirectory = kind === DIR;
+      const name = dir.names[i];
+      const key = dirKey + sortKeyAt(dir, i);
+      const inPrefix = key.startsWith(prefix);
+      // A directory whose key is a proper start of the prefix ("photos/" for "photos/2") holds
+      // the range without being in it.
+      if (!inPrefix && !(isDirectory && prefix.startsWith(key))) {
+        if (compareUtf8(key, prefix) < 0) continue;
+        return; // Sorted: every later sibling is past the prefix range too.
+      }
+      if (skip?.prefix !== undefined && key.startsWith(skip.prefix)) continue;
+      if (!isAfter(key, startAfter)) {
+        // Only a directory that contains startAfter can still hold later keys.
+        if (!(isDirectory && startAfter?.startsWith(key))) continue;
+      }
+      const path = `${dirPath}/${name}`;
+      if (kind === FILE) {
+        yield { kind: "file", key, path };
+      } else if (kind === NESTED) {
+        // Rolled up, the directory is never read: its object is probed (one getxattr) instead.
+        if (rollUpDirectories || this.read(path).hasObjectEntry) {
+          yield { kind: "file", key, path: `${path}/${OBJECT_ENTRY}` };
+        }
+      } else if (rollUpDirectories && inPrefix) {
+        if (isAfter(key, startAfter)) yield { kind: "prefix", key, path };
+      } else {
+        if (inPrefix && isAfter(key, startAfter)) {
+          yield { kind: "dir", key, path, markerEntry: this.read(path).hasMarkerEntry };
+        }
+        yield* this.directory(path, key);
+      }
     }
   }
+}
+
+/**
+ * The first entry of `dir` (holding the keys `dirKey…`) whose keys are not all before the range
+ * the walk wants: before the prefix, or at or before startAfter. Entries' key ranges are ordered
+ * and disjoint (a directory `a/` covers `a/…`, and no sibling falls inside it), so this is a
+ * binary search.
+ */
+function firstInRange(
+  dir: SortedDir,
+  dirKey: string,
+  prefix: string,
+  startAfter: string | undefined,
+): number {
+  const bound = startAfter !== undefined && compareUtf8(startAfter, prefix) > 0
+    ? startAfter
+    : prefix;
+  if (!bound.startsWith(dirKey) || bound.length === dirKey.length) return 0;
+  const below = (i: number) => {
+    const key = dirKey + sortKeyAt(dir, i);
+    return compareUtf8(key, bound) < 0 && !(dir.kinds[i] === DIR && bound.startsWith(key));
+  };
+  let low = 0;
+  let high = dir.names.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (below(mid)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function isAfter(key: string, startAfter: string | undefined): boolean {
@@ -206,32 +217,85 @@ export function nullIfAbsent(err: unknown): null {
 
 /** The object metadata of `path`; null when it has none or vanished. */
 export function readMeta(path: string): ObjectMeta | null {
-  try {
-    return getJsonXattr<ObjectMeta>(path, META_XATTR);
-  } catch (err) {
-    if (err instanceof XattrError && (err.errno === ENOENT || err.errno === ENOTDIR)) return null;
-    throw err;
-  }
+  const raw = lookupXattr(path, META_XATTR);
+  return raw === null ? null : JSON.parse(decoder.decode(raw)) as ObjectMeta;
 }
 
-const ENOENT = 2;
-const ENOTDIR = 20;
+const decoder = new TextDecoder();
 
 /** The ObjectInfo of a walked candidate, or null when it is not an object. */
 export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
   // Synchronous: a listing page verifies up to a thousand entries, and an async stat costs far
   // more per call than the few microseconds the kernel needs.
-  let stat: Deno.FileInfo;
+  const found = item.kind === "file"
+    ? readFileObjectSync(item.path)
+    : readMarkerSync(item.path, item.kind === "dir" ? item.markerEntry : undefined);
+  return found && { key: item.key, storedSize: found.storedSize, meta: found.meta };
+}
+
+/** A stored object: its metadata, and the file holding its bytes (none for an empty marker). */
+export interface StoredObject {
+  meta: ObjectMeta;
+  storedSize: number;
+  file?: { path: string; ino: number | null };
+  /** The extents directory holding the bytes of a completed multipart upload (fs-extents.ts). */
+  extents?: string;
+}
+
+/** The object in file `path` from its metadata attribute and stat (fs-extents' stored form). */
+export function fileObject(stored: ObjectMeta, path: string, stat: Deno.FileInfo): StoredObject {
+  const { meta, storedSize, extents } = fromStored(stored, stat.size);
+  const found: StoredObject = { meta, storedSize, file: { path, ino: stat.ino } };
+  if (extents !== undefined) found.extents = extents;
+  return found;
+}
+
+/**
+ * The object in the regular file `path`; null when it is absent, not a file or no object. The
+ * attribute is read first: for a path that is not there that is one syscall and no exception
+ * (a thrown NotFound costs more than the syscall, and listings probe many absent paths).
+ * `forOpen`: the caller will open the file expecting `file.ino`; then the stat comes first, so the
+ * metadata read after it belongs to that inode, or the file was replaced and the open (which
+ * checks the inode) fails and is retried. Metadata first, a replace in between could pair the
+ * old metadata with the new inode.
+ */
+export function readFileObjectSync(path: string, forOpen = false): StoredObject | null {
+  const first = forOpen ? statOrNull(path) : null;
+  if (forOpen && !first?.isFile) return null;
+  const meta = readMeta(path);
+  if (!meta) return null;
+  const stat = first ?? statOrNull(path);
+  if (!stat?.isFile) return null;
+  return fileObject(meta, path, stat);
+}
+
+/**
+ * The directory marker of `dirPath`: the directory's own attribute (empty body) or the
+ * MARKER_ENTRY file inside it (a body). While an overwrite that changes form is between its two
+ * steps both exist, and the later one is the marker (the other is removed next). `markerEntry`
+ * is whether the caller saw MARKER_ENTRY in the directory (undefined: not read, so look).
+ */
+export function readMarkerSync(
+  dirPath: string,
+  markerEntry?: boolean,
+  forOpen = false,
+): StoredObject | null {
+  const own = readMeta(dirPath);
+  const withBody = markerEntry === false
+    ? null
+    : readFileObjectSync(`${dirPath}/${MARKER_ENTRY}`, forOpen);
+  if (own && (!withBody || own.lastModified > withBody.meta.lastModified)) {
+    return statOrNull(dirPath)?.isDirectory ? { meta: own, storedSize: 0 } : null;
+  }
+  return withBody;
+}
+
+export function statOrNull(path: string): Deno.FileInfo | null {
   try {
-    stat = Deno.lstatSync(item.path);
+    return Deno.lstatSync(path);
   } catch (err) {
     return nullIfAbsent(err);
   }
-  if (item.kind === "file" ? !stat.isFile : !stat.isDirectory) return null;
-  const stored = readMeta(item.path);
-  if (!stored) return null;
-  const { meta, storedSize } = fromStored(stored, item.kind === "file" ? stat.size : 0);
-  return { key: item.key, storedSize, meta };
 }
 
 /** The first object at or below `prefix` in key order, if any. */

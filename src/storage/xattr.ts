@@ -5,6 +5,7 @@
  */
 
 const ENOENT = 2;
+const ENOTDIR = 20;
 const ENODATA = 61;
 const ERANGE = 34;
 const ENOTSUP = 95;
@@ -100,6 +101,30 @@ function getXattrView(path: string, name: string): Uint8Array | null {
     if (code === ENODATA) return null;
     if (code === ERANGE && valueBuffer.length < 1 << 20) {
       valueBuffer = new Uint8Array(valueBuffer.length * 4);
+      continue;
+    }
+    throw new XattrError("getxattr", path, code);
+  }
+}
+
+/** Scratch buffer for lookupXattr: most values fit, and a listing reads thousands of them. */
+let scratch = new Uint8Array(4096);
+
+/**
+ * Reads one attribute; null when the attribute is missing or the path is not there (ENOENT,
+ * ENOTDIR). No exception on those: listings look up many paths that may not exist, and an
+ * exception costs more than the syscall.
+ */
+export function lookupXattr(path: string, name: string): Uint8Array | null {
+  const pathC = cString(path);
+  const nameC = cString(name);
+  for (;;) {
+    const n = Number(libc().getxattr(pathC, nameC, scratch, BigInt(scratch.length)));
+    if (n >= 0) return scratch.slice(0, n);
+    const code = errno();
+    if (code === ENODATA || code === ENOENT || code === ENOTDIR) return null;
+    if (code === ERANGE && scratch.length < 1 << 20) {
+      scratch = new Uint8Array(scratch.length * 4);
       continue;
     }
     throw new XattrError("getxattr", path, code);

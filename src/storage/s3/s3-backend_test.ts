@@ -66,6 +66,8 @@ const S3RVER_DEVIATIONS = {
   "listing: prefixes, delimiters and every page size":
     "s3rver lists in its directory-walk order ('a/1' before 'a-b') and does not count common " +
     "prefixes toward max-keys",
+  "listing: a key and keys below it in UTF-8 byte order, every page":
+    "s3rver lists in its directory-walk order ('foo/bar/xyzzy' before 'foo/bar-x')",
   "a one-byte range at the start is exactly that byte":
     "s3rver answers `Range: bytes=0-0` with the whole object (the backend refuses such answers)",
   "metadata update in place: an object with a multipart ETag keeps it":
