@@ -89,6 +89,7 @@ export async function serveConnections(
     log.warn("this Deno has no per-connection server: connection limits are not enforced");
     return await serveWithRestart(options);
   }
+  guardConnectionErrors();
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   const table = new ConnectionTable();
   const servers = new Map<TrackedConnection, PerConnectionServer>();
@@ -108,6 +109,10 @@ export async function serveConnections(
       return;
     }
     const aborter = new AbortController();
+    // Aborting a connection that has ended throws inside the runtime's abort listener (an
+    // uncaught BadResource that ends the process, measured), so it is never done: `ended` is set
+    // in the same turn the runtime closes the connection, before any timer can run.
+    let ended = false;
     const tracked: TrackedConnection = {
       inFlight: 0,
       served: 0,
@@ -116,7 +121,10 @@ export async function serveConnections(
       closeWhenIdle: false,
       // Deferred past the current task: aborting inside the `completed` callback of a response
       // whose request body was left unread lost the response and left the socket open, measured.
-      close: () => setTimeout(() => aborter.abort(), CLOSE_DELAY_MS),
+      close: () =>
+        setTimeout(() => {
+          if (!ended) aborter.abort();
+        }, CLOSE_DELAY_MS),
     };
     const handler: Handler = async (request, info) => {
       table.requestStarted(tracked);
@@ -135,6 +143,7 @@ export async function serveConnections(
     servers.set(tracked, server);
     // A connection reset by the client rejects `finished`: that is the client's business.
     server.finished.catch(() => {}).finally(() => {
+      ended = true;
       table.remove(tracked);
       servers.delete(tracked);
     });
@@ -203,6 +212,26 @@ export async function serveConnections(
       return shuttingDown;
     },
   };
+}
+
+/**
+ * Last line of defence: a descriptor or connection error the runtime raises from inside its own
+ * event listeners is reported as an uncaught exception, which would end the process. Only those
+ * error classes are caught; anything else still ends it.
+ */
+let guarded = false;
+function guardConnectionErrors(): void {
+  if (guarded) return;
+  guarded = true;
+  globalThis.addEventListener("error", (event) => {
+    const error = event.error;
+    const connectionError = error instanceof Deno.errors.BadResource ||
+      error instanceof Deno.errors.Interrupted || error instanceof Deno.errors.ConnectionReset ||
+      error instanceof Deno.errors.BrokenPipe;
+    if (!connectionError) return;
+    event.preventDefault();
+    warnOnce("uncaught", "a connection error escaped the runtime's HTTP server", error);
+  });
 }
 
 /** One warning per kind per 10 s: a flood must not flood the log too. */
