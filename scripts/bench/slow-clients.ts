@@ -122,6 +122,8 @@ async function runAttackers(base: string, idle: number, slow: number, seconds: n
 interface Latencies {
   samples: number[];
   errors: number;
+  /** The slowest request: method, ms, seconds into the phase. */
+  slowest?: { method: string; ms: number; at: number };
 }
 
 async function normalClient(base: string, seconds: number, workers: number): Promise<Latencies> {
@@ -134,7 +136,8 @@ async function normalClient(base: string, seconds: number, workers: number): Pro
   });
   const body = new Uint8Array(4096).fill(7);
   const result: Latencies = { samples: [], errors: 0 };
-  const until = performance.now() + seconds * 1000;
+  const phaseStart = performance.now();
+  const until = phaseStart + seconds * 1000;
   await Promise.all(Array.from({ length: workers }, async (_, w) => {
     for (let i = 0; performance.now() < until; i++) {
       const key = `${base}/bench/normal-${w}-${i}`;
@@ -151,7 +154,11 @@ async function normalClient(base: string, seconds: number, workers: number): Pro
         } catch {
           result.errors++;
         }
-        result.samples.push(performance.now() - started);
+        const ms = performance.now() - started;
+        result.samples.push(ms);
+        if (ms > (result.slowest?.ms ?? 0)) {
+          result.slowest = { method, ms, at: (started - phaseStart) / 1000 };
+        }
       }
     }
   }));
@@ -227,7 +234,8 @@ try {
   console.log("| ----- | -------- | ------ | ------ | ------ | ------ |");
   console.log(row("alone (baseline)", baseline));
   console.log(row("under attack", underAttack));
-  console.log(`\nattackers: ${attackOutput}`);
+  console.log(`\nslowest under attack: ${JSON.stringify(underAttack.slowest)}`);
+  console.log(`attackers: ${attackOutput}`);
   console.log(`/_/ready 10 s into the attack: ${readyText}`);
 } finally {
   await svc.stop();

@@ -79,6 +79,7 @@ function serveOnConnection(): ServeOnConnection | null {
 
 const SWEEP_MS = 500;
 const CLOSE_DELAY_MS = 10;
+const ACCEPT_BACKLOG = 4096;
 const ACCEPT_BACKOFF_MS = [100, 200, 400, 800, 1600, 2000];
 
 export async function serveConnections(
@@ -90,7 +91,13 @@ export async function serveConnections(
     return await serveWithRestart(options);
   }
   guardConnectionErrors();
-  const listener = Deno.listen({ hostname: options.hostname, port: options.port });
+  // A deep accept queue (the kernel caps it at net.core.somaxconn): under a connection storm a
+  // full queue drops a normal client's SYN, and its retransmission costs it 1 s, 3 s, 7 s...
+  const listener = Deno.listen({
+    hostname: options.hostname,
+    port: options.port,
+    tcpBacklog: ACCEPT_BACKLOG,
+  });
   const table = new ConnectionTable();
   const servers = new Map<TrackedConnection, PerConnectionServer>();
   let stopping = false;
@@ -119,12 +126,19 @@ export async function serveConnections(
       idleSince: performance.now(),
       closing: false,
       closeWhenIdle: false,
-      // Deferred past the current task: aborting inside the `completed` callback of a response
-      // whose request body was left unread lost the response and left the socket open, measured.
-      close: () =>
-        setTimeout(() => {
-          if (!ended) aborter.abort();
-        }, CLOSE_DELAY_MS),
+      // A deferred close waits past the current task: aborting inside the `completed` callback
+      // of an answer whose request body was left unread lost the answer and left the socket
+      // open (measured).
+      close: (deferred) => {
+        if (!deferred) return aborter.abort();
+        const closeWhenIdle = () => {
+          if (ended) return;
+          // A request that arrived meanwhile is let finish first.
+          if (tracked.inFlight === 0) aborter.abort();
+          else setTimeout(closeWhenIdle, SWEEP_MS);
+        };
+        setTimeout(closeWhenIdle, CLOSE_DELAY_MS);
+      },
     };
     const handler: Handler = async (request, info) => {
       table.requestStarted(tracked);
@@ -199,7 +213,7 @@ export async function serveConnections(
         const draining: Promise<void>[] = [];
         for (const tracked of table.all()) {
           const server = servers.get(tracked);
-          if (tracked.inFlight === 0) tracked.close();
+          if (tracked.inFlight === 0) tracked.close(false);
           else {
             tracked.closeWhenIdle = true;
             draining.push(server?.shutdown().catch(() => {}) ?? Promise.resolve());

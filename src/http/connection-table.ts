@@ -17,7 +17,10 @@ export interface ConnectionLimits {
   idleTimeoutMs: number;
 }
 
-/** One accepted connection. `close` must end it at once; it is only called while idle. */
+/**
+ * One accepted connection. `close` ends it; it is only called while idle, and `deferred` asks to
+ * wait for the current task to finish first (the answer that made it idle is still being sent).
+ */
 export interface TrackedConnection {
   /** Requests whose response has not been delivered yet. */
   inFlight: number;
@@ -29,7 +32,7 @@ export interface TrackedConnection {
   closing: boolean;
   /** Close once the response in flight has been delivered (its request body was left unread). */
   closeWhenIdle: boolean;
-  close(): void;
+  close(deferred: boolean): void;
 }
 
 export type CloseReason = "capacity" | "header_timeout" | "idle_timeout" | "unread_body";
@@ -131,6 +134,6 @@ export class ConnectionTable {
     connection.closing = true;
     if (this.#open.has(connection)) this.#closing++;
     this.closed[reason]++;
-    connection.close();
+    connection.close(reason === "unread_body");
   }
 }
