@@ -4,7 +4,7 @@
  * signed PUTs trickling their body), on loopback.
  *
  *   node_modules/.bin/deno run -A scripts/bench/slow-clients.ts [--idle 1000] [--slow 1000]
- *     [--seconds 30] [--workers 4]
+ *     [--seconds 30] [--workers 4] [--put-share 0.5]
  *
  * Phases, one svc (defaults, sigv4): the normal client alone (baseline), then the same client
  * while the attackers run (started in a subprocess, so their event loop does not delay the
@@ -83,15 +83,19 @@ async function attacker(
           encoder.encode(await signedPutHead(`${base}/bench/slow-${index}`, 100_000)),
         );
       }
-      // Idle: nothing more. Slow bodies: a few bytes a second, never the whole body.
-      while (!stop()) {
+      // One read stays pending for the connection's life: it ends when svc answers or closes.
+      let closed = false;
+      (async () => {
+        const buffer = new Uint8Array(4096);
+        while (
+          await conn.read(buffer).catch(() => null) !== null
+        ) { /* an answer: wait for the close */ }
+        closed = true;
+      })();
+      // Idle: nothing more. Slow bodies: a byte every second or so, never the whole body.
+      while (!stop() && !closed) {
         if (kind !== "idle") await conn.write(encoder.encode("x"));
-        await sleep(kind === "idle" ? 1000 : 1000 + Math.random() * 500);
-        if (kind === "idle") {
-          // Learn whether svc closed it (a read that returns at once means it did).
-          const probe = await Promise.race([conn.read(new Uint8Array(4096)), sleep(1)]);
-          if (probe === null) break;
-        }
+        await sleep(1000 + Math.random() * 500);
       }
     } catch {
       // svc closed the connection (a write to a closed socket fails): open another one.
@@ -103,14 +107,20 @@ async function attacker(
   }
 }
 
-async function runAttackers(base: string, idle: number, slow: number, seconds: number) {
+async function runAttackers(
+  base: string,
+  idle: number,
+  slow: number,
+  seconds: number,
+  putShare: number,
+) {
   const counts = { opened: 0, cut: 0, connect_failed: 0 };
   const until = performance.now() + seconds * 1000;
   const stop = () => performance.now() > until;
   const jobs: Promise<void>[] = [];
   for (let i = 0; i < idle; i++) jobs.push(attacker(base, "idle", i, stop, counts));
   for (let i = 0; i < slow; i++) {
-    jobs.push(attacker(base, i % 2 === 0 ? "form" : "put", i, stop, counts));
+    jobs.push(attacker(base, i < slow * putShare ? "put" : "form", i, stop, counts));
     if (i % 100 === 99) await sleep(50); // ramp up without a SYN storm
   }
   await Promise.all(jobs);
@@ -121,6 +131,7 @@ async function runAttackers(base: string, idle: number, slow: number, seconds: n
 
 interface Latencies {
   samples: number[];
+  byMethod: Record<string, number[]>;
   errors: number;
   /** The slowest request: method, ms, seconds into the phase. */
   slowest?: { method: string; ms: number; at: number };
@@ -135,7 +146,7 @@ async function normalClient(base: string, seconds: number, workers: number): Pro
     retries: 0,
   });
   const body = new Uint8Array(4096).fill(7);
-  const result: Latencies = { samples: [], errors: 0 };
+  const result: Latencies = { samples: [], byMethod: { PUT: [], GET: [] }, errors: 0 };
   const phaseStart = performance.now();
   const until = phaseStart + seconds * 1000;
   await Promise.all(Array.from({ length: workers }, async (_, w) => {
@@ -156,6 +167,7 @@ async function normalClient(base: string, seconds: number, workers: number): Pro
         }
         const ms = performance.now() - started;
         result.samples.push(ms);
+        result.byMethod[method].push(ms);
         if (ms > (result.slowest?.ms ?? 0)) {
           result.slowest = { method, ms, at: (started - phaseStart) / 1000 };
         }
@@ -170,8 +182,8 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
-function row(name: string, latencies: Latencies): string {
-  const sorted = [...latencies.samples].sort((a, b) => a - b);
+function row(name: string, latencies: Latencies, samples = latencies.samples): string {
+  const sorted = [...samples].sort((a, b) => a - b);
   const ms = (n: number) => n.toFixed(1);
   return `| ${name} | ${sorted.length} | ${ms(percentile(sorted, 0.5))} | ${
     ms(percentile(sorted, 0.99))
@@ -179,7 +191,7 @@ function row(name: string, latencies: Latencies): string {
 }
 
 if (args[0] === "--attack") {
-  await runAttackers(args[1], Number(args[2]), Number(args[3]), Number(args[4]));
+  await runAttackers(args[1], Number(args[2]), Number(args[3]), Number(args[4]), Number(args[5]));
   Deno.exit(0);
 }
 
@@ -187,6 +199,8 @@ const idle = arg("--idle", 1000);
 const slow = arg("--slow", 1000);
 const seconds = arg("--seconds", 30);
 const workers = arg("--workers", 4);
+/** Share of the slow bodies that are signed PUTs (the rest are POST forms). */
+const putShare = arg("--put-share", 0.5);
 const dir = await Deno.makeTempDir({ prefix: "bench-slow-" });
 const svc = await startProcess([`${ROOT}main.ts`, "--listen", "127.0.0.1:0"], {
   SVC_DATA_DIR: dir,
@@ -214,6 +228,7 @@ try {
       `${idle}`,
       `${slow}`,
       `${seconds + 15}`,
+      `${putShare}`,
     ],
     env: { DENO_NO_UPDATE_CHECK: "1" },
     stdout: "piped",
@@ -226,14 +241,16 @@ try {
   const attackOutput = new TextDecoder().decode((await attack.output()).stdout).trim();
 
   console.log(
-    `\nsvc under ${idle} idle connections + ${slow} slow bodies (${slow / 2} POST forms, ${
-      slow / 2
-    } signed PUTs), ${workers} normal workers doing 4 KiB PUT + GET\n`,
+    `\nsvc under ${idle} idle connections + ${slow} slow bodies (${
+      slow - Math.ceil(slow * putShare)
+    } POST forms, ${Math.ceil(slow * putShare)} signed PUTs), ${workers} normal workers\n`,
   );
   console.log("| phase | requests | p50 ms | p99 ms | max ms | errors |");
   console.log("| ----- | -------- | ------ | ------ | ------ | ------ |");
   console.log(row("alone (baseline)", baseline));
   console.log(row("under attack", underAttack));
+  console.log(row("under attack, PUT only", underAttack, underAttack.byMethod.PUT));
+  console.log(row("under attack, GET only", underAttack, underAttack.byMethod.GET));
   console.log(`\nslowest under attack: ${JSON.stringify(underAttack.slowest)}`);
   console.log(`attackers: ${attackOutput}`);
   console.log(`/_/ready 10 s into the attack: ${readyText}`);
