@@ -148,8 +148,9 @@ export async function serveConnections(
       );
       const response = await options.handler(request, info);
       // An error answer may leave the body unread; the runtime would keep the connection open
-      // waiting for it, so it is closed once the answer is out.
-      if (request.body !== null && response.status >= 400) tracked.closeWhenIdle = true;
+      // waiting for it, so it is closed once the answer is out. (Headers, not `request.body`:
+      // the body getter would open the body stream of every request.)
+      if (response.status >= 400 && hasBody(request.headers)) tracked.closeWhenIdle = true;
       return response;
     };
     table.add(tracked);
@@ -226,6 +227,11 @@ export async function serveConnections(
       return shuttingDown;
     },
   };
+}
+
+function hasBody(headers: Headers): boolean {
+  const length = headers.get("content-length");
+  return (length !== null && length.trim() !== "0") || headers.has("transfer-encoding");
 }
 
 /**
