@@ -148,10 +148,12 @@ export async function serveConnections(
       );
       const response = await options.handler(request, info);
       // An error answer may leave the body unread; the runtime would keep the connection open
-      // waiting for it, so it is closed once the answer is out. (Headers, not `request.body`:
+      // waiting for it, so it is closed once the answer is out, and the answer says so: a
+      // client reusing it meanwhile would lose its next request. (Headers, not `request.body`:
       // the body getter would open the body stream of every request.)
-      if (response.status >= 400 && hasBody(request.headers)) tracked.closeWhenIdle = true;
-      return response;
+      if (response.status < 400 || !hasBody(request.headers)) return response;
+      tracked.closeWhenIdle = true;
+      return withConnectionClose(response);
     };
     table.add(tracked);
     const server = serve(conn, aborter.signal, handler, onError, () => {});
@@ -227,6 +229,18 @@ export async function serveConnections(
       return shuttingDown;
     },
   };
+}
+
+function withConnectionClose(response: Response): Response {
+  try {
+    response.headers.set("connection", "close");
+    return response;
+  } catch {
+    // Immutable headers (a fetched or static response): copy them.
+    const headers = new Headers(response.headers);
+    headers.set("connection", "close");
+    return new Response(response.body, { status: response.status, headers });
+  }
 }
 
 function hasBody(headers: Headers): boolean {
