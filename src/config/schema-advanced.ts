@@ -92,6 +92,16 @@ const advancedEntries = {
   log_level: v.optional(str),
   request_timeout_secs: v.optional(int(1), 300),
   max_concurrent_requests: v.optional(int(1), 1024),
+  /** Open client connections; the effective cap is also at most half of RLIMIT_NOFILE. */
+  max_connections: v.optional(int(1), 4096),
+  /** A new connection must deliver its first request head (a POST form: its fields) in this. */
+  header_timeout_secs: v.optional(numAbove(0), 10),
+  /** A keep-alive connection with no request in flight is closed after this. */
+  idle_timeout_secs: v.optional(numAbove(0), 75),
+  /** A request body that delivers no byte for this long while svc waits for one is cut. */
+  body_stall_timeout_secs: v.optional(numAbove(0), 30),
+  /** /_/ready answers 503 while a request has waited this long for a slot; 0 turns it off. */
+  ready_max_slot_wait_secs: v.optional(num(0), 10),
   max_multipart_uploads: v.optional(int(1), 1000),
   multipart_idle_ttl_hours: v.optional(num(0), 24),
   max_object_size: v.optional(u64, 104857600),

@@ -28,3 +28,21 @@ Deno.test("an aborted waiter leaves the queue without taking a permit", async ()
   semaphore.release();
   assert.equal(semaphore.available, 1);
 });
+
+Deno.test("the oldest waiter's wait is reported until it is served", async () => {
+  let clock = 1000;
+  const semaphore = new Semaphore(1, () => clock);
+  await semaphore.acquire();
+  assert.equal(semaphore.oldestWaitMs(), 0);
+  const first = semaphore.acquire();
+  clock += 300;
+  const second = semaphore.acquire();
+  clock += 200;
+  assert.equal(semaphore.oldestWaitMs(), 500);
+  semaphore.release();
+  await first;
+  assert.equal(semaphore.oldestWaitMs(), 200);
+  semaphore.release();
+  await second;
+  assert.equal(semaphore.oldestWaitMs(), 0);
+});

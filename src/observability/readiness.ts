@@ -201,6 +201,49 @@ export function createReadiness(
   return new Readiness([createBackendCheck(options), ...(options.extraChecks ?? [])]);
 }
 
+/**
+ * The `request_slots` check: not ready while the longest waiter for a `max_concurrent_requests`
+ * slot has waited `maxWaitSecs` or more (0 turns the check off). Slots held by slow clients
+ * otherwise leave /_/ready at 200 while every S3 request times out in the queue.
+ */
+export function createSlotWaitCheck(
+  slots: { oldestWaitMs(): number; readonly waiting: number },
+  maxWaitSecs: () => number,
+): { name: string; run(): CheckReport } {
+  return {
+    name: "request_slots",
+    run(): CheckReport {
+      const waitedMs = Math.round(slots.oldestWaitMs());
+      const limitMs = maxWaitSecs() * 1000;
+      const report = { waiting: slots.waiting, oldest_wait_ms: waitedMs };
+      if (limitMs > 0 && waitedMs >= limitMs) {
+        return {
+          status: "error",
+          error: `Requests have waited ${waitedMs} ms for a slot (limit ${limitMs} ms)`,
+          ...report,
+        };
+      }
+      return { status: "ok", ...report };
+    },
+  };
+}
+
+/** A readiness result with one more check's report folded in. */
+export function withCheck(
+  result: ReadinessResult,
+  name: string,
+  report: CheckReport,
+): ReadinessResult {
+  const ready = result.ready && report.status !== "error";
+  return {
+    ready,
+    body: {
+      status: ready ? "ready" : "not_ready",
+      checks: { ...result.body.checks, [name]: report },
+    },
+  };
+}
+
 /** The HTTP answer: JSON body, 200 when ready, else 503; never cached. */
 export function readyResponse(result: ReadinessResult): Response {
   return new Response(JSON.stringify(result.body), {

@@ -8,6 +8,7 @@ import { Authenticator } from "../auth/authenticator.ts";
 import { BootstrapCredentials, type CredentialStore } from "../auth/credentials.ts";
 import type { Config } from "../config/schema.ts";
 import { parseListenAddress } from "../config/load.ts";
+import { type ConnectionStats, serveConnections } from "../http/connection-server.ts";
 import { Semaphore } from "../http/semaphore.ts";
 import { activeLogging, getLogger } from "../observability/log.ts";
 import { createMetrics } from "../observability/metrics.ts";
@@ -15,9 +16,10 @@ import { VERSION } from "../version.ts";
 import { createS3Handler } from "../s3/handler.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { usageCounterOf } from "../objects/usage.ts";
-import { readyResponse } from "../observability/readiness.ts";
+import { createSlotWaitCheck, readyResponse, withCheck } from "../observability/readiness.ts";
 import { type ApplyResult, planApply } from "./apply.ts";
 import { checkStartupAuth } from "./startup-checks.ts";
+import { raiseOpenFileLimit } from "./fd-limit.ts";
 import { backendPlanOf } from "./backends.ts";
 import { checkRemovedBackends, needsRebuild, openStorageStack } from "./storage-stack.ts";
 
@@ -30,6 +32,8 @@ export interface RunningServer {
   apply(next: Config): Promise<ApplyResult>;
   stop(): Promise<void>;
   finished: Promise<void>;
+  /** Client connections (null when the runtime gives no per-connection control). */
+  connections(): ConnectionStats | null;
 }
 
 /** Holds the current config snapshot; readers take `current` once per request. */
@@ -89,6 +93,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   });
   const admission = admissionChainSource(() => holder.current);
   admission(); // built now: its warnings (a bucket made entirely public) show at startup
+  const semaphore = new Semaphore(config.advanced.max_concurrent_requests);
   const s3 = createS3Handler({
     authenticator,
     onComplete: (sample) => metrics.observeRequest(sample),
@@ -108,13 +113,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
         return usageCounterOf(stack.objects);
       },
     },
-    semaphore: new Semaphore(config.advanced.max_concurrent_requests),
+    semaphore,
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
+    bodyStallMs: () => holder.current.advanced.body_stall_timeout_secs * 1000,
+    formFieldsMs: () => holder.current.advanced.header_timeout_secs * 1000,
     debugHeaders: () => holder.current.advanced.debug_headers,
   });
+  // Requests queued for a slot too long mean the instance cannot serve: leave the balancer.
+  const slotWait = createSlotWaitCheck(
+    semaphore,
+    () => holder.current.advanced.ready_max_slot_wait_secs,
+  );
   const app = createApp({
     s3,
-    ready: async () => readyResponse(await stack.readiness.check()),
+    ready: async () =>
+      readyResponse(withCheck(await stack.readiness.check(), slotWait.name, slotWait.run())),
     metrics: {
       observeRequest: (sample) => metrics.observeRequest(sample),
       // Uploads in flight are counted from the store at scrape time: always true, no bookkeeping.
@@ -127,19 +140,34 @@ export async function startServer(config: Config): Promise<RunningServer> {
   });
 
   const { hostname, port } = parseListenAddress(config.advanced.listen_addr);
-  let resolveListening!: (addr: Deno.NetAddr) => void;
-  const listening = new Promise<Deno.NetAddr>((resolve) => resolveListening = resolve);
-  const server = Deno.serve({
+  const fdLimit = raiseOpenFileLimit();
+  // Half the descriptors at most go to client connections: the rest is for object files,
+  // spools, backend sockets and xdelta3 pipes.
+  const fdCap = fdLimit === null ? Infinity : Math.max(16, Math.floor(fdLimit.soft / 2));
+  const server = await serveConnections({
     hostname,
     port,
-    onListen: (addr) => resolveListening(addr as Deno.NetAddr),
-  }, app.fetch);
-  const addr = await listening;
-  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, { state_dir: stack.stateDir });
+    handler: async (request, info) => await app.fetch(request, info),
+    limits: () => {
+      const advanced = holder.current.advanced;
+      return {
+        maxConnections: Math.min(advanced.max_connections, fdCap),
+        headerTimeoutMs: advanced.header_timeout_secs * 1000,
+        idleTimeoutMs: advanced.idle_timeout_secs * 1000,
+      };
+    },
+  });
+  const addr = server.addr;
+  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, {
+    state_dir: stack.stateDir,
+    open_files_limit: fdLimit?.soft ?? "unknown",
+    max_connections: Math.min(config.advanced.max_connections, fdCap),
+  });
   return {
     hostname: addr.hostname,
     port: addr.port,
     finished: server.finished,
+    connections: () => server.stats(),
     async apply(next) {
       // Refuse before any change: the new config must not leave the server open by accident.
       checkStartupAuth(next.access);

@@ -5,10 +5,11 @@
 import type { Authenticator } from "../auth/authenticator.ts";
 import { isNoSpaceError, SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
+import { watchForStalls } from "../http/stall-watch.ts";
 import { getLogger } from "../observability/log.ts";
 import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
 import { admit } from "./admission.ts";
-import { parseS3Request, splitRawUrl } from "./request.ts";
+import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";
 import { dispatchS3, type OperationLabel, operationLabel, type S3Services } from "./router.ts";
 
@@ -20,6 +21,10 @@ export interface S3HandlerOptions {
   semaphore: Semaphore;
   /** Read per request so a config reload applies to the next request. */
   requestTimeoutMs: () => number;
+  /** `body_stall_timeout_secs`: a body with no byte for this long is cut. */
+  bodyStallMs?: () => number;
+  /** `header_timeout_secs`: a browser POST form must deliver its fields within this. */
+  formFieldsMs?: () => number;
   /** `debug_headers`: keep `x-amz-storage-type` and `x-svc-cache` on responses. */
   debugHeaders?: () => boolean;
   /** Told about every request once its response headers are ready (metrics). */
@@ -72,6 +77,49 @@ function withDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> {
 
 export type S3Handler = (raw: Request, remoteAddress?: string) => Promise<Response>;
 
+/**
+ * The request's concurrency slot, taken at most once and released only if taken: a browser POST
+ * form takes it late (after its policy is verified), every other request before dispatch.
+ */
+class Slot {
+  #held = false;
+  constructor(private readonly semaphore: Semaphore, private readonly signal: AbortSignal) {}
+  async take(): Promise<void> {
+    if (this.#held) return;
+    await this.semaphore.acquire(this.signal);
+    this.#held = true;
+  }
+  release(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    this.semaphore.release();
+  }
+}
+
+/** The shape the router sends to PostObject: its fields are read before it takes a slot. */
+function isFormUpload(request: S3Request): boolean {
+  return request.method === "POST" && request.bucket !== null && request.key === null &&
+    !request.query.has("delete") &&
+    (request.headers.get("content-type") ?? "").toLowerCase().startsWith("multipart/form-data");
+}
+
+/** The same request with its body cut when it stalls (see http/stall-watch.ts). */
+function withStallWatch(raw: Request, stallMs: number, deadline: AbortController): Request {
+  if (raw.body === null || !(stallMs > 0)) return raw;
+  const seconds = stallMs / 1000;
+  const body = watchForStalls(
+    raw.body,
+    stallMs,
+    () =>
+      new SvcError(
+        "RequestTimeout",
+        `Your socket connection to the server was not read from or written to within the timeout period: no byte of the request body arrived for ${seconds} seconds`,
+      ),
+    (reason) => deadline.abort(reason),
+  );
+  return new Request(raw, { body, duplex: "half" } as RequestInit);
+}
+
 export function createS3Handler(options: S3HandlerOptions): S3Handler {
   return async (raw, remoteAddress) => {
     const started = performance.now();
@@ -88,13 +136,33 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       );
     }, timeoutMs);
     const signal = AbortSignal.any([raw.signal, deadline.signal]);
+    const slot = new Slot(options.semaphore, signal);
+    let fieldsTimer: ReturnType<typeof setTimeout> | undefined;
     let response: Response;
     try {
-      // The signal covers the deadline: a request that waits too long leaves the queue with 504.
-      await options.semaphore.acquire(signal);
+      const watched = withStallWatch(raw, options.bodyStallMs?.() ?? 0, deadline);
+      const request = parseS3Request(watched, requestId, signal);
+      operation = operationLabel(request);
+      const fieldsMs = options.formFieldsMs?.() ?? 0;
+      if (isFormUpload(request) && fieldsMs > 0) {
+        // A stranger may send a form: reading its fields holds no slot, and must end quickly.
+        fieldsTimer = setTimeout(() => {
+          deadline.abort(
+            new SvcError(
+              "RequestTimeout",
+              `The fields of the POST form did not arrive within ${fieldsMs / 1000} seconds`,
+            ),
+          );
+        }, fieldsMs);
+        request.takeSlot = async () => {
+          clearTimeout(fieldsTimer);
+          await slot.take();
+        };
+      } else {
+        // The signal covers the deadline: a request that waits too long leaves the queue (504).
+        await slot.take();
+      }
       try {
-        const request = parseS3Request(raw, requestId, signal);
-        operation = operationLabel(request);
         // Admission runs first: an anonymous reader of a public prefix never meets the
         // authenticator, and a denied request is refused before its signature is checked.
         const anonymous = admit(options.services.admission(), request, remoteAddress);
@@ -120,7 +188,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
           throw err;
         }
       } finally {
-        options.semaphore.release();
+        slot.release();
       }
     } catch (err) {
       // A full disk is logged once a minute by errorResponse, not per request.
@@ -134,6 +202,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       response = errorResponse(err, resourceOf(raw.url), requestId);
     } finally {
       clearTimeout(timer);
+      clearTimeout(fieldsTimer);
     }
     if (raw.method === "HEAD") {
       // A HEAD answer carries the headers of the GET it mirrors but never a body.

@@ -1,9 +1,11 @@
 /**
  * PostObject: the browser form upload (`POST /{bucket}`, multipart/form-data).
  *
- * Order matters: the fields before the file are read (at most 20 KiB), the policy and its
- * signature are verified, and only then is the file read, straight into the object service. So a
- * refused form never costs more than its small head, and the file is never buffered. The
+ * Order matters: the fields before the file are read (at most 20 KiB, within
+ * `header_timeout_secs`, holding no concurrency slot), the policy and its signature are verified,
+ * and only then is a slot taken and the file read, straight into the object service. So a refused
+ * form never costs more than its small head, a stranger trickling fields holds no slot, and the
+ * file is never buffered. The
  * content-length-range of the policy is enforced on the bytes as they stream: too many and the
  * upload stops at once, too few and it fails at the end; either way nothing is stored.
  *
@@ -85,6 +87,8 @@ export async function postObject(
     if (taggingField !== undefined) {
       metadata.tags = parseTaggingXml(new TextEncoder().encode(taggingField));
     }
+    // Only a form whose policy verified gets a concurrency slot (and the time to send its file).
+    await request.takeSlot?.();
     await beforeStore?.(key);
     const info = await objects.put(
       bucket,

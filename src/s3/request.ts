@@ -24,6 +24,11 @@ export interface S3Request {
   auth?: AuthOutcome;
   /** Set when the admission chain let the request in without authentication. */
   anonymous?: AnonymousAdmission;
+  /**
+   * Browser POST forms only: takes the request's concurrency slot, called once the policy is
+   * verified (reading the fields holds no slot). Set by the S3 handler.
+   */
+  takeSlot?: () => Promise<void>;
 }
 
 /** The raw path and query of a request URL, without any normalisation. */

@@ -36,6 +36,8 @@ export interface StartOptions {
   dataDirFromConfig?: boolean;
   /** This server is itself the S3 backend of another (SVC_TEST_BACKEND=svc): plain storage. */
   backing?: boolean;
+  /** Run under this open-file limit (soft and hard, through prlimit): descriptor-flood tests. */
+  nofile?: number;
 }
 
 async function pump(
@@ -113,15 +115,20 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
   const dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "svc-test-" });
   const backing = await backendUnderTest(options);
   const logs: string[] = [];
-  const child = new Deno.Command(DENO, {
-    args: [
-      "run",
-      "--allow-all",
-      `${ROOT}main.ts`,
-      "--listen",
-      "127.0.0.1:0",
-      ...(options.args ?? []),
-    ],
+  const denoArgs = [
+    "run",
+    "--allow-all",
+    `${ROOT}main.ts`,
+    "--listen",
+    "127.0.0.1:0",
+    ...(options.args ?? []),
+  ];
+  const command = options.nofile === undefined ? DENO : "prlimit";
+  const args = options.nofile === undefined
+    ? denoArgs
+    : [`--nofile=${options.nofile}:${options.nofile}`, DENO, ...denoArgs];
+  const child = new Deno.Command(command, {
+    args,
     cwd: dataDir,
     env: {
       DENO_NO_UPDATE_CHECK: "1",
