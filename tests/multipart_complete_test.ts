@@ -13,15 +13,10 @@ import {
   signedFetch as fetch,
   startSvc,
 } from "./helpers/svc.ts";
+import { multipartEtag } from "./helpers/multipart.ts";
 
 const MiB = 1024 * 1024;
 const md5hex = (b: Uint8Array) => createHash("md5").update(b).digest("hex");
-
-function multipartEtag(parts: Uint8Array[]): string {
-  const all = createHash("md5");
-  for (const part of parts) all.update(createHash("md5").update(part).digest());
-  return `"${all.digest("hex")}-${parts.length}"`;
-}
 
 function completeXml(parts: { PartNumber: number; ETag: string }[]): string {
   const xml = parts.map((p) =>

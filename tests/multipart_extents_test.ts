@@ -16,24 +16,13 @@ import {
   signedFetch as fetch,
   startSvc,
 } from "./helpers/svc.ts";
+import { concat, multipartEtag } from "./helpers/multipart.ts";
 import { getJsonXattr, setJsonXattr } from "../src/storage/xattr.ts";
 import { clientFor, startBackingSvc, startFront } from "./helpers/s3-front.ts";
 
 const MiB = 1024 * 1024;
 const sha256hex = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 const md5hex = (b: Uint8Array) => createHash("md5").update(b).digest("hex");
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
-  return out;
-}
-
-function multipartEtag(parts: Uint8Array[]): string {
-  const all = createHash("md5");
-  for (const part of parts) all.update(createHash("md5").update(part).digest());
-  return `"${all.digest("hex")}-${parts.length}"`;
-}
 
 async function upload(s3: S3.S3Client, Bucket: string, Key: string, bodies: Uint8Array[]) {
   const { UploadId } = await s3.send(new S3.CreateMultipartUploadCommand({ Bucket, Key }));

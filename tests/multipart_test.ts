@@ -13,24 +13,12 @@ import {
   signedFetch as fetch,
   startSvc,
 } from "./helpers/svc.ts";
+import { concat, multipartEtag } from "./helpers/multipart.ts";
 
 const MiB = 1024 * 1024;
 const EMPTY = new Uint8Array(0);
 const md5hex = (b: Uint8Array) => createHash("md5").update(b).digest("hex");
 const md5b64 = (b: Uint8Array) => createHash("md5").update(b).digest("base64");
-
-/** `"md5(binary md5 of each part)-N"`, computed here independently of the server. */
-function multipartEtag(parts: Uint8Array[]): string {
-  const all = createHash("md5");
-  for (const part of parts) all.update(createHash("md5").update(part).digest());
-  return `"${all.digest("hex")}-${parts.length}"`;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
-  return out;
-}
 
 /** The request fails with this status and S3 error code (the SDK parses the XML Code). */
 async function rejects(work: Promise<unknown>, status: number, code: string): Promise<void> {

@@ -14,6 +14,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import { DENO, startProcess } from "./lib.ts";
+import { signedPutHead as signedRawPutHead } from "../../tests/helpers/raw-http.ts";
 
 const ACCESS_KEY = "AKIABENCHSLOWCLIENTS";
 const SECRET_KEY = "bench-secret-key-for-slow-clients-0000";
@@ -28,21 +29,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- attacker mode (subprocess) -----------------------------------------------------------------
 
-async function signedPutHead(url: string, length: number): Promise<string> {
-  const aws = new AwsClient({
-    accessKeyId: ACCESS_KEY,
-    secretAccessKey: SECRET_KEY,
-    service: "s3",
-    region: "us-east-1",
-  });
-  const signed = await aws.sign(url, {
-    method: "PUT",
-    headers: { "content-length": String(length), "x-amz-content-sha256": "UNSIGNED-PAYLOAD" },
-  });
-  const target = new URL(url);
-  const lines = [`PUT ${target.pathname} HTTP/1.1`, `host: ${target.host}`];
-  for (const [name, value] of signed.headers) if (name !== "host") lines.push(`${name}: ${value}`);
-  return lines.join("\r\n") + "\r\n\r\n";
+function signedPutHead(url: string, length: number): Promise<string> {
+  return signedRawPutHead(url, length, { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY });
 }
 
 function formHead(host: string): string {

@@ -154,23 +154,6 @@ export function emptyStream(): ReadableStream<Uint8Array> {
 }
 
 /**
- * Consumes a body that must be empty, throwing `onBytes()` at the first byte. Used for keys
- * ending in `/`, which are stored as directories and so cannot hold bytes.
- */
-export async function requireEmptyBody(
-  body: ReadableStream<Uint8Array>,
-  onBytes: () => Error,
-  signal?: AbortSignal,
-): Promise<void> {
-  const sink = new WritableStream<Uint8Array>({
-    write(chunk) {
-      if (chunk.byteLength > 0) throw onBytes();
-    },
-  });
-  await body.pipeTo(sink, { signal });
-}
-
-/**
  * Opens `path` if it is still inode `ino`, whose metadata the caller read by path just before;
  * null when a commit replaced the file or a delete removed it in between, so that bytes and
  * metadata of different versions are never served together.

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import {
-  emptyStream,
   fileRangeStream,
   openIfUnchanged,
   READ_CHUNK_BYTES,
-  requireEmptyBody,
   writeStreamToFile,
 } from "./file-streams.ts";
 
@@ -118,13 +116,6 @@ Deno.test("fileRangeStream errors when the file is shorter than the range", asyn
   const stream = fileRangeStream(await Deno.open(`${dir}/f`), 50, 100);
   await assert.rejects(readAll(stream), /ended 50 bytes before/);
   await Deno.remove(dir, { recursive: true });
-});
-
-Deno.test("requireEmptyBody accepts empty bodies and refuses bytes", async () => {
-  const refuse = () => new Error("has bytes");
-  await requireEmptyBody(emptyStream(), refuse);
-  await requireEmptyBody(streamOf([new Uint8Array(0)]), refuse);
-  await assert.rejects(requireEmptyBody(streamOf([new Uint8Array(1)]), refuse), /has bytes/);
 });
 
 Deno.test("openIfUnchanged detects a file replaced by rename", async () => {

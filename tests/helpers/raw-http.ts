@@ -82,13 +82,12 @@ export async function readUntilClosed(conn: Deno.Conn, waitMs: number): Promise<
  * The head of a signed PutObject whose body (of `length` bytes, unsigned payload) the caller
  * sends itself, or never.
  */
-export async function signedPutHead(url: string, length: number): Promise<string> {
-  const aws = new AwsClient({
-    accessKeyId: ACCESS_KEY,
-    secretAccessKey: SECRET_KEY,
-    service: "s3",
-    region: "us-east-1",
-  });
+export async function signedPutHead(
+  url: string,
+  length: number,
+  credentials = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+): Promise<string> {
+  const aws = new AwsClient({ ...credentials, service: "s3", region: "us-east-1" });
   const signed = await aws.sign(url, {
     method: "PUT",
     headers: { "content-length": String(length), "x-amz-content-sha256": "UNSIGNED-PAYLOAD" },

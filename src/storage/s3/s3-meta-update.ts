@@ -14,8 +14,8 @@ import type { S3Client } from "./s3-client.ts";
 import { BackendError } from "./s3-errors.ts";
 import { encodeKeyPath } from "./s3-keys.ts";
 import { metaToHeaders } from "./s3-meta.ts";
-import { isListable, type UploadSettings } from "./s3-upload.ts";
-import { completeMultipartXml, parseErrorDocument, parseInitiateMultipart } from "./s3-xml.ts";
+import { createMultipartUpload, isListable, type UploadSettings } from "./s3-upload.ts";
+import { completeMultipartXml, parseErrorDocument } from "./s3-xml.ts";
 
 /** S3's largest CopyObject source and UploadPartCopy range. */
 const MAX_COPY_BYTES = 5 * 1024 ** 3;
@@ -52,14 +52,7 @@ export async function rewriteMeta(
     failOnErrorDocument(response.text, "PUT (copy onto itself)", target);
     return;
   }
-  const created = await client.send({
-    method: "POST",
-    ...target,
-    query: { uploads: "" },
-    headers,
-    idempotent: true,
-  });
-  const uploadId = parseInitiateMultipart(created.text);
+  const uploadId = await createMultipartUpload(client, target, headers);
   try {
     const partSize = Math.min(
       MAX_COPY_BYTES,

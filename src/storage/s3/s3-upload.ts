@@ -163,14 +163,7 @@ async function multipartUpload(
   pieces: FilePiece[],
   headers: Record<string, string>,
 ): Promise<void> {
-  const created = await client.send({
-    method: "POST",
-    ...target,
-    query: { uploads: "" },
-    headers,
-    idempotent: true,
-  });
-  const uploadId = parseInitiateMultipart(created.text);
+  const uploadId = await createMultipartUpload(client, target, headers);
   const stop = new AbortController();
   try {
     const count = pieces.length;
@@ -231,4 +224,20 @@ async function multipartUpload(
     }).catch(() => {}); // best effort: a lifecycle rule on the store catches what this misses
     throw err;
   }
+}
+
+/** Starts a backend multipart upload; its upload id. */
+export async function createMultipartUpload(
+  client: S3Client,
+  target: { bucket: string; key: string },
+  headers: Record<string, string>,
+): Promise<string> {
+  const created = await client.send({
+    method: "POST",
+    ...target,
+    query: { uploads: "" },
+    headers,
+    idempotent: true,
+  });
+  return parseInitiateMultipart(created.text);
 }
