@@ -222,7 +222,7 @@ export class ObjectService {
       staged = await this.backend.stageObject(
         bucket,
         key,
-        body.pipeThrough(digest.transform),
+        digest.pipe(body),
         plan.signal,
         plan.expectedSize,
       );

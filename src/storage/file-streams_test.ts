@@ -131,3 +131,44 @@ Deno.test("openIfUnchanged detects a file replaced by rename", async () => {
   assert.equal(openIfUnchanged(`${dir}/missing`, ino), null);
   await Deno.remove(dir, { recursive: true });
 });
+
+/** A byte stream serving `data` in reads of at most `piece` bytes into the reader's buffer. */
+function byteStreamOf(data: Uint8Array, piece: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const request = controller.byobRequest!;
+      const view = request.view as Uint8Array;
+      const n = Math.min(view.byteLength, piece, data.length - sent);
+      if (n === 0) {
+        controller.close();
+        request.respond(0);
+        return;
+      }
+      view.set(data.subarray(sent, sent + n));
+      sent += n;
+      request.respond(n);
+    },
+    autoAllocateChunkSize: 65536,
+  });
+}
+
+Deno.test("writeStreamToFile writes a byte stream through its one reused buffer", async () => {
+  const dir = await Deno.makeTempDir();
+  const data = pattern(3_500_000);
+  const file = await Deno.open(`${dir}/f`, { write: true, createNew: true });
+  const seen = new Set<ArrayBufferLike>();
+  const size = await writeStreamToFile(
+    byteStreamOf(data, 700_000),
+    file,
+    undefined,
+    (chunk) => seen.add(chunk.buffer),
+  );
+  file.close();
+  assert.equal(size, data.length);
+  assert.deepEqual(await Deno.readFile(`${dir}/f`), data);
+  // Every read was the same megabyte, handed back and forth (no fresh buffer per chunk).
+  assert.equal(new Set([...seen].map((buffer) => buffer.byteLength)).size, 1);
+  await Deno.remove(dir, { recursive: true });
+});
