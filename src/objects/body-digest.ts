@@ -29,7 +29,6 @@ export class BodyDigest {
   #localSha256: Hash | undefined;
   #done: Digests | undefined;
   readonly #withMd5: boolean;
-  readonly #maxBytes: number;
   readonly transform: TransformStream<Uint8Array, Uint8Array>;
 
   /**
@@ -39,82 +38,30 @@ export class BodyDigest {
    */
   constructor(maxBytes: number, options: { md5?: boolean } = {}) {
     this.#withMd5 = options.md5 ?? true;
-    this.#maxBytes = maxBytes;
     this.transform = new TransformStream({
       transform: async (chunk, controller) => {
-        try {
-          await this.#take(chunk, false);
-        } catch (err) {
-          controller.error(err);
+        this.#bytes += chunk.byteLength;
+        if (this.#bytes > maxBytes) {
+          this.discard();
+          controller.error(tooLarge(maxBytes));
           return;
+        }
+        if (this.#remote === undefined && this.#bytes <= INLINE_LIMIT) this.#held.push(chunk);
+        else {
+          if (this.#remote === undefined) {
+            // md5 (the slow one) goes to a worker and sha256 stays here: on two cores that
+            // balances the main thread (socket, disk, sha256) against the worker (md5), and
+            // only two threads need the CPU at once. Without md5, sha256 takes the worker.
+            const algorithms: HashAlgorithm[] = this.#withMd5 ? ["md5"] : ["sha256"];
+            this.#remote = new RemoteHash(algorithms);
+            if (this.#withMd5) this.#localSha256 = createHash("sha256");
+            for (const held of this.#held.splice(0)) await this.#hashLarge(held);
+          }
+          await this.#hashLarge(chunk);
         }
         controller.enqueue(chunk);
       },
     });
-  }
-
-  /**
-   * `body` hashed on its way: the transform for plain streams; for a byte stream a byte stream
-   * that passes the reader's own buffer down, so a reader that reuses one buffer (the file writer)
-   * gets its bytes with no copy and no fresh buffer per chunk.
-   */
-  pipe(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-    let byob: ReadableStreamBYOBReader;
-    try {
-      byob = body.getReader({ mode: "byob" });
-    } catch {
-      return body.pipeThrough(this.transform);
-    }
-    return new ReadableStream({
-      type: "bytes",
-      pull: async (controller) => {
-        const request = controller.byobRequest;
-        const offered = request?.view as Uint8Array | undefined;
-        const result = await byob.read(offered ?? new Uint8Array(1 << 20));
-        if (result.done) {
-          controller.close();
-          if (request) {
-            if (result.value) request.respondWithNewView(result.value);
-            else request.respond(0);
-          }
-          return;
-        }
-        try {
-          // The reader may reuse its buffer once this chunk is answered: a held chunk is copied.
-          await this.#take(result.value, request !== null);
-        } catch (err) {
-          controller.error(err);
-          byob.cancel(err).catch(() => {});
-          return;
-        }
-        if (request) request.respondWithNewView(result.value);
-        else controller.enqueue(result.value);
-      },
-      cancel: (reason) => byob.cancel(reason),
-    });
-  }
-
-  /** Counts and hashes one chunk; `borrowed` chunks may be overwritten after this returns. */
-  async #take(chunk: Uint8Array, borrowed: boolean): Promise<void> {
-    this.#bytes += chunk.byteLength;
-    if (this.#bytes > this.#maxBytes) {
-      this.discard();
-      throw tooLarge(this.#maxBytes);
-    }
-    if (this.#remote === undefined && this.#bytes <= INLINE_LIMIT) {
-      this.#held.push(borrowed ? chunk.slice() : chunk);
-      return;
-    }
-    if (this.#remote === undefined) {
-      // md5 (the slow one) goes to a worker and sha256 stays here: on two cores that
-      // balances the main thread (socket, disk, sha256) against the worker (md5), and
-      // only two threads need the CPU at once. Without md5, sha256 takes the worker.
-      const algorithms: HashAlgorithm[] = this.#withMd5 ? ["md5"] : ["sha256"];
-      this.#remote = new RemoteHash(algorithms);
-      if (this.#withMd5) this.#localSha256 = createHash("sha256");
-      for (const held of this.#held.splice(0)) await this.#hashLarge(held);
-    }
-    await this.#hashLarge(chunk);
   }
 
   get bytes(): number {

@@ -222,7 +222,7 @@ export class ObjectService {
       staged = await this.backend.stageObject(
         bucket,
         key,
-        digest.pipe(body),
+        body.pipeThrough(digest.transform),
         plan.signal,
         plan.expectedSize,
       );

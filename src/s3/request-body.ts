@@ -68,28 +68,19 @@ function clientBody(
   } catch {
     // Not a byte stream: plain chunks.
   }
-  const plain = byob ? undefined : raw.getReader();
+  const reader = byob ?? raw.getReader();
   let received = 0;
-  // The buffer a read fills: the consumer's own when it reads BYOB (the file writer reuses one),
-  // else a fresh one; sized by what the declared length still expects.
-  const target = (offered: Uint8Array | undefined): Uint8Array => {
+  const read = (): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    if (!byob) return (reader as ReadableStreamDefaultReader<Uint8Array>).read();
     const expected = declared === undefined ? READ_BYTES : declared - received;
     const size = Math.min(READ_BYTES, Math.max(MIN_READ_BYTES, expected));
-    if (offered === undefined) return new Uint8Array(size);
-    return offered.byteLength > size ? offered.subarray(0, size) : offered;
+    return byob.read(new Uint8Array(size));
   };
-  return new ReadableStream({
-    type: "bytes",
+  return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const request = controller.byobRequest;
-      const offered = request?.view ? request.view as Uint8Array : undefined;
       let result: ReadableStreamReadResult<Uint8Array>;
       try {
-        if (byob) result = await byob.read(target(offered));
-        else {
-          // A byte stream takes no empty chunk; a plain source may send one.
-          do result = await plain!.read(); while (!result.done && result.value.byteLength === 0);
-        }
+        result = await read();
       } catch (err) {
         throw err instanceof SvcError ? err : new SvcError(
           "IncompleteBody",
@@ -98,20 +89,13 @@ function clientBody(
           { cause: err },
         );
       }
-      if (result.done) {
-        controller.close();
-        // A pending BYOB read is answered with an empty view of its (returned) buffer.
-        if (request) {
-          if (byob && offered && result.value) request.respondWithNewView(result.value);
-          else request.respond(0);
-        }
-        return;
+      if (result.done) controller.close();
+      else {
+        received += result.value.byteLength;
+        controller.enqueue(result.value);
       }
-      received += result.value.byteLength;
-      if (byob && offered) request!.respondWithNewView(result.value);
-      else controller.enqueue(result.value);
     },
-    cancel: (reason) => (byob ?? plain!).cancel(reason),
+    cancel: (reason) => reader.cancel(reason),
   });
 }
 

@@ -10,9 +10,6 @@
 /** Size of each read when streaming a file out; large enough to amortise the per-op cost. */
 export const READ_CHUNK_BYTES = 256 * 1024;
 
-/** The reused read buffer when the body is a byte stream: the upload path's read size. */
-const WRITE_BUFFER_BYTES = 1 << 20;
-
 /**
  * Writes every chunk of `body` to `file` and returns the number of bytes written.
  * When `signal` aborts, the pending read is cancelled and the signal's reason is thrown; the
@@ -26,34 +23,21 @@ export async function writeStreamToFile(
   onChunk?: (chunk: Uint8Array) => void,
 ): Promise<number> {
   signal?.throwIfAborted();
-  // A byte stream is read into one buffer, reused once its bytes are in the file: a fresh
-  // megabyte per read costs page faults and garbage collection on every chunk of a large body.
-  let byob: ReadableStreamBYOBReader | undefined;
-  try {
-    byob = body.getReader({ mode: "byob" });
-  } catch {
-    // Not a byte stream: plain chunks.
-  }
-  const reader = byob ?? body.getReader();
+  const reader = body.getReader();
   // A client that stops sending leaves reader.read() pending forever; cancelling the reader is
   // the only way to wake it up when the request is aborted.
   const onAbort = () => reader.cancel(signal?.reason).catch(() => {});
   signal?.addEventListener("abort", onAbort, { once: true });
   let size = 0;
-  let buffer = byob ? new ArrayBuffer(WRITE_BUFFER_BYTES) : undefined;
   try {
     for (;;) {
-      const { done, value } = byob
-        ? await byob.read(new Uint8Array(buffer!))
-        : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+      const { done, value } = await reader.read();
       // A cancelled read reports done; without this check an abort would look like a short body.
       signal?.throwIfAborted();
       if (done) return size;
       onChunk?.(value);
       await writeAll(file, value);
       size += value.byteLength;
-      // The read took the buffer over and hands it back as value's: ours again once written.
-      if (byob) buffer = value.buffer as ArrayBuffer;
     }
   } catch (err) {
     await reader.cancel(err).catch(() => {});
