@@ -18,6 +18,7 @@
  */
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
+import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
 import type { S3Request } from "../s3/request.ts";
 import { registerBodyCheck, ReplayBodyCheck } from "./replay-body-check.ts";
@@ -68,28 +69,6 @@ function waitFor(promise: Promise<void>, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function readAll(
-  body: ReadableStream<Uint8Array>,
-  limit: number,
-): Promise<Uint8Array<ArrayBuffer>> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.byteLength;
-    if (total > limit) {
-      throw new SvcError("MalformedXML", `The request body is larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
 /**
  * Reads a small request body whole and puts it back as a fresh body, so the operation still
  * reads it; returns its SHA-256. The bytes are hashed as sent (aws-chunked framing included):
@@ -97,7 +76,9 @@ async function readAll(
  */
 async function bufferSmallBody(request: S3Request): Promise<string> {
   const raw = request.raw;
-  const bytes = raw.body === null ? new Uint8Array() : await readAll(raw.body, SMALL_BODY_LIMIT);
+  const bytes = raw.body === null
+    ? new Uint8Array()
+    : await readBounded(raw.body, SMALL_BODY_LIMIT);
   request.raw = new Request(raw.url, { method: raw.method, headers: raw.headers, body: bytes });
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -216,7 +197,7 @@ export class ReplayGuard {
     bodyDigest: string | null,
   ): Promise<void> {
     try {
-      answer.body = await readAll(body, this.store.limits.maxBodyBytes);
+      answer.body = await readBounded(body, this.store.limits.maxBodyBytes);
       this.store.settle(claim, answer, bodyDigest);
     } catch {
       // Too large to keep (or the body failed): the first still counts as executed, so a
@@ -242,7 +223,7 @@ export class ReplayGuard {
     if (rule.body === "small") {
       if (entry.bodyDigest === null) throw this.#refuse(request, ip, "body_not_comparable");
       const raw = request.raw.body;
-      const bytes = raw === null ? new Uint8Array() : await readAll(raw, SMALL_BODY_LIMIT);
+      const bytes = raw === null ? new Uint8Array() : await readBounded(raw, SMALL_BODY_LIMIT);
       const digest = createHash("sha256").update(bytes).digest("hex");
       if (digest !== entry.bodyDigest) throw this.#refuse(request, ip, "body_differs");
       return answerOf(answer);

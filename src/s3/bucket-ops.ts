@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
+import { readBounded } from "../http/read-bounded.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import type { MultipartService } from "../objects/multipart-service.ts";
 import { validateBucketName } from "./names.ts";
@@ -30,25 +31,7 @@ export async function readSmallBody(request: S3Request, limit = 1 << 20): Promis
 /** The bytes of a small request body up to `limit`, its digests checked. */
 export async function readSmallBytes(request: S3Request, limit = 1 << 20): Promise<Uint8Array> {
   const { stream, expectedMd5, expectedSha256 } = uploadBody(request);
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw new SvcError("MalformedXML", `The request body is larger than ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = await readBounded(stream, limit);
   if (expectedMd5 !== undefined && createHash("md5").update(bytes).digest("hex") !== expectedMd5) {
     throw new SvcError("BadDigest", "The Content-MD5 you specified did not match what we received");
   }
