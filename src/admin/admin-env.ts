@@ -1,0 +1,27 @@
+/**
+ * What every admin route can read from its Hono context. The session guard sets `principal`;
+ * the admin app sets `clientIp` and `requestId` before any route runs.
+ */
+export interface AdminPrincipal {
+  /** `$bootstrap` for the bootstrap password, else the IAM user name. */
+  user: string;
+  /** May use the admin console (false for a browse-only session). */
+  admin: boolean;
+  /** Opaque id of the session (not the cookie value); for audit entries and logout. */
+  sessionId: string;
+}
+
+export interface AdminEnv {
+  Variables: {
+    clientIp: string;
+    requestId: string;
+    principal: AdminPrincipal;
+  };
+}
+
+/** Who did it and from where: the fields every admin audit entry carries. */
+export function actorFields(
+  vars: { clientIp: string; principal?: AdminPrincipal },
+): Record<string, unknown> {
+  return { user: vars.principal?.user ?? "$anonymous", ip: vars.clientIp };
+}

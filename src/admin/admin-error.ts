@@ -1,0 +1,105 @@
+/**
+ * The one error type of the admin API and its one JSON shape. Every `/_/api` error answers
+ *
+ *     {"error": "<snake_case code>", "message": "<sentence for a human>", ...details}
+ *
+ * with the status the code implies. `error` is stable (clients branch on it); `message` may change
+ * wording; details are extra fields a code documents (for example `retry_after_secs`). Anything
+ * thrown that is not an AdminError is a 500 `internal` whose message hides the cause (logged).
+ */
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ConfigError } from "../config/schema.ts";
+import { getLogger } from "../observability/log.ts";
+
+const log = getLogger("svc::admin");
+
+/** Codes and their statuses; add a row before using a new code. */
+export const ADMIN_ERROR_STATUS = {
+  bad_request: 400,
+  invalid_config: 422,
+  unauthorized: 401,
+  forbidden: 403,
+  cross_site: 403,
+  iam_declarative: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  too_many_requests: 429,
+  internal: 500,
+  persist_failed: 500,
+  bad_gateway: 502,
+  unavailable: 503,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type AdminErrorCode = keyof typeof ADMIN_ERROR_STATUS;
+
+export class AdminError extends Error {
+  readonly code: AdminErrorCode;
+  readonly details: Record<string, unknown>;
+  constructor(code: AdminErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "AdminError";
+    this.code = code;
+    this.details = details;
+  }
+  get status(): ContentfulStatusCode {
+    return ADMIN_ERROR_STATUS[this.code];
+  }
+}
+
+/** The JSON body and status for anything thrown inside an admin route. */
+export function adminErrorBody(err: unknown): {
+  status: ContentfulStatusCode;
+  body: Record<string, unknown>;
+} {
+  if (err instanceof AdminError) {
+    return {
+      status: err.status,
+      body: { ...err.details, error: err.code, message: err.message },
+    };
+  }
+  // Validation of a config document: the message names the field and value, and is safe to show.
+  if (err instanceof ConfigError) {
+    return { status: 422, body: { error: "invalid_config", message: err.message } };
+  }
+  log.error("admin request failed", { error: (err as Error)?.message ?? String(err) });
+  return {
+    status: 500,
+    body: { error: "internal", message: "Internal error; see the server log" },
+  };
+}
+
+/** Hono `onError` handler rendering the shape above. */
+export function renderAdminError(err: unknown, c: Context): Response {
+  const { status, body } = adminErrorBody(err);
+  const response = c.json(body, status);
+  if (err instanceof AdminError && typeof err.details.retry_after_secs === "number") {
+    response.headers.set("retry-after", String(err.details.retry_after_secs));
+  }
+  return response;
+}
+
+/** Reads a JSON object body or throws bad_request (never a 500 for a client's typo). */
+export async function jsonBody(c: Context, maxBytes = 1 << 20): Promise<Record<string, unknown>> {
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (length > maxBytes) {
+    throw new AdminError("payload_too_large", `Body of ${length} bytes exceeds ${maxBytes}`);
+  }
+  const text = await c.req.text();
+  if (text.length > maxBytes) {
+    throw new AdminError("payload_too_large", `Body exceeds ${maxBytes} bytes`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = text.trim() === "" ? {} : JSON.parse(text);
+  } catch (err) {
+    throw new AdminError("bad_request", `Body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new AdminError("bad_request", "Body must be a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
