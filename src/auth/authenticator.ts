@@ -6,8 +6,8 @@
  */
 import { SvcError } from "../errors.ts";
 import { getLogger, maskKey } from "../observability/log.ts";
-import type { S3Request } from "../s3/request.ts";
-import { splitRawUrl } from "../s3/request.ts";
+import type { RequestContext } from "../http/request-context.ts";
+import { splitRawUrl } from "../http/request-context.ts";
 import { clientIp } from "./client-ip.ts";
 import type { CredentialStore, Principal } from "./credentials.ts";
 import { Lockout, type LockoutSettings } from "./lockout.ts";
@@ -51,7 +51,7 @@ export interface AuthOutcome {
 /** Codes of a failed credential check (not of a policy condition or a malformed form). */
 const LATE_AUTH_CODES = new Set(["SignatureDoesNotMatch", "InvalidAccessKeyId"]);
 
-function isFormPost(request: S3Request): boolean {
+function isFormPost(request: RequestContext): boolean {
   const type = request.headers.get("content-type")?.toLowerCase() ?? "";
   return request.method === "POST" && request.bucket !== null && request.key === null &&
     type.startsWith("multipart/form-data");
@@ -103,7 +103,7 @@ export class Authenticator {
 
   /** Decides who sent the request, or throws the S3 error that refuses it. */
   authenticate(
-    request: S3Request,
+    request: RequestContext,
     remoteAddress: string | undefined,
     now = Date.now(),
   ): AuthOutcome {
@@ -152,26 +152,31 @@ export class Authenticator {
    * twice while its signature is remembered.
    */
   execute(
-    request: S3Request,
+    request: RequestContext,
+    verified: VerifiedRequest | undefined,
     remoteAddress: string | undefined,
     work: () => Promise<Response>,
   ): Promise<Response> {
     const ip = clientIp(request.headers, remoteAddress, this.#settings().trustProxyHeaders);
-    return this.#replays.run(request, ip, work);
+    return this.#replays.run(request, verified, ip, work);
   }
 
   /**
    * Counts a credential failure found after authentication, while the body was read: a forged
    * aws-chunked chunk signature, or a browser POST form whose policy signature failed.
    */
-  recordLateFailure(err: unknown, request: S3Request, remoteAddress: string | undefined): void {
+  recordLateFailure(
+    err: unknown,
+    request: RequestContext,
+    remoteAddress: string | undefined,
+  ): void {
     const settings = this.#settings();
     if (settings.open || !(err instanceof SvcError) || !LATE_AUTH_CODES.has(err.code)) return;
     const ip = clientIp(request.headers, remoteAddress, settings.trustProxyHeaders);
     this.#fail(err, ip, Date.now(), settings);
   }
 
-  #anonymous(request: S3Request): AuthOutcome {
+  #anonymous(request: RequestContext): AuthOutcome {
     if (request.method === "HEAD" && request.bucket === null) return { principal: null };
     if (isFormPost(request)) return { principal: null, formPost: true };
     this.stats.attempts.failure++;

@@ -119,12 +119,18 @@ Deno.test("authenticator: a replayed successful PUT with another body is refused
   };
   const first = s3(request.clone());
   first.auth = auth.authenticate(first, "10.0.0.3");
-  assert.equal((await auth.execute(first, "10.0.0.3", () => work(first))).status, 200);
+  assert.equal(
+    (await auth.execute(first, first.auth.verified, "10.0.0.3", () => work(first))).status,
+    200,
+  );
   const again = s3(
     new Request(request.url, { method: "PUT", headers: request.headers, body: "y" }),
   );
   again.auth = auth.authenticate(again, "10.0.0.3");
-  await assert.rejects(auth.execute(again, "10.0.0.3", () => work(again)), /replay/);
+  await assert.rejects(
+    auth.execute(again, again.auth.verified, "10.0.0.3", () => work(again)),
+    /replay/,
+  );
   assert.equal(runs, 2, "the repeat is staged (the work runs) but its body check refuses it");
   assert.ok(events.some((e) => e.event === "replay_rejected"));
   assert.equal(auth.stats.attempts.failure, 0);
@@ -137,6 +143,7 @@ Deno.test("authenticator: a repeat of a request that failed (an honest retry) is
   first.auth = auth.authenticate(first, "10.0.0.4");
   const failed = await auth.execute(
     first,
+    first.auth.verified,
     "10.0.0.4",
     () => Promise.resolve(new Response(null, { status: 503 })),
   );
@@ -144,7 +151,7 @@ Deno.test("authenticator: a repeat of a request that failed (an honest retry) is
   const retry = s3(request.clone());
   retry.auth = auth.authenticate(retry, "10.0.0.4");
   let ran = false;
-  await auth.execute(retry, "10.0.0.4", () => {
+  await auth.execute(retry, retry.auth.verified, "10.0.0.4", () => {
     ran = true;
     return Promise.resolve(new Response(null));
   });

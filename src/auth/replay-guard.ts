@@ -20,7 +20,8 @@ import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
-import type { S3Request } from "../s3/request.ts";
+import type { RequestContext } from "../http/request-context.ts";
+import type { VerifiedRequest } from "./sigv4.ts";
 import { registerBodyCheck, ReplayBodyCheck } from "./replay-body-check.ts";
 import { bodyIsSigned, type ReplayRule, replayRule } from "./replay-rules.ts";
 import {
@@ -74,7 +75,7 @@ function waitFor(promise: Promise<void>, signal: AbortSignal): Promise<void> {
  * reads it; returns its SHA-256. The bytes are hashed as sent (aws-chunked framing included):
  * an honest repeat sends the same bytes.
  */
-async function bufferSmallBody(request: S3Request): Promise<string> {
+async function bufferSmallBody(request: RequestContext): Promise<string> {
   const raw = request.raw;
   const bytes = raw.body === null
     ? new Uint8Array()
@@ -120,11 +121,11 @@ export class ReplayGuard {
 
   /** Runs `work` for the request unless replay detection answers or refuses it instead. */
   async run(
-    request: S3Request,
+    request: RequestContext,
+    verified: VerifiedRequest | undefined,
     ip: string,
     work: () => Promise<Response>,
   ): Promise<Response> {
-    const verified = request.auth?.verified;
     const { windowSeconds, clockSkewSeconds } = this.#settings();
     if (
       verified === undefined || verified.presigned || windowSeconds <= 0 ||
@@ -152,7 +153,7 @@ export class ReplayGuard {
   }
 
   async #first(
-    request: S3Request,
+    request: RequestContext,
     rule: ReplayRule | null,
     pinned: boolean,
     claim: ReplayClaim,
@@ -208,7 +209,7 @@ export class ReplayGuard {
   }
 
   async #repeat(
-    request: S3Request,
+    request: RequestContext,
     ip: string,
     rule: ReplayRule | null,
     pinned: boolean,
@@ -253,7 +254,7 @@ export class ReplayGuard {
     return response;
   }
 
-  #refuse(request: S3Request, ip: string, reason: string): SvcError {
+  #refuse(request: RequestContext, ip: string, reason: string): SvcError {
     this.#audit({ ip, method: request.method, resource: request.resource, reason });
     return replayRefused();
   }

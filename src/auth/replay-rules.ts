@@ -12,7 +12,7 @@
  * Everything else (CreateMultipartUpload, copies, configuration subresources, browser POSTs)
  * would create something new or is not listed: its repeat is refused.
  */
-import type { S3Request } from "../s3/request.ts";
+import type { RequestContext } from "../http/request-context.ts";
 import { UNSIGNED_PAYLOAD } from "./sigv4.ts";
 
 export type ReplayBody = "none" | "small" | "object";
@@ -25,13 +25,13 @@ export interface ReplayRule {
 /** Query names that never change what an operation does (AWS SDK v3 adds `x-id`). */
 const NEUTRAL = new Set(["x-id"]);
 
-function queryIs(request: S3Request, names: string[]): boolean {
+function queryIs(request: RequestContext, names: string[]): boolean {
   const present = [...request.query.keys()].filter((name) => !NEUTRAL.has(name));
   return present.length === names.length && names.every((name) => request.query.has(name));
 }
 
 /** The rule of an idempotent operation, or null when a repeat must be refused. */
-export function replayRule(request: S3Request): ReplayRule | null {
+export function replayRule(request: RequestContext): ReplayRule | null {
   const { method, bucket, key } = request;
   if (bucket === null) return null;
   const copy = request.headers.has("x-amz-copy-source");

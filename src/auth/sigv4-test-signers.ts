@@ -10,7 +10,7 @@ import { buildQueryString, HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { AwsClient } from "aws4fetch";
 import { SvcError } from "../errors.ts";
-import { splitRawUrl } from "../s3/request.ts";
+import { splitRawUrl } from "../http/request-context.ts";
 import { BootstrapCredentials } from "./credentials.ts";
 import { parseSignedRequest, type SignedRequestInput, verifySignedRequest } from "./sigv4.ts";
 

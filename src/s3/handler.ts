@@ -177,6 +177,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
           // for, and is answered by, what the first execution really did.
           const work = options.authenticator.execute(
             request,
+            request.auth.verified,
             remoteAddress,
             () => dispatchS3(options.services, request),
           );
