@@ -5,6 +5,7 @@
 import { isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { configAdvisories } from "./advisories.ts";
+import { unbuiltSettings } from "./unbuilt.ts";
 import { applyEnvironment } from "./env.ts";
 import { normalizeLegacy } from "./legacy.ts";
 import {
@@ -18,6 +19,9 @@ export const TOML_REMOVED_MESSAGE =
   "TOML configs are no longer supported; convert the file to YAML (svc.yaml) before starting";
 
 /** Candidate files in search order; `.toml` entries are tripwires that stop startup. */
+/** Where a config apply persists when svc started without a file. */
+export const DEFAULT_PERSIST_PATH = "./svc.yaml";
+
 export const SEARCH_ORDER = [
   "./svc.yaml",
   "./svc.yml",
@@ -44,6 +48,17 @@ export interface LoadedConfig {
   config: Config;
   /** The file the document came from, or null for the embedded defaults. */
   path: string | null;
+  /**
+   * Where an applied configuration is written: the loaded file, else the file `SVC_CONFIG` or
+   * `--config` names, else `./svc.yaml` (first in the search order, so the next start reads it).
+   */
+  persistPath: string;
+  /**
+   * The operator's document as the file holds it: sectioned (a legacy flat shape normalised),
+   * `${env:…}` placeholders unexpanded, no environment overrides. What a config apply patches
+   * and persists, so environment values never land in the file.
+   */
+  document: Record<string, unknown>;
   /** Load and validation warnings, followed by the config advisories. */
   warnings: string[];
   /** The config advisories alone (also included in `warnings`). */
@@ -131,6 +146,50 @@ export function parseDocument(text: string, source: string): Record<string, unkn
   return document;
 }
 
+export interface BuildOptions {
+  env: Record<string, string | undefined>;
+  /** `--listen`: overrides file and environment. */
+  listen?: string;
+}
+
+export interface BuiltConfig {
+  config: Config;
+  /** Validation warnings followed by the config advisories. */
+  warnings: string[];
+  advisories: string[];
+}
+
+/**
+ * The running configuration of a document (placeholders already expanded): environment
+ * overrides and `--listen` applied on a copy, then validated in full. Throws ConfigError.
+ */
+export function buildConfig(
+  fileDocument: Record<string, unknown>,
+  options: BuildOptions,
+): BuiltConfig {
+  const warnings: string[] = [];
+  const document = structuredClone(fileDocument);
+  const sources = applyEnvironment(document, options.env);
+  if (options.listen !== undefined) {
+    const advanced = document.advanced ??= {};
+    if (typeof advanced !== "object" || Array.isArray(advanced)) {
+      throw new ConfigError(`advanced: cannot apply --listen over a non-object "advanced"`);
+    }
+    (advanced as Record<string, unknown>).listen_addr = options.listen;
+    sources.set("advanced.listen_addr", "--listen");
+  }
+  const validated = validateConfigWithWarnings(document, sources);
+  const config = validated.config;
+  warnings.push(...validated.warnings);
+  const { storage } = config;
+  if (!storage.backend && storage.s3 === undefined && storage.filesystem === undefined) {
+    storage.filesystem = "./data";
+  }
+  const advisories = configAdvisories(config, document);
+  warnings.push(...advisories, ...unbuiltSettings(config, document));
+  return { config, warnings, advisories };
+}
+
 export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   const warnings: string[] = [];
   const path = options.configPath !== undefined
@@ -154,32 +213,21 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
     }
     if (text !== null) {
       fromFile = true;
-      document = expandPlaceholders(parseDocument(text, path), options.env) as Record<
-        string,
-        unknown
-      >;
+      document = parseDocument(text, path);
     }
   }
   document = normalizeLegacy(document, warnings);
-  const sources = applyEnvironment(document, options.env);
-  if (options.listen !== undefined) {
-    const advanced = document.advanced ??= {};
-    if (typeof advanced !== "object" || Array.isArray(advanced)) {
-      throw new ConfigError(`advanced: cannot apply --listen over a non-object "advanced"`);
-    }
-    (advanced as Record<string, unknown>).listen_addr = options.listen;
-    sources.set("advanced.listen_addr", "--listen");
-  }
-  const validated = validateConfigWithWarnings(document, sources);
-  const config = validated.config;
-  warnings.push(...validated.warnings);
-  const { storage } = config;
-  if (!storage.backend && storage.s3 === undefined && storage.filesystem === undefined) {
-    storage.filesystem = "./data";
-  }
-  const advisories = configAdvisories(config, document);
-  warnings.push(...advisories);
-  return { config, path: fromFile ? path : null, warnings, advisories };
+  const expanded = expandPlaceholders(document, options.env) as Record<string, unknown>;
+  const built = buildConfig(expanded, options);
+  warnings.push(...built.warnings);
+  return {
+    config: built.config,
+    path: fromFile ? path : null,
+    persistPath: path ?? resolveFrom(options.cwd, DEFAULT_PERSIST_PATH),
+    document,
+    warnings,
+    advisories: built.advisories,
+  };
 }
 
 /** Splits `host:port`, `[v6]:port` or `:port` into Deno.serve options. */

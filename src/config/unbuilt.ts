@@ -1,0 +1,124 @@
+/**
+ * Settings the schema accepts (the spec defines them, so a valid document may carry them) but
+ * this build does not act on yet. Each one set by the operator yields a warning naming the key
+ * and what really happens, at lint, at startup and in every config API answer: an operator who
+ * writes `mode: aes256-gcm-proxy` must not believe the data is encrypted. A row leaves this table
+ * in the change that builds its feature.
+ */
+import type { Config } from "./schema.ts";
+
+type Doc = Record<string, unknown> | undefined;
+
+interface Unbuilt {
+  /** The setting(s), as the warning names them. */
+  path: (config: Config, document: Doc) => string[];
+  consequence: string;
+}
+
+function section(document: Doc, name: string): Record<string, unknown> | undefined {
+  const value = document?.[name];
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : undefined;
+}
+
+/** Paths of `names` the operator set in `advanced` (defaults do not count). */
+function setInAdvanced(names: string[]) {
+  return (_config: Config, document: Doc) => {
+    const advanced = section(document, "advanced");
+    return names.filter((name) => advanced?.[name] !== undefined).map((n) => `advanced.${n}`);
+  };
+}
+
+const UNBUILT: Unbuilt[] = [
+  {
+    path: (config) => {
+      const access = config.access;
+      const paths = [];
+      if (access.iam_mode === "declarative") paths.push("access.iam_mode");
+      for (const key of ["iam_users", "iam_groups", "auth_providers", "group_mapping_rules"]) {
+        const list = (access as Record<string, unknown>)[key];
+        if (Array.isArray(list) && list.length > 0) paths.push(`access.${key}`);
+      }
+      return paths;
+    },
+    consequence: "IAM users, groups and providers are ignored; only the bootstrap key signs " +
+      "S3 requests",
+  },
+  {
+    path: (config) => {
+      const paths = [];
+      const single = config.storage.backend_encryption;
+      if (single && single.mode !== "none") paths.push("storage.backend_encryption");
+      for (const backend of config.storage.backends ?? []) {
+        if (backend.encryption && backend.encryption.mode !== "none") {
+          paths.push(`storage.backends[${backend.name}].encryption`);
+        }
+      }
+      return paths;
+    },
+    consequence: "objects are stored WITHOUT encryption at rest",
+  },
+  {
+    path: (config) => {
+      // `enabled` defaults to true: only rules make replication do something.
+      const rules = config.storage.replication.rules ?? [];
+      return rules.length > 0 ? ["storage.replication.rules"] : [];
+    },
+    consequence: "replication rules never run; target buckets receive nothing",
+  },
+  {
+    path: (config) => {
+      const l = config.storage.lifecycle;
+      return l.enabled || (l.rules?.length ?? 0) > 0 ? ["storage.lifecycle"] : [];
+    },
+    consequence: "lifecycle rules never run; nothing expires or transitions",
+  },
+  {
+    path: (config) => config.advanced.event_delivery.enabled ? ["advanced.event_delivery"] : [],
+    consequence: "no event is recorded or delivered",
+  },
+  {
+    path: (config) => config.advanced.tls.enabled ? ["advanced.tls"] : [],
+    consequence: "svc serves plain HTTP",
+  },
+  {
+    path: (config) => config.advanced.cors_permissive ? ["advanced.cors_permissive"] : [],
+    consequence: "no CORS headers are sent",
+  },
+  {
+    path: (config) => config.advanced.config_sync_bucket ? ["advanced.config_sync_bucket"] : [],
+    consequence: "the config database is not synchronised between instances",
+  },
+  {
+    path: setInAdvanced(["max_total_multipart_bytes"]),
+    consequence: "in-flight multipart bytes are not capped globally",
+  },
+  {
+    path: setInAdvanced(["max_passthrough_object_size"]),
+    consequence: "passthrough objects are bounded by max_object_size only",
+  },
+  {
+    path: setInAdvanced([
+      "blocking_threads",
+      "parity_head_concurrency",
+      "parity_max_objects",
+      "replication_transfers",
+    ]),
+    consequence: "the setting has no effect",
+  },
+];
+
+/**
+ * One warning per unbuilt setting the configuration uses. `document` is the sectioned input
+ * (before defaults), so a default value never warns.
+ */
+export function unbuiltSettings(config: Config, document?: Doc): string[] {
+  const warnings: string[] = [];
+  for (const row of UNBUILT) {
+    for (const path of row.path(config, document)) {
+      warnings.push(`${path}: accepted but not built yet in this version: ${row.consequence}`);
+    }
+  }
+  return warnings;
+}

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { buildConfig } from "./load.ts";
+import { unbuiltSettings } from "./unbuilt.ts";
+
+const env = {};
+
+Deno.test("unbuilt settings: a default configuration warns about nothing", () => {
+  const { config } = buildConfig({ access: { authentication: "none" } }, { env });
+  assert.deepEqual(unbuiltSettings(config, {}), []);
+});
+
+Deno.test("unbuilt settings: each one the operator sets is named with what really happens", () => {
+  const document = {
+    access: {
+      authentication: "none",
+      iam_users: [{ name: "ann", access_key_id: "AKIAANN0000000000000", secret_access_key: "s" }],
+    },
+    storage: {
+      filesystem: "./data",
+      backend_encryption: { mode: "aes256-gcm-proxy", key: "a".repeat(64) },
+    },
+    advanced: { tls: { enabled: true }, max_total_multipart_bytes: 1024, blocking_threads: 8 },
+  };
+  const { config, warnings } = buildConfig(document, { env });
+  const found = unbuiltSettings(config, document);
+  assert.ok(found.some((w) => w.startsWith("access.iam_users:") && /ignored/.test(w)));
+  assert.ok(
+    found.some((w) => w.startsWith("storage.backend_encryption:") && /WITHOUT encryption/.test(w)),
+  );
+  assert.ok(found.some((w) => w.startsWith("advanced.tls:")));
+  assert.ok(found.some((w) => w.startsWith("advanced.max_total_multipart_bytes:")));
+  assert.ok(found.some((w) => w.startsWith("advanced.blocking_threads:")));
+  for (const warning of found) assert.ok(warnings.includes(warning), "load reports it too");
+});
+
+Deno.test("unbuilt settings: an encryption block with mode none is not a warning", () => {
+  const document = {
+    access: { authentication: "none" },
+    storage: { filesystem: "./data", backend_encryption: { mode: "none" } },
+  };
+  const { config } = buildConfig(document, { env });
+  assert.deepEqual(unbuiltSettings(config, document), []);
+});
