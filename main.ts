@@ -9,7 +9,9 @@ import { configureLogging, getLogger } from "./src/observability/log.ts";
 import { resolveLogLevel } from "./src/observability/log-level.ts";
 import { reloadOnHangup } from "./src/runtime/reload.ts";
 import { startServer } from "./src/runtime/server.ts";
-import { StartupError } from "./src/runtime/startup-checks.ts";
+import { checkStartupAuth, StartupError } from "./src/runtime/startup-checks.ts";
+import { ConfigRuntime } from "./src/runtime/config-runtime.ts";
+import { openServices } from "./src/runtime/services.ts";
 import { VERSION } from "./src/version.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
@@ -90,7 +92,16 @@ async function main(args: string[]): Promise<number> {
     const log = getLogger("svc");
     for (const warning of loaded.warnings) log.warn(warning);
     log.info(`svc ${VERSION} starting`, { config: loaded.path ?? "(embedded defaults)" });
-    const server = await startServer(loaded.config);
+    for (const warning of checkStartupAuth(loaded.config.access)) log.warn(warning);
+    const services = await openServices(loaded.config);
+    const runtime = new ConfigRuntime(services, {
+      document: loaded.document,
+      persistPath: loaded.persistPath,
+      env: () => Deno.env.toObject(),
+      listen: cli.listen,
+      verbose: cli.verbose,
+    });
+    const server = await startServer(services);
     const stop = () => {
       log.info("shutting down");
       server.stop();
@@ -98,10 +109,9 @@ async function main(args: string[]): Promise<number> {
     Deno.addSignalListener("SIGINT", stop);
     Deno.addSignalListener("SIGTERM", stop);
     // SIGHUP re-reads the file and environment and applies what can change while running.
-    reloadOnHangup(server, {
+    reloadOnHangup(runtime, {
       configPath: cli.config,
       listen: cli.listen,
-      verbose: cli.verbose,
       env: () => Deno.env.toObject(),
     });
     await server.finished;

@@ -26,7 +26,7 @@ export interface ApplyRequest {
 }
 
 export interface ApplyOutcome {
-  /** Changed settings now in effect (dotted paths); empty on a dry run. */
+  /** Changed settings now in effect (dotted paths); on a dry run, those that would be. */
   applied: string[];
   /** Changed settings that take effect at the next start. */
   requires_restart: string[];

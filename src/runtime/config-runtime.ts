@@ -1,0 +1,195 @@
+/**
+ * `applyConfig`: the one path every configuration change takes — SIGHUP, the config API, the
+ * backends API, `svc config apply`. Each change is validated in full, then prepared (a new
+ * storage stack is opened when backends change), then persisted when asked, then swapped in, then
+ * audited. Anything that fails before the swap changes nothing; changes run one at a time.
+ *
+ * The document it works on is the operator's file document (see LoadedConfig.document):
+ * environment overrides are applied on top for the running config and never written to the file.
+ * `${env:…}` placeholders are expanded for documents read from disk; in a document an admin sent,
+ * only strings that stand unchanged at the same place in the file document are expanded (they
+ * came from the file), so a placeholder-looking string in a request body stays a literal value.
+ */
+import { AdminError } from "../admin/admin-error.ts";
+import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../admin/admin-deps.ts";
+import { ConfigPersistError, writeConfigFile } from "../config/config-file.ts";
+import { buildConfig, expandPlaceholders } from "../config/load.ts";
+import { type Config, ConfigError } from "../config/schema.ts";
+import { getLogger, setLogFilter } from "../observability/log.ts";
+import { resolveLogLevel } from "../observability/log-level.ts";
+import { planApply } from "./apply.ts";
+import type { Services } from "./services.ts";
+import { checkStartupAuth, StartupError } from "./startup-checks.ts";
+import { checkRemovedBackends, needsRebuild, openStorageStack } from "./storage-stack.ts";
+
+const log = getLogger("svc::runtime");
+
+export interface ConfigRuntimeOptions {
+  /** The operator's document the running config was built from. */
+  document: Record<string, unknown>;
+  /** Where an apply with `persist` writes the document. */
+  persistPath: string;
+  env: () => Record<string, string | undefined>;
+  /** `--listen`, which overrides file and environment on every apply. */
+  listen?: string;
+  verbose: boolean;
+}
+
+type Json = unknown;
+
+function isObject(value: Json): value is Record<string, Json> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Expands placeholders only in strings equal to the previous document's at the same place. */
+export function expandUnchanged(
+  next: Json,
+  previous: Json,
+  env: Record<string, string | undefined>,
+  path = "",
+): Json {
+  if (typeof next === "string") {
+    return next === previous ? expandPlaceholders(next, env, path) : next;
+  }
+  if (Array.isArray(next)) {
+    const before = Array.isArray(previous) ? previous : [];
+    return next.map((item, i) => expandUnchanged(item, before[i], env, `${path}[${i}]`));
+  }
+  if (isObject(next)) {
+    const before = isObject(previous) ? previous : {};
+    const out: Record<string, Json> = {};
+    for (const [key, value] of Object.entries(next)) {
+      out[key] = expandUnchanged(value, before[key], env, path ? `${path}.${key}` : key);
+    }
+    return out;
+  }
+  return next;
+}
+
+export class ConfigRuntime implements ConfigPort {
+  readonly #services: Services;
+  readonly #options: ConfigRuntimeOptions;
+  #document: Record<string, unknown>;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(services: Services, options: ConfigRuntimeOptions) {
+    this.#services = services;
+    this.#options = options;
+    this.#document = structuredClone(options.document);
+  }
+
+  get persistPath(): string {
+    return this.#options.persistPath;
+  }
+
+  current(): Config {
+    return this.#services.config.current;
+  }
+
+  document(): Record<string, unknown> {
+    return structuredClone(this.#document);
+  }
+
+  apply(request: ApplyRequest): Promise<ApplyOutcome> {
+    const run = this.#queue.then(() => this.#apply(request));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** The running config a document would give; throws ConfigError. */
+  #build(request: ApplyRequest): { config: Config; warnings: string[] } {
+    const env = this.#options.env();
+    const fromDisk = request.source === "sighup" || request.source === "startup";
+    const expanded = fromDisk
+      ? expandPlaceholders(request.document, env)
+      : expandUnchanged(request.document, this.#document, env);
+    const built = buildConfig(expanded as Record<string, unknown>, {
+      env,
+      listen: this.#options.listen,
+    });
+    try {
+      // Refused before any change: a new config must not leave the server open by accident.
+      checkStartupAuth(built.config.access);
+    } catch (err) {
+      if (err instanceof StartupError) throw new ConfigError(err.message);
+      throw err;
+    }
+    return built;
+  }
+
+  async #apply(request: ApplyRequest): Promise<ApplyOutcome> {
+    const services = this.#services;
+    const built = this.#build(request);
+    const running = services.config.current;
+    const { snapshot, result } = planApply(running, built.config);
+    const warnings = [...built.warnings, ...result.warnings];
+    const persistPath = request.persist ? this.#options.persistPath : null;
+    const outcome: ApplyOutcome = {
+      applied: result.applied,
+      requires_restart: result.requires_restart,
+      warnings,
+      persisted: false,
+      persisted_path: persistPath,
+    };
+    if (request.dryRun) return outcome;
+
+    // Prepare: backends that fail to open (no xattrs, no access, one removed while in use)
+    // change nothing.
+    let fresh = null;
+    if (needsRebuild(services.storage, snapshot)) {
+      await checkRemovedBackends(services.storage, snapshot);
+      fresh = await openStorageStack(snapshot, () => services.config.current, services.metrics, {
+        probe: snapshot.advanced.boot_backend_probe === "off" ? "off" : "warn",
+      });
+    }
+    if (persistPath !== null) {
+      try {
+        await writeConfigFile(persistPath, request.document);
+      } catch (err) {
+        fresh?.stop();
+        if (err instanceof ConfigPersistError) {
+          throw new AdminError("persist_failed", err.message, { persisted_path: persistPath });
+        }
+        throw err;
+      }
+      outcome.persisted = true;
+    }
+
+    // Commit.
+    this.#document = structuredClone(request.document);
+    services.config.swap(snapshot);
+    if (fresh) {
+      services.replaceStorage(fresh).stop();
+      log.info("storage rebuilt for the new backend settings", {
+        backends: [...fresh.backends.keys()].join(","),
+        state_dir: fresh.stateDir,
+      });
+    }
+    services.admission(); // rebuilt now, so its warnings belong to this change
+    if (result.applied.includes("advanced.log_level")) {
+      setLogFilter(resolveLogLevel({
+        env: this.#options.env(),
+        fileLevel: snapshot.advanced.log_level,
+        verbose: this.#options.verbose,
+      }));
+    }
+    log.info(request.source === "sighup" ? "config reloaded" : "config applied", {
+      source: request.source,
+      applied: result.applied,
+      requires_restart: result.requires_restart,
+      persisted_path: outcome.persisted ? persistPath : null,
+      warnings,
+    });
+    if (result.applied.length + result.requires_restart.length > 0 || outcome.persisted) {
+      services.logging.auditRing.record("config_changed", {
+        source: request.source,
+        user: request.actor?.user ?? null,
+        ip: request.actor?.ip ?? null,
+        applied: result.applied,
+        requires_restart: result.requires_restart,
+        persisted: outcome.persisted,
+      }, "info");
+    }
+    return outcome;
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The composition root: every long-lived service of a running svc, built once from the loaded
+ * configuration. The listener (server.ts) and the admin routes receive what they need from here;
+ * nothing reaches for a global. The storage stack is the one member a config change may replace
+ * (config-runtime.ts swaps it), so it is read through `storage` each time.
+ */
+import { admissionChainSource } from "../admission/build.ts";
+import type { AdmissionChain } from "../admission/build.ts";
+import { Authenticator } from "../auth/authenticator.ts";
+import { BootstrapCredentials, type CredentialStore } from "../auth/credentials.ts";
+import type { Config } from "../config/schema.ts";
+import { Semaphore } from "../http/semaphore.ts";
+import { activeLogging, type Logging } from "../observability/log.ts";
+import { createMetrics, type Metrics } from "../observability/metrics.ts";
+import { usageCounterOf } from "../objects/usage.ts";
+import { bucketPolicySource } from "../s3/bucket-policy.ts";
+import { createS3Handler } from "../s3/handler.ts";
+import { VERSION } from "../version.ts";
+import { backendPlanOf } from "./backends.ts";
+import { openStorageStack, type StorageStack } from "./storage-stack.ts";
+
+/** Holds the current config snapshot; readers take `current` once per request. */
+export class ConfigHolder {
+  #current: Config;
+  constructor(initial: Config) {
+    this.#current = initial;
+  }
+  get current(): Config {
+    return this.#current;
+  }
+  swap(next: Config): void {
+    this.#current = next;
+  }
+}
+
+export interface Services {
+  config: ConfigHolder;
+  /** The storage stack in use (replaced when a config change rebuilds it). */
+  readonly storage: StorageStack;
+  replaceStorage(next: StorageStack): StorageStack;
+  credentials: () => CredentialStore;
+  authenticator: Authenticator;
+  metrics: Metrics;
+  logging: Logging;
+  /** The admission chain of the current snapshot (rebuilt when the snapshot changes). */
+  admission: () => AdmissionChain;
+  semaphore: Semaphore;
+  s3: (request: Request, remoteAddress?: string) => Promise<Response>;
+  stop(): void;
+}
+
+function defaultBackendType(config: Config): string {
+  const plan = backendPlanOf(config);
+  return plan.specs.find((spec) => spec.name === plan.defaultName)?.type ?? "filesystem";
+}
+
+/** Settings the authenticator reads per request from the current snapshot. */
+function authSettings(holder: ConfigHolder) {
+  return () => {
+    const { access, advanced } = holder.current;
+    return {
+      open: access.authentication?.trim().toLowerCase() === "none",
+      clockSkewSeconds: advanced.clock_skew_seconds,
+      replayWindowSeconds: advanced.replay_window_secs,
+      trustProxyHeaders: advanced.trust_proxy_headers,
+      lockout: {
+        maxAttempts: advanced.rate_limit_max_attempts,
+        windowSeconds: advanced.rate_limit_window_secs,
+        lockoutSeconds: advanced.rate_limit_lockout_secs,
+      },
+    };
+  };
+}
+
+export async function openServices(config: Config): Promise<Services> {
+  const holder = new ConfigHolder(config);
+  const logging = activeLogging();
+  // One credential store per config snapshot, rebuilt when a change swaps the snapshot.
+  let keys: { config: Config; store: CredentialStore } | undefined;
+  const credentials = () => {
+    const current = holder.current;
+    if (keys?.config !== current) {
+      const { access_key_id, secret_access_key } = current.access;
+      keys = { config: current, store: new BootstrapCredentials(access_key_id, secret_access_key) };
+    }
+    return keys.store;
+  };
+  const authenticator = new Authenticator(
+    credentials,
+    authSettings(holder),
+    (event, fields) => logging.auditRing.record(event, fields),
+  );
+  let stack: StorageStack | undefined;
+  const metrics = createMetrics({
+    version: VERSION,
+    backendType: defaultBackendType(config),
+    authStats: () => authenticator.stats,
+    codecSlots: () => stack?.delta.pool.available ?? 0,
+  });
+  stack = await openStorageStack(config, () => holder.current, metrics, {
+    probe: config.advanced.boot_backend_probe,
+  });
+  const admission = admissionChainSource(() => holder.current);
+  admission(); // built now: its warnings (a bucket made entirely public) show at startup
+  const semaphore = new Semaphore(config.advanced.max_concurrent_requests);
+  const s3 = createS3Handler({
+    authenticator,
+    onComplete: (sample) => metrics.observeRequest(sample),
+    // Read per request: a config change that moves the data directory swaps the whole stack.
+    services: {
+      get objects() {
+        return stack!.objects;
+      },
+      get multipart() {
+        return stack!.multipart;
+      },
+      credentials,
+      admission,
+      bucketPolicy: bucketPolicySource(() => holder.current),
+      // Counters belong to the object service: a rebuilt stack starts with fresh ones.
+      get usage() {
+        return usageCounterOf(stack!.objects);
+      },
+    },
+    semaphore,
+    requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
+    bodyStallMs: () => holder.current.advanced.body_stall_timeout_secs * 1000,
+    formFieldsMs: () => holder.current.advanced.header_timeout_secs * 1000,
+    debugHeaders: () => holder.current.advanced.debug_headers,
+  });
+  return {
+    config: holder,
+    get storage() {
+      return stack!;
+    },
+    replaceStorage(next) {
+      const old = stack!;
+      stack = next;
+      return old;
+    },
+    credentials,
+    authenticator,
+    metrics,
+    logging,
+    admission,
+    semaphore,
+    s3,
+    stop() {
+      stack!.stop();
+    },
+  };
+}
