@@ -3,6 +3,7 @@
  * No logic lives here.
  */
 import { Hono } from "hono";
+import type { AdminEnv } from "./admin/admin-env.ts";
 import {
   type Metrics,
   operatorOperation,
@@ -15,6 +16,11 @@ export interface AppSurfaces {
   /** Readiness: probes the backend (bounded, retried); 200 or 503. */
   ready: () => Promise<Response>;
   metrics: Pick<Metrics, "render" | "observeRequest">;
+  /**
+   * Admin surfaces: the admin API (mounted at `/_/api/admin`) and the operator routes outside
+   * that prefix that still belong to the admin plane (`/_/api/whoami`, `/_/stats`).
+   */
+  admin?: { api: Hono<AdminEnv>; operator: Hono<AdminEnv> };
 }
 
 export function createApp(surfaces: AppSurfaces): Hono {
@@ -23,7 +29,8 @@ export function createApp(surfaces: AppSurfaces): Hono {
   app.use("/_/*", async (c, next) => {
     const started = performance.now();
     await next();
-    if (c.req.method !== "HEAD" && !c.res.headers.has("content-length")) {
+    const streaming = c.res.headers.get("content-type")?.startsWith("text/event-stream");
+    if (c.req.method !== "HEAD" && !streaming && !c.res.headers.has("content-length")) {
       // Operator answers are small in-memory documents: sized here, so the response-size
       // histogram observes every answer (Hono leaves the length to the server).
       const body = new Uint8Array(await c.res.arrayBuffer());
@@ -50,6 +57,10 @@ export function createApp(surfaces: AppSurfaces): Hono {
     const { body, contentType } = await surfaces.metrics.render();
     return new Response(body, { headers: { "content-type": contentType } });
   });
+  if (surfaces.admin) {
+    app.route("/_/api/admin", surfaces.admin.api);
+    app.route("/_", surfaces.admin.operator);
+  }
   app.all(
     "/_/*",
     (c) => c.json({ error: "not_found", message: `No route for ${c.req.path}` }, 404),
