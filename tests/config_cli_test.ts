@@ -105,3 +105,21 @@ Deno.test("config defaults prints the JSON Schema; --section narrows it", async 
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /bogus/);
 });
+
+Deno.test("config lint: a setting accepted but not built yet is named in a warning", async () => {
+  const file = `access:
+  access_key_id: AKIAEXAMPLE
+  secret_access_key: s3cr3t
+storage:
+  filesystem: ./data
+  backend_encryption:
+    mode: aes256-gcm-proxy
+    key: ${"ab".repeat(32)}
+`;
+  const run = await runSvc(["config", "lint", "svc.yaml"], { "svc.yaml": file });
+  assert.equal(run.code, 0, "a warning never fails lint");
+  assert.match(
+    run.stderr,
+    /storage\.backend_encryption: accepted but not built yet.*WITHOUT encryption/,
+  );
+});

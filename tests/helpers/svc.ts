@@ -4,6 +4,7 @@
  */
 import { S3Client } from "@aws-sdk/client-s3";
 import { AwsClient } from "aws4fetch";
+import { ADMIN_PASSWORD_HASH } from "./admin.ts";
 
 export const ACCESS_KEY = "AKIATESTSVC000000000";
 export const SECRET_KEY = "test-secret-key-for-the-black-box-suite";
@@ -141,6 +142,8 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
       // rightly refuses. tests/replay_test.ts and the auth suites turn it on where it is the
       // subject.
       SVC_REPLAY_WINDOW_SECS: "0",
+      // A known bootstrap password (tests/helpers/admin.ts): no generated one printed per server.
+      SVC_BOOTSTRAP_PASSWORD_HASH: ADMIN_PASSWORD_HASH,
       ...backing?.env,
       ...options.env,
     },
