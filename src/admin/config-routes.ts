@@ -9,7 +9,10 @@
  * - writes patch the OPERATOR'S DOCUMENT (`document()`: the config file as written, placeholders
  *   unexpanded), so an environment override is never written into the file. A merge patch
  *   (RFC 7396) or a whole `{yaml}` document gets the secrets it omits carried over first
- *   (config/secret-carry.ts): GET, edit, PUT never clears a credential; `null` does;
+ *   (config/secret-carry.ts): GET, edit, PUT never clears a credential; `null` does. A value sent
+ *   back exactly as GET showed it is an echo, not an edit (config/running-echo.ts): it keeps the
+ *   file's version (a default stays absent, a placeholder a placeholder, an environment override
+ *   out of the file);
  * - a raw body is never `${env:…}`-expanded here: the document goes to `apply` as sent;
  * - an invalid document is a 422 `invalid_config` naming the field, on every route (validate
  *   routes included), a persist failure the 500 `persist_failed` the port throws.
@@ -24,6 +27,7 @@ import { normalizeLegacy } from "../config/legacy.ts";
 import { parseDocument } from "../config/load.ts";
 import { mergePatch } from "../config/merge-patch.ts";
 import { ConfigError } from "../config/schema.ts";
+import { keepOperatorValues } from "../config/running-echo.ts";
 import { carrySecrets, dropNullSecrets, redactSecrets } from "../config/secret-carry.ts";
 import type { ApplyOutcome, AuditFn, ConfigPort } from "./admin-deps.ts";
 import { actorFields, type AdminEnv } from "./admin-env.ts";
@@ -105,13 +109,16 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
   /** The document with `patch` merged into one section (or the whole document). */
   const patched = (patch: Record<string, unknown>, section?: string): Record<string, unknown> => {
     const document = operatorDocument();
+    const running = deps.config.current() as unknown as Record<string, unknown>;
     if (section === undefined) {
-      const carried = carrySecrets(patch, document, shownDocument());
+      const edits = keepOperatorValues(patch, running, document, "patch");
+      const carried = carrySecrets(edits, document, shownDocument());
       return dropNullSecrets(mergePatch(document, carried)) as Record<string, unknown>;
     }
     const before = isObject(document[section]) ? document[section] as Record<string, unknown> : {};
     const shown = shownDocument()[section];
-    const carried = carrySecrets(patch, before, isObject(shown) ? shown : {}, section);
+    const edits = keepOperatorValues(patch, running[section], before, "patch");
+    const carried = carrySecrets(edits, before, isObject(shown) ? shown : {}, section);
     const after = dropNullSecrets(mergePatch(before, carried), section) as Record<string, unknown>;
     const next = { ...document, [section]: after };
     if (Object.keys(after).length === 0) delete next[section];
@@ -125,7 +132,9 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
       throw new AdminError("bad_request", 'Body must be {"yaml": "<config document>"}');
     }
     const parsed = normalizeLegacy(parseDocument(body.yaml, "yaml"), []);
-    const carried = carrySecrets(parsed, operatorDocument(), shownDocument());
+    const document = operatorDocument();
+    const restored = keepOperatorValues(parsed, deps.config.current(), document, "document");
+    const carried = carrySecrets(restored, document, shownDocument());
     return dropNullSecrets(carried) as Record<string, unknown>;
   };
 

@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { parse as parseYaml } from "yaml";
 import { FakeConfigPort } from "../../tests/helpers/fake-config-port.ts";
+import { applyEnvironment } from "../config/env.ts";
 import { exportConfig } from "../config/export.ts";
+import { expandPlaceholders } from "../config/load.ts";
 import { AuditRing } from "../observability/audit-ring.ts";
 import type { AdminEnv } from "./admin-env.ts";
 import { renderAdminError } from "./admin-error.ts";
@@ -40,8 +42,12 @@ const DOCUMENT = {
 
 type Doc = typeof DOCUMENT;
 
-function setup(document: Record<string, unknown> = DOCUMENT, maxBodyBytes?: number) {
-  const port = new FakeConfigPort(document);
+function setup(
+  document: Record<string, unknown> = DOCUMENT,
+  maxBodyBytes?: number,
+  toRunning?: (document: Record<string, unknown>) => Record<string, unknown>,
+) {
+  const port = new FakeConfigPort(document, { toRunning });
   const ring = new AuditRing();
   const app = new Hono<AdminEnv>();
   app.onError(renderAdminError);
@@ -354,4 +360,36 @@ Deno.test("config trace follows an applied change", async () => {
   assert.equal(put.status, 200, put.text);
   const after = await call("GET", "/config/trace?path=/logs/x");
   assert.equal(after.json.decided_by.name, "logs-off");
+});
+
+Deno.test("GET, edit, PUT writes only the edit: no defaults, placeholders and env values kept out", async () => {
+  // The running config is the document with placeholders expanded and SVC_* overrides on top, as
+  // the runtime builds it (the real loader functions).
+  const env = { AKID: "AKIAEXPANDED", SVC_LOG_LEVEL: "debug" };
+  const toRunning = (doc: Record<string, unknown>) => {
+    const expanded = expandPlaceholders(doc, env) as Record<string, unknown>;
+    applyEnvironment(expanded, env);
+    return expanded;
+  };
+  const document = {
+    access: { access_key_id: "${env:AKID}", secret_access_key: "operator-secret-123" },
+    advanced: { log_level: "info" },
+  };
+  const { port, call } = setup(document, undefined, toRunning);
+  assert.equal(port.current().advanced.log_level, "debug");
+
+  const whole = await call("GET", "/config");
+  assert.equal(whole.json.access.access_key_id, "AKIAEXPANDED");
+  const unchanged = await call("PUT", "/config", whole.json);
+  assert.equal(unchanged.status, 200, unchanged.text);
+  assert.deepEqual(port.requests[0].document, document, "an echo changes nothing in the file");
+
+  const section = (await call("GET", "/config/section/advanced")).json;
+  section.listen_addr = "127.0.0.1:9100";
+  const edited = await call("PUT", "/config/section/advanced", section);
+  assert.equal(edited.status, 200, edited.text);
+  assert.deepEqual(port.requests[1].document, {
+    ...document,
+    advanced: { log_level: "info", listen_addr: "127.0.0.1:9100" },
+  });
 });

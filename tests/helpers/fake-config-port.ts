@@ -2,8 +2,9 @@
  * A ConfigPort for route and CLI tests, standing in for the runtime's one apply path. It runs the
  * REAL validation (an invalid document throws the real ConfigError, nothing changes), records every
  * request it is given, and can be told to fail persisting (AdminError `persist_failed`, nothing
- * changes), as the runtime does when the config file cannot be written. It does not expand
- * placeholders or write files: those belong to the runtime.
+ * changes), as the runtime does when the config file cannot be written. It writes no file. What
+ * the runtime does between the document and the running config (expanding placeholders, applying
+ * SVC_* overrides) is stood in for by an optional `toRunning` transform of the document.
  */
 import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/admin-deps.ts";
 import { AdminError } from "../../src/admin/admin-error.ts";
@@ -31,10 +32,19 @@ export class FakeConfigPort implements ConfigPort {
   #document: Record<string, unknown>;
   #config: Config;
 
-  constructor(document: Record<string, unknown>, path = "/etc/svc/config.yaml") {
+  readonly #toRunning: (document: Record<string, unknown>) => Record<string, unknown>;
+
+  constructor(
+    document: Record<string, unknown>,
+    options: {
+      path?: string;
+      toRunning?: (document: Record<string, unknown>) => Record<string, unknown>;
+    } = {},
+  ) {
+    this.#toRunning = options.toRunning ?? ((doc) => doc);
     this.#document = structuredClone(document);
-    this.#config = validateConfigWithWarnings(document).config;
-    this.path = path;
+    this.#config = validateConfigWithWarnings(this.#toRunning(structuredClone(document))).config;
+    this.path = options.path ?? "/etc/svc/config.yaml";
   }
 
   current(): Config {
@@ -48,7 +58,8 @@ export class FakeConfigPort implements ConfigPort {
   apply(request: ApplyRequest): Promise<ApplyOutcome> {
     this.requests.push(structuredClone(request));
     try {
-      const { config, warnings } = validateConfigWithWarnings(request.document);
+      const running = this.#toRunning(structuredClone(request.document));
+      const { config, warnings } = validateConfigWithWarnings(running);
       if (request.dryRun) {
         return Promise.resolve({
           applied: [],
