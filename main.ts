@@ -1,7 +1,9 @@
 /**
  * svc command line: `svc [serve] [--config <path>] [--listen <addr>] [--verbose]`, and the
- * offline `svc config lint|defaults …` subcommands (src/cli/config-command.ts).
+ * `svc config lint|defaults|apply …` subcommands (src/cli/config-command.ts) and `svc admission
+ * trace …` (src/cli/admission-command.ts).
  */
+import { runAdmissionCommand } from "./src/cli/admission-command.ts";
 import { runConfigCommand } from "./src/cli/config-command.ts";
 import { loadConfig } from "./src/config/load.ts";
 import { ConfigError } from "./src/config/schema.ts";
@@ -20,6 +22,11 @@ Usage:
   svc [serve] [--config <path>] [--listen <host:port>] [--verbose]
   svc config lint <file>                 (exit 0 valid, 3 I/O, 4 parse, 6 validation)
   svc config defaults [--section <name>] (JSON Schema with defaults)
+  svc config apply <file> --server <url> [--dry-run]
+                                         (apply to a running server; SVC_BOOTSTRAP_PASSWORD)
+  svc admission trace --config <file> --method GET --path /bucket/key
+                      [--source-ip <ip>] [--authenticated] [--json]
+                                         (which admission block decides a request)
   svc --version | --help
 
 Configuration comes from --config, else SVC_CONFIG, else ./svc.yaml, ./svc.yml,
@@ -63,6 +70,7 @@ export function parseArgs(args: string[]): Cli {
 
 async function main(args: string[]): Promise<number> {
   if (args[0] === "config") return await runConfigCommand(args.slice(1));
+  if (args[0] === "admission") return await runAdmissionCommand(args.slice(1));
   let cli: Cli;
   try {
     cli = parseArgs(args);

@@ -11,6 +11,9 @@
  * - `svc config defaults [--section <name>]`: prints the JSON Schema of the document or of one
  *   section (with every default); an unknown section exits 2.
  *
+ * - `svc config apply <file> --server <url> [--dry-run]`: applies a file to a running server
+ *   through the admin API (src/cli/config-apply.ts, which documents its exit codes).
+ *
  * Usage errors exit 2. Every message goes to stderr.
  */
 import { YAMLError } from "yaml";
@@ -18,12 +21,17 @@ import { parse as parseYaml } from "yaml";
 import { configJsonSchema } from "../config/json-schema.ts";
 import { loadConfig } from "../config/load.ts";
 import { configSections } from "../config/export.ts";
+import { configApply } from "./config-apply.ts";
 
 export const EXIT = { ok: 0, usage: 2, io: 3, parse: 4, validation: 6 } as const;
 
 export const CONFIG_USAGE = `Usage:
   svc config lint <file>                 validate a config file offline
   svc config defaults [--section <name>] print the JSON Schema (with defaults)
+  svc config apply <file> --server <url> [--dry-run]
+                                         apply a file to a running server (logs in with
+                                         SVC_BOOTSTRAP_PASSWORD; exit 0 applied, 1 server error,
+                                         3 I/O, 4 parse, 6 invalid, 7 auth, 8 unreachable)
 
 lint exit codes: 0 valid, 3 I/O error, 4 parse error, 6 validation error.
 lint expands \${env:NAME} placeholders but ignores SVC_* environment overrides.`;
@@ -153,6 +161,7 @@ export async function runConfigCommand(
     return await lintConfigFile(rest[0], io);
   }
   if (command === "defaults") return printDefaults(rest, io);
+  if (command === "apply") return await configApply(rest, io);
   if (command === "--help" || command === "-h" || command === "help") {
     io.stdout(CONFIG_USAGE);
     return EXIT.ok;

@@ -133,7 +133,8 @@ function resolve(schema: SchemaNode | undefined, value: unknown): SchemaNode | u
   return node;
 }
 
-function isSecret(key: string, parentKey: string | undefined): boolean {
+/** Whether `key` names a secret where it sits (`parentKey`: the key of the object holding it). */
+export function isSecretField(key: string, parentKey: string | undefined): boolean {
   if (SECRET_FIELDS.has(key)) return true;
   return parentKey !== undefined && ENCRYPTION_BLOCKS.has(parentKey) &&
     ENCRYPTION_SECRET_FIELDS.has(key);
@@ -196,7 +197,7 @@ function prune(schema: SchemaNode | undefined, value: unknown, walk: Walk): unkn
   for (const key of keys) {
     const field = value[key];
     if (field === undefined) continue;
-    if (!walk.includeSecrets && isSecret(key, walk.key)) continue;
+    if (!walk.includeSecrets && isSecretField(key, walk.key)) continue;
     const fieldSchema = entries[key] ?? rest;
     const fallback = defaultOf(fieldSchema);
     if (fallback !== undefined && deepEqual(field, fallback)) continue;

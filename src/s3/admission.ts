@@ -5,9 +5,9 @@
  * authentication.
  */
 import type { AdmissionChain } from "../admission/build.ts";
-import { type AdmissionRequest, evaluateChain, type RequestKind } from "../admission/chain.ts";
+import type { AdmissionRequest, RequestKind } from "../admission/chain.ts";
+import { decideAdmission, requestKindOf } from "../admission/decide.ts";
 import { clientIp } from "../auth/client-ip.ts";
-import { ANONYMOUS_METHODS } from "../config/schema-admission.ts";
 import { SvcError } from "../errors.ts";
 import type { S3Request } from "./request.ts";
 
@@ -33,20 +33,6 @@ export class AdmissionRejection extends SvcError {
   }
 }
 
-/** Query parameters a plain GetObject/HeadObject may carry (`x-id` is added by AWS SDKs). */
-const READ_PARAMS = new Set(["versionId", "partNumber", "x-id"]);
-const LIST_PARAMS = new Set([
-  "list-type",
-  "prefix",
-  "delimiter",
-  "max-keys",
-  "continuation-token",
-  "start-after",
-  "encoding-type",
-  "fetch-owner",
-  "marker",
-  "x-id",
-]);
 const SIGNATURE_PARAMS = [
   "X-Amz-Algorithm",
   "X-Amz-Credential",
@@ -56,16 +42,7 @@ const SIGNATURE_PARAMS = [
 ];
 
 export function requestKind(request: S3Request): RequestKind {
-  const names = [...request.query.keys()];
-  if (request.bucket === null) return "other";
-  if (request.key !== null) {
-    const read = request.method === "GET" || request.method === "HEAD";
-    const plain = names.every((name) => READ_PARAMS.has(name) || name.startsWith("response-"));
-    return read && plain ? "object-read" : "other";
-  }
-  return request.method === "GET" && names.every((name) => LIST_PARAMS.has(name))
-    ? "listing"
-    : "other";
+  return requestKindOf(request);
 }
 
 /** Whether the request carries credentials of any form (checked later by authentication). */
@@ -93,8 +70,9 @@ export function admissionRequestOf(
 }
 
 /**
- * The admission decision: an AnonymousAdmission when the request is admitted without
- * authentication, null when it goes on to authentication; throws when a block refuses it.
+ * The admission decision (src/admission/decide.ts, shared with the trace): an AnonymousAdmission
+ * when the request is admitted without authentication, null when it goes on to authentication;
+ * throws when a block refuses it.
  */
 export function admit(
   chain: AdmissionChain,
@@ -103,17 +81,18 @@ export function admit(
 ): AnonymousAdmission | null {
   if (chain.blocks.length === 0) return null;
   const facts = admissionRequestOf(request, remoteAddress, chain.trustProxyHeaders);
-  const block = evaluateChain(chain.blocks, facts);
-  if (block === null || block.action === "continue") return null;
-  if (block.action === "deny") {
-    throw new SvcError("AccessDenied", `Access Denied by admission block "${block.name}"`);
+  const decision = decideAdmission(chain.blocks, facts);
+  switch (decision.outcome) {
+    case "authenticate":
+      return null;
+    case "anonymous":
+      return { block: decision.block.name, publicPrefixes: decision.block.match.publicPrefixes };
+    case "deny":
+      throw new SvcError(
+        "AccessDenied",
+        `Access Denied by admission block "${decision.block.name}"`,
+      );
+    case "reject":
+      throw new AdmissionRejection(decision.block.name, decision.status, decision.message);
   }
-  if (block.action === "allow-anonymous") {
-    // Anonymous writes are never admitted (SPEC Authentication 6): config validation refuses a
-    // block listing a write method, and a block without a method list admits only reads; any
-    // other request it matches goes on to authentication, which refuses it unsigned.
-    if (facts.signed || !ANONYMOUS_METHODS.includes(request.method)) return null;
-    return { block: block.name, publicPrefixes: block.match.publicPrefixes };
-  }
-  throw new AdmissionRejection(block.name, block.action.status, block.action.message);
 }
