@@ -10,6 +10,8 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConfigError } from "../config/schema.ts";
+import { SvcError } from "../errors.ts";
+import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
 
 const log = getLogger("svc::admin");
@@ -82,15 +84,25 @@ export function renderAdminError(err: unknown, c: Context): Response {
   return response;
 }
 
-/** Reads a JSON object body or throws bad_request (never a 500 for a client's typo). */
+/**
+ * Reads a JSON object body or throws bad_request (never a 500 for a client's typo). The body is
+ * read bounded, so a chunked body without Content-Length cannot grow past `maxBytes` in memory.
+ */
 export async function jsonBody(c: Context, maxBytes = 1 << 20): Promise<Record<string, unknown>> {
   const length = Number(c.req.header("content-length") ?? "0");
   if (length > maxBytes) {
     throw new AdminError("payload_too_large", `Body of ${length} bytes exceeds ${maxBytes}`);
   }
-  const text = await c.req.text();
-  if (text.length > maxBytes) {
-    throw new AdminError("payload_too_large", `Body exceeds ${maxBytes} bytes`);
+  let text = "";
+  if (c.req.raw.body !== null) {
+    try {
+      text = new TextDecoder().decode(await readBounded(c.req.raw.body, maxBytes));
+    } catch (err) {
+      if (err instanceof SvcError) {
+        throw new AdminError("payload_too_large", `Body exceeds ${maxBytes} bytes`);
+      }
+      throw err;
+    }
   }
   let parsed: unknown;
   try {

@@ -30,6 +30,8 @@ export const SECRET_FIELDS: ReadonlySet<string> = new Set([
   "bootstrap_password_hash",
   "client_secret",
   "slack_bot_token",
+  // Webhook headers usually carry a bearer token or an API key: the whole map is a secret.
+  "webhook_headers",
 ]);
 
 /** Field names that are secrets inside an encryption block only (`key` is too generic). */

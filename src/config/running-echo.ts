@@ -56,6 +56,11 @@ function echo(incoming: unknown, running: unknown, document: unknown, mode: Echo
       const kept = echo(value, running[key], doc?.[key], mode);
       if (kept !== undefined) out[key] = kept;
     }
+    // Every member was an echo of an object the file does not hold (e.g. a section whose only
+    // unshown member is a secret): nothing to write, rather than an empty object.
+    if (Object.keys(out).length === 0 && doc === undefined && Object.keys(incoming).length > 0) {
+      return undefined;
+    }
     return out;
   }
   if (Array.isArray(incoming) && Array.isArray(running)) {

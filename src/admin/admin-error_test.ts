@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { AdminError, jsonBody, renderAdminError } from "./admin-error.ts";
+
+function app() {
+  const hono = new Hono();
+  hono.onError(renderAdminError);
+  hono.post("/echo", async (c) => c.json(await jsonBody(c, 64)));
+  hono.get("/busy", () => {
+    throw new AdminError("too_many_requests", "Slow down", { retry_after_secs: 7 });
+  });
+  hono.get("/boom", () => {
+    throw new Error("secret internal detail");
+  });
+  return hono;
+}
+
+Deno.test("admin errors: one JSON shape, the code decides the status", async () => {
+  const busy = await app().request("/busy");
+  assert.equal(busy.status, 429);
+  assert.equal(busy.headers.get("retry-after"), "7");
+  assert.deepEqual(await busy.json(), {
+    error: "too_many_requests",
+    message: "Slow down",
+    retry_after_secs: 7,
+  });
+  const boom = await app().request("/boom");
+  assert.equal(boom.status, 500);
+  const body = await boom.json();
+  assert.equal(body.error, "internal");
+  assert.ok(!JSON.stringify(body).includes("secret internal detail"));
+});
+
+Deno.test("admin errors: JSON bodies are parsed strictly and bounded even when chunked", async () => {
+  const ok = await app().request("/echo", { method: "POST", body: '{"a":1}' });
+  assert.deepEqual(await ok.json(), { a: 1 });
+  const bad = await app().request("/echo", { method: "POST", body: "{nope" });
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).error, "bad_request");
+  const list = await app().request("/echo", { method: "POST", body: "[1]" });
+  assert.equal(list.status, 400);
+  // A stream has no Content-Length: the limit still holds while reading.
+  const chunked = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(new TextEncoder().encode(`{"x":"${"a".repeat(40)}`));
+    },
+  });
+  const big = await app().request(
+    "/echo",
+    { method: "POST", body: chunked, duplex: "half" } as RequestInit,
+  );
+  assert.equal(big.status, 413);
+  assert.equal((await big.json()).error, "payload_too_large");
+});
