@@ -34,6 +34,13 @@ const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
 
 export type HashSource = "env" | "env_legacy" | "config" | "state_file";
 
+const SOURCE_LABELS: Record<HashSource, (hashFile: string) => string> = {
+  env: () => "the SVC_BOOTSTRAP_PASSWORD_HASH environment variable",
+  env_legacy: () => "the SVC_ADMIN_PASSWORD_HASH environment variable",
+  config: () => "advanced.bootstrap_password_hash in the config file",
+  state_file: (hashFile) => `svc's hash file "${hashFile}"`,
+};
+
 export interface ResolveBootstrapOptions {
   env: Record<string, string | undefined>;
   /**
@@ -203,16 +210,7 @@ export class BootstrapPassword {
 
   /** Where an operator changes the hash, for messages. */
   get sourceLabel(): string {
-    switch (this.source) {
-      case "env":
-        return "the SVC_BOOTSTRAP_PASSWORD_HASH environment variable";
-      case "env_legacy":
-        return "the SVC_ADMIN_PASSWORD_HASH environment variable";
-      case "config":
-        return "advanced.bootstrap_password_hash in the config file";
-      case "state_file":
-        return `svc's hash file "${this.hashFile}"`;
-    }
+    return SOURCE_LABELS[this.source](this.hashFile);
   }
 
   /** True when `plain` is the password (async bcrypt; never blocks the event loop). */
