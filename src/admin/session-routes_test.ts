@@ -7,6 +7,7 @@ import {
   startHarness,
 } from "../../tests/helpers/admin-sessions.ts";
 import { fileContains } from "../../tests/helpers/config-db.ts";
+import { openConfigDb } from "../db/config-db.ts";
 import { tokenHash } from "../db/session-store.ts";
 
 async function withHarness(
@@ -463,5 +464,45 @@ Deno.test("the DB file holds no session token, token hash, password or hash in c
     ) {
       assert.equal(await fileContains(h.db.path, secret), false, `"${secret}" in the file`);
     }
+  });
+});
+
+Deno.test("a password change while requests run: none fails, the DB is re-encrypted", async () => {
+  await withHarness(async (h) => {
+    const cookie = await login(h);
+    const watcher = await login(h, h.plain, "10.0.0.3");
+    let stop = false;
+    const statuses: number[] = [];
+    const reader = async () => {
+      while (!stop) {
+        const r = await h.request("GET", "/_/api/admin/session", {
+          cookie: watcher,
+          ip: "10.0.0.3",
+        });
+        statuses.push(r.status);
+        await r.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    };
+    const readers = [reader(), reader(), reader()];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const change = await h.request("PUT", "/_/api/admin/password", {
+      cookie,
+      body: { current_password: h.plain, new_password: "changed under load!" },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    stop = true;
+    await Promise.all(readers);
+    assert.equal(change.status, 200);
+    assert.ok(statuses.length > 3, `${statuses.length} requests ran`);
+    assert.deepEqual([...new Set(statuses)], [200]);
+    const path = h.db.path;
+    await h.db.close();
+    const reopened = await openConfigDb({
+      dir: path.slice(0, path.lastIndexOf("/")),
+      passwordHash: h.password.hash,
+    });
+    assert.deepEqual(reopened.state, { status: "ok" });
+    await reopened.close();
   });
 });
