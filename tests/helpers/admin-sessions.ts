@@ -4,6 +4,7 @@
  * the client address is set by a test middleware (from `x-test-ip`), standing in for the admin
  * app's client-IP middleware.
  */
+import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { type ConfigDb, openConfigDb } from "../../src/db/config-db.ts";
 import { SessionStore } from "../../src/db/session-store.ts";
@@ -113,4 +114,31 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 export function cookieOf(response: Response): string | undefined {
   const header = response.headers.get("set-cookie") ?? "";
   return header.match(new RegExp(`^${SESSION_COOKIE}=([^;]*)`))?.[1];
+}
+
+export async function withHarness(
+  fn: (h: Harness, stateDir: string) => Promise<void>,
+  options: { secureCookies?: boolean; env?: Record<string, string> } = {},
+): Promise<void> {
+  const root = await Deno.makeTempDir({ prefix: "svc-sessions-" });
+  const stateDir = `${root}/.svc`;
+  const h = await startHarness({ stateDir, ...options });
+  try {
+    await fn(h, stateDir);
+  } finally {
+    await h.close();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+export async function login(h: Harness, password = h.plain!, ip?: string): Promise<string> {
+  const response = await h.request("POST", "/_/api/admin/login", { body: { password }, ip });
+  assert.equal(response.status, 200, await response.clone().text());
+  const cookie = cookieOf(response);
+  assert.ok(cookie, "login sets the session cookie");
+  return cookie;
+}
+
+export function events(h: Harness): string[] {
+  return h.ring.snapshot().map((entry) => entry.event).reverse();
 }
