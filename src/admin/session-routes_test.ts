@@ -7,7 +7,7 @@ import {
   startHarness,
   withHarness,
 } from "../../tests/helpers/admin-sessions.ts";
-import { fileContains } from "../../tests/helpers/config-db.ts";
+import { fileContains, stringsOf } from "../../tests/helpers/config-db.ts";
 import { tokenHash } from "../db/session-store.ts";
 
 Deno.test("login sets a signed HttpOnly SameSite=Strict Secure cookie and opens a session", async () => {
@@ -299,6 +299,12 @@ Deno.test("the DB file holds no session token, token hash, password or hash in c
       const secret of [cookie, token, tokenHash(token), password, hash, "$bootstrap", DEFAULT_IP]
     ) {
       assert.equal(await fileContains(h.db.path, secret), false, `"${secret}" in the file`);
+    }
+    const strings = await stringsOf(h.db.path);
+    if (strings !== null) {
+      for (const secret of [token, tokenHash(token).slice(0, 16), password, "$bootstrap"]) {
+        assert.equal(strings.includes(secret), false, `strings shows "${secret}"`);
+      }
     }
   });
 });

@@ -4,6 +4,7 @@ import {
   HASH_A,
   HASH_B,
   rawQuery,
+  stringsOf,
   thrownCode,
 } from "../../tests/helpers/config-db.ts";
 import { type ConfigDb, openConfigDb } from "./config-db.ts";
@@ -48,6 +49,12 @@ Deno.test("open creates a 0700 dir and a 0600 encrypted file at the latest schem
     assert.equal((await Deno.stat(`${dir}/config.db`)).mode! & 0o777, 0o600);
     assert.equal(await fileContains(`${dir}/config.db`, SECRET), false);
     assert.equal(await fileContains(`${dir}/config.db`, "CREATE TABLE"), false);
+    const strings = await stringsOf(`${dir}/config.db`);
+    if (strings !== null) {
+      for (const needle of [SECRET, "sessions", "schema_migrations", "SQLite format"]) {
+        assert.equal(strings.includes(needle), false, `strings shows "${needle}"`);
+      }
+    }
     // The derived key reads it; no key and another key do not.
     const rows = await rawQuery(`${dir}/config.db`, configDbKey(HASH_A), "SELECT body FROM notes");
     assert.deepEqual(rows, [{ body: SECRET }]);
@@ -325,5 +332,18 @@ Deno.test("ping answers while open and fails once closed", async () => {
     await db.ping(1000);
     await db.close();
     await assert.rejects(db.ping(1000), /closed/);
+  });
+});
+
+Deno.test("ping is bounded: a call holding the database makes it fail in time", async () => {
+  await withDir(async (dir) => {
+    const db = await openConfigDb({ dir, passwordHash: HASH_A });
+    let release!: () => void;
+    const held = db.transaction(() => new Promise<void>((resolve) => release = resolve));
+    await assert.rejects(db.ping(50), /did not answer within 50 ms/);
+    release();
+    await held;
+    await db.ping(1000);
+    await db.close();
   });
 });

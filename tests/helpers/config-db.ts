@@ -41,3 +41,18 @@ export async function thrownCode(fn: () => Promise<unknown>): Promise<string | u
 /** Two syntactically valid bcrypt hashes (cost 4), for tests that only need distinct keys. */
 export const HASH_A = "$2b$04$r89e2Zn3Opk8eCtIcIHp4u2xZxbqIAQjmxbQXikiZbnRqrPqWzj3O"; // "a"
 export const HASH_B = "$2b$04$oLbIcIjjx.HcZEpXs/4rFueJ038h9yUGvkk/XL0mq83vuj0gey.P6"; // "b"
+
+/**
+ * The output of `strings -a <path>` (binutils), or null when the tool is not installed (tests
+ * then rely on fileContains alone).
+ */
+export async function stringsOf(path: string): Promise<string | null> {
+  try {
+    const output = await new Deno.Command("strings", { args: ["-a", "-n", "4", path] }).output();
+    if (!output.success) throw new Error(`strings failed on ${path}`);
+    return new TextDecoder().decode(output.stdout);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
