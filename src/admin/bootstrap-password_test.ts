@@ -74,6 +74,11 @@ Deno.test("resolution order: env, legacy env, config, svc's file", async () => {
     const config = await resolve({}, b64(HASH_B));
     assert.deepEqual([config.hash, config.source], [HASH_B, "config"]);
 
+    // $2y$ (PHP, htpasswd) and $2a$ hashes verify like $2b$ ones.
+    const y = await resolve({}, fileHash.replace("$2b$", "$2y$"));
+    assert.equal(await y.verify("from-file"), true);
+    assert.equal(await y.verify("from-file!"), false);
+
     const file = await resolve({});
     assert.deepEqual([file.hash, file.source, file.generated], [fileHash, "state_file", false]);
     assert.equal(await file.verify("from-file"), true);

@@ -123,9 +123,20 @@ async function finishPendingRekey(dir: string, key: string): Promise<void> {
   }
 }
 
+/**
+ * The newest aside file `key` opens. Best effort: an aside file that cannot be read is skipped
+ * with a warning rather than stopping the start (it stays on disk for a later boot).
+ */
 async function findOpenableAside(dir: string, key: string): Promise<string | null> {
   for (const path of await listAside(dir)) {
-    if (await opensWith(path, key)) return path;
+    try {
+      if (await opensWith(path, key)) return path;
+    } catch (err) {
+      log.warn("skipped an aside config database that cannot be read", {
+        path,
+        error: (err as Error).message,
+      });
+    }
   }
   return null;
 }
