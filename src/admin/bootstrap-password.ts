@@ -14,13 +14,13 @@
  * config file is the operator's, so the API says where to change it instead of silently
  * diverging from it.
  *
- * Verification uses bcryptjs's async compare: the sync one blocks the event loop for about
- * 100 ms per attempt (cost 10) and would stall S3 traffic during a login storm.
+ * bcrypt runs on a worker thread (password-hasher.ts): on the main thread even bcryptjs's async
+ * compare stalls the event loop for hundreds of milliseconds and would stall S3 traffic.
  */
-import bcrypt from "bcryptjs";
 import { randomBytes } from "node:crypto";
 import { fsyncDirectoryNow } from "../storage/dir-sync.ts";
 import { AdminError } from "./admin-error.ts";
+import { type PasswordHasher, passwordHasher } from "./password-hasher.ts";
 
 export const HASH_FILE = "bootstrap-password.bcrypt";
 /** New passwords: at least this many characters. */
@@ -54,6 +54,8 @@ export interface ResolveBootstrapOptions {
   announce?: (text: string) => void;
   /** Cost of hashes svc makes; default 12 (tests use 4). */
   bcryptCost?: number;
+  /** Where bcrypt runs; default the shared worker. */
+  hasher?: PasswordHasher;
 }
 
 /** What a password change re-encrypts (ConfigDb implements it). */
@@ -154,6 +156,7 @@ export class BootstrapPassword {
   /** True when this start generated the password. */
   readonly generated: boolean;
   readonly #cost: number;
+  readonly #hasher: PasswordHasher;
   #hash: string;
 
   private constructor(
@@ -162,20 +165,23 @@ export class BootstrapPassword {
     hashFile: string,
     generated: boolean,
     cost: number,
+    hasher: PasswordHasher,
   ) {
     this.#hash = hash;
     this.source = source;
     this.hashFile = hashFile;
     this.generated = generated;
     this.#cost = cost;
+    this.#hasher = hasher;
   }
 
   /** Finds the hash (see the header), generating and announcing a password on first run. */
   static async resolve(options: ResolveBootstrapOptions): Promise<BootstrapPassword> {
     const cost = options.bcryptCost ?? DEFAULT_BCRYPT_COST;
+    const hasher = options.hasher ?? passwordHasher;
     const hashFile = `${options.stateDir}/${HASH_FILE}`;
     const make = (hash: string, source: HashSource, generated = false) =>
-      new BootstrapPassword(hash, source, hashFile, generated, cost);
+      new BootstrapPassword(hash, source, hashFile, generated, cost, hasher);
     const { env } = options;
     if (env.SVC_BOOTSTRAP_PASSWORD_HASH !== undefined) {
       return make(parseHash(env.SVC_BOOTSTRAP_PASSWORD_HASH, "SVC_BOOTSTRAP_PASSWORD_HASH"), "env");
@@ -196,7 +202,7 @@ export class BootstrapPassword {
     }
     await Deno.mkdir(options.stateDir, { recursive: true, mode: 0o700 });
     const password = generatePassword();
-    const hash = await bcrypt.hash(password, cost);
+    const hash = await hasher.hash(password, cost);
     await writeHashFile(hashFile, hash);
     // Printed only once the hash is stored: a password that would not work is never shown.
     (options.announce ?? defaultAnnounce)(banner(password, hashFile));
@@ -213,10 +219,10 @@ export class BootstrapPassword {
     return SOURCE_LABELS[this.source](this.hashFile);
   }
 
-  /** True when `plain` is the password (async bcrypt; never blocks the event loop). */
+  /** True when `plain` is the password (bcrypt on the worker; never blocks the event loop). */
   verify(plain: string): Promise<boolean> {
     if (typeof plain !== "string" || plain === "") return Promise.resolve(false);
-    return bcrypt.compare(plain, this.#hash);
+    return this.#hasher.compare(plain, this.#hash);
   }
 
   /**
@@ -235,7 +241,7 @@ export class BootstrapPassword {
       );
     }
     checkNewPassword(newPlain);
-    const newHash = await bcrypt.hash(newPlain, this.#cost);
+    const newHash = await this.#hasher.hash(newPlain, this.#cost);
     await db.rekey(newHash, () => writeHashFile(this.hashFile, newHash));
     this.#hash = newHash;
   }
