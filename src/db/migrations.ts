@@ -1,0 +1,112 @@
+/**
+ * The config database schema as numbered, forward-only migrations. Adding a table family (IAM,
+ * jobs, outbox, …) is one new entry at the end of `MIGRATIONS`, never an edit of an applied one:
+ * a database remembers which versions it ran in `schema_migrations`, and an older binary refuses
+ * a database newer than it knows (SPEC: "forward migration is one-way").
+ *
+ * Each migration runs in one transaction together with its `schema_migrations` row, so a crash
+ * leaves it either applied and recorded or not at all. SQL stays portable (plain SQLite types, no
+ * extension functions) so a remote libSQL server can hold the same schema later.
+ */
+import type { InStatement } from "@libsql/client";
+
+export interface Migration {
+  /** 1, 2, 3, … in order, no gaps. */
+  version: number;
+  /** snake_case, for the log and the `schema_migrations` row. */
+  name: string;
+  sql: string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "sessions_and_meta",
+    sql: [
+      // Admin sessions. Only a SHA-256 of the cookie token is stored: a copied database file
+      // yields no usable cookie. Times are Unix milliseconds.
+      `CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        user_name TEXT NOT NULL,
+        admin INTEGER NOT NULL,
+        client_ip TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX sessions_expires_at ON sessions (expires_at)`,
+      // Small facts about the database itself (for example a pending recovery).
+      `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+    ],
+  },
+];
+
+/** The schema version this build creates and understands. */
+export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
+  return migrations.at(-1)?.version ?? 0;
+}
+
+/** Throws unless versions run 1, 2, 3, … without gaps or repeats. */
+export function checkMigrationList(migrations: readonly Migration[]): void {
+  migrations.forEach((migration, index) => {
+    if (migration.version !== index + 1) {
+      throw new Error(
+        `Migration "${migration.name}" has version ${migration.version}; expected ${index + 1}`,
+      );
+    }
+    if (migration.sql.length === 0) {
+      throw new Error(`Migration ${migration.version} "${migration.name}" has no SQL`);
+    }
+  });
+}
+
+/** What a migration runner needs of a database. */
+export interface MigrationTarget {
+  execute(stmt: InStatement): Promise<{ rows: ArrayLike<Record<string, unknown>> }>;
+  batch(stmts: InStatement[], mode: "write"): Promise<unknown>;
+}
+
+const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`;
+
+/** The highest applied version (0 for a fresh database). */
+export async function appliedVersion(db: MigrationTarget): Promise<number> {
+  await db.execute(CREATE_MIGRATIONS_TABLE);
+  const result = await db.execute("SELECT MAX(version) AS version FROM schema_migrations");
+  return Number(result.rows[0]?.version ?? 0);
+}
+
+/**
+ * Brings the database to the newest version; returns the versions applied now. Refuses a
+ * database whose version this build does not know (written by a newer svc).
+ */
+export async function migrate(
+  db: MigrationTarget,
+  migrations: readonly Migration[] = MIGRATIONS,
+  now: () => number = Date.now,
+): Promise<number[]> {
+  checkMigrationList(migrations);
+  const current = await appliedVersion(db);
+  const latest = latestVersion(migrations);
+  if (current > latest) {
+    throw new Error(
+      `Config database schema is v${current}, newer than this build supports (v${latest}); ` +
+        `run a newer svc or restore a backup`,
+    );
+  }
+  const applied: number[] = [];
+  for (const migration of migrations.slice(current)) {
+    await db.batch([
+      ...migration.sql,
+      {
+        sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+        args: [migration.version, migration.name, new Date(now()).toISOString()],
+      },
+    ], "write");
+    applied.push(migration.version);
+  }
+  return applied;
+}
