@@ -14,6 +14,7 @@ import { startServer } from "./src/runtime/server.ts";
 import { checkStartupAuth, StartupError } from "./src/runtime/startup-checks.ts";
 import { ConfigRuntime } from "./src/runtime/config-runtime.ts";
 import { openServices } from "./src/runtime/services.ts";
+import { openAdminPlane } from "./src/runtime/admin-plane.ts";
 import { VERSION } from "./src/version.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
@@ -109,7 +110,8 @@ async function main(args: string[]): Promise<number> {
       listen: cli.listen,
       verbose: cli.verbose,
     });
-    const server = await startServer(services);
+    const admin = await openAdminPlane(services, runtime, { env: Deno.env.toObject() });
+    const server = await startServer(services, admin);
     const stop = () => {
       log.info("shutting down");
       server.stop();

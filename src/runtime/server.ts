@@ -9,6 +9,10 @@ import { getLogger } from "../observability/log.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "../observability/readiness.ts";
 import { raiseOpenFileLimit } from "./fd-limit.ts";
 import type { Services } from "./services.ts";
+import type { AdminPlane } from "./admin-plane.ts";
+import { SvcError } from "../errors.ts";
+import { splitRawUrl } from "../http/request-context.ts";
+import { errorResponse } from "../s3/response.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -21,7 +25,19 @@ export interface RunningServer {
   connections(): ConnectionStats | null;
 }
 
-export async function startServer(services: Services): Promise<RunningServer> {
+/** The S3 handler, answering 503 while the admin plane says S3 must not serve. */
+function gatedS3(services: Services, admin: AdminPlane) {
+  return (request: Request, remoteAddress?: string): Promise<Response> => {
+    const reason = admin.s3Unavailable();
+    if (reason === null) return services.s3(request, remoteAddress);
+    const { path } = splitRawUrl(request.url);
+    return Promise.resolve(
+      errorResponse(new SvcError("ServiceUnavailable", reason), path, crypto.randomUUID()),
+    );
+  };
+}
+
+export async function startServer(services: Services, admin: AdminPlane): Promise<RunningServer> {
   const holder = services.config;
   const config = holder.current;
   // Requests queued for a slot too long mean the instance cannot serve: leave the balancer.
@@ -31,11 +47,17 @@ export async function startServer(services: Services): Promise<RunningServer> {
   );
   const metrics = services.metrics;
   const app = createApp({
-    s3: services.s3,
-    ready: async () =>
-      readyResponse(
-        withCheck(await services.storage.readiness.check(), slotWait.name, slotWait.run()),
-      ),
+    s3: gatedS3(services, admin),
+    ready: async () => {
+      const [storage, db] = await Promise.all([
+        services.storage.readiness.check(),
+        admin.readiness(),
+      ]);
+      return readyResponse(
+        withCheck(withCheck(storage, "config_db", db), slotWait.name, slotWait.run()),
+      );
+    },
+    admin: { api: admin.api, operator: admin.operator },
     metrics: {
       observeRequest: (sample) => metrics.observeRequest(sample),
       // Uploads in flight are counted from the store at scrape time: always true, no bookkeeping.
@@ -80,6 +102,7 @@ export async function startServer(services: Services): Promise<RunningServer> {
     async stop() {
       services.stop();
       await server.shutdown();
+      await admin.close();
     },
   };
 }
