@@ -39,6 +39,8 @@ export interface StartOptions {
   backing?: boolean;
   /** Run under this open-file limit (soft and hard, through prlimit): descriptor-flood tests. */
   nofile?: number;
+  /** Variables the helper sets by default that this server must not get. */
+  unsetEnv?: string[];
 }
 
 async function pump(
@@ -128,25 +130,27 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
   const args = options.nofile === undefined
     ? denoArgs
     : [`--nofile=${options.nofile}:${options.nofile}`, DENO, ...denoArgs];
+  const env: Record<string, string> = {
+    DENO_NO_UPDATE_CHECK: "1",
+    ...(options.dataDirFromConfig ? {} : { SVC_DATA_DIR: dataDir }),
+    SVC_ACCESS_KEY_ID: ACCESS_KEY,
+    SVC_SECRET_ACCESS_KEY: SECRET_KEY,
+    SVC_LOG_LEVEL: "info",
+    // Many suites send raw aws4fetch requests (UNSIGNED-PAYLOAD) with identical headers and
+    // different bodies within one second: a replay with another body, which replay detection
+    // rightly refuses. tests/replay_test.ts and the auth suites turn it on where it is the
+    // subject.
+    SVC_REPLAY_WINDOW_SECS: "0",
+    // A known bootstrap password (tests/helpers/admin.ts): no generated one printed per server.
+    SVC_BOOTSTRAP_PASSWORD_HASH: ADMIN_PASSWORD_HASH,
+    ...backing?.env,
+    ...options.env,
+  };
+  for (const name of options.unsetEnv ?? []) delete env[name];
   const child = new Deno.Command(command, {
     args,
     cwd: dataDir,
-    env: {
-      DENO_NO_UPDATE_CHECK: "1",
-      ...(options.dataDirFromConfig ? {} : { SVC_DATA_DIR: dataDir }),
-      SVC_ACCESS_KEY_ID: ACCESS_KEY,
-      SVC_SECRET_ACCESS_KEY: SECRET_KEY,
-      SVC_LOG_LEVEL: "info",
-      // Many suites send raw aws4fetch requests (UNSIGNED-PAYLOAD) with identical headers and
-      // different bodies within one second: a replay with another body, which replay detection
-      // rightly refuses. tests/replay_test.ts and the auth suites turn it on where it is the
-      // subject.
-      SVC_REPLAY_WINDOW_SECS: "0",
-      // A known bootstrap password (tests/helpers/admin.ts): no generated one printed per server.
-      SVC_BOOTSTRAP_PASSWORD_HASH: ADMIN_PASSWORD_HASH,
-      ...backing?.env,
-      ...options.env,
-    },
+    env,
     stdout: "piped",
     stderr: "piped",
     stdin: "null",
