@@ -8,7 +8,13 @@ import { Hono } from "hono";
 import type { AdminEnv, AdminPrincipal } from "../../src/admin/admin-env.ts";
 import { renderAdminError } from "../../src/admin/admin-error.ts";
 import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/admin-deps.ts";
+import type { StorageView } from "../../src/admin/storage-admin.ts";
 import { type Config, validateConfigWithWarnings } from "../../src/config/schema.ts";
+import type { Backend } from "../../src/storage/backend.ts";
+import { BucketRouter } from "../../src/storage/bucket-router.ts";
+import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
+import { S3Backend } from "../../src/storage/s3/s3-backend.ts";
+import { s3OptionsFromConfig } from "../../src/storage/s3/s3-options.ts";
 
 export const TEST_CLIENT_IP = "203.0.113.7";
 export const TEST_PRINCIPAL: AdminPrincipal = {
@@ -89,13 +95,64 @@ export class MemoryConfigPort implements ConfigPort {
   }
 }
 
-/** Audit calls recorded as the AuditFn receives them. */
-export function recordingAudit() {
-  const events: { event: string; fields: Record<string, unknown> }[] = [];
-  return {
-    events,
-    audit: (event: string, fields: Record<string, unknown>) => {
-      events.push({ event, fields });
-    },
-  };
+/**
+ * The storage the runtime would build from a config, for the backend and bucket routes: the
+ * named backends opened for real (filesystem, or S3 through the project's S3 backend) under a
+ * real BucketRouter. `rebuild` follows a config change as the storage stack does.
+ */
+export class TestStorage {
+  readonly backends = new Map<string, Backend>();
+  #opened = new Map<string, string>();
+  router!: BucketRouter;
+
+  constructor(readonly port: MemoryConfigPort, readonly spoolRoot: string) {}
+
+  static async open(port: MemoryConfigPort, spoolRoot: string): Promise<TestStorage> {
+    const storage = new TestStorage(port, spoolRoot);
+    await storage.rebuild(port.current());
+    port.onApplied = (config) => storage.rebuild(config);
+    return storage;
+  }
+
+  async rebuild(config: Config): Promise<void> {
+    const specs = config.storage.backends.length > 0 ? config.storage.backends : [{
+      name: "default",
+      type: "filesystem" as const,
+      path: config.storage.filesystem ?? "./data",
+    }];
+    for (const name of [...this.backends.keys()]) {
+      if (!specs.some((spec) => spec.name === name)) {
+        this.backends.delete(name);
+        this.#opened.delete(name);
+      }
+    }
+    for (const spec of specs) {
+      const fingerprint = JSON.stringify(spec);
+      if (this.#opened.get(spec.name) === fingerprint) continue;
+      const backend = spec.type === "filesystem"
+        ? await FilesystemBackend.open(spec.path!)
+        : await S3Backend.open(
+          s3OptionsFromConfig(spec, config.advanced, `${this.spoolRoot}/${spec.name}`),
+        );
+      this.backends.set(spec.name, backend);
+      this.#opened.set(spec.name, fingerprint);
+    }
+    const defaultName = config.storage.backends.length > 0
+      ? config.storage.default_backend ?? config.storage.backends[0].name
+      : "default";
+    this.router = new BucketRouter(
+      [...this.backends].map(([name, backend]) => ({ name, backend, available: () => true })),
+      defaultName,
+      () => ({
+        policies: this.port.current().storage.buckets,
+        listTimeoutMs: 5000,
+        listCooldownMs: 0,
+        listFreshMs: 0,
+      }),
+    );
+  }
+
+  view(): StorageView {
+    return { router: this.router, backends: this.backends, available: () => true };
+  }
 }
