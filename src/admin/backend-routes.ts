@@ -148,7 +148,15 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
       );
     }
     const backend = deps.storage().backends.get(name);
-    if (backend) {
+    if (!backend) {
+      // Configured but not open: its buckets cannot be checked, so it is not removed.
+      throw new AdminError(
+        "conflict",
+        `Backend "${name}" cannot be removed: it is not open in the running storage, so its ` +
+          "buckets cannot be checked",
+      );
+    }
+    {
       let held: string[];
       try {
         const timeoutMs = config.advanced.backend_list_timeout_secs * 1000;

@@ -220,7 +220,7 @@ Deno.test("POST /backends: invalid specs are 400, a single-backend config is 409
     );
     assert.equal(port.applied.length, 0);
   });
-  await withFixture(async ({ port, request }) => {
+  await withFixture(async ({ dir, port, request }) => {
     const listed = await (await request("GET", "/backends")).json();
     assert.equal(listed.named, false);
     assert.equal(listed.backends[0].name, "default");
@@ -233,6 +233,15 @@ Deno.test("POST /backends: invalid specs are 400, a single-backend config is 409
     const error = await errorOf(add, 409, "conflict");
     assert.match(error.message, /storage\.backends/);
     await errorOf(await request("DELETE", "/backends/default"), 409, "conflict");
+    const bucket = await request("POST", "/buckets", { name: "single-bucket" });
+    assert.equal(bucket.status, 201);
+    assert.equal((await bucket.json()).backend, "default");
+    assert.ok(await exists(`${dir}/single/single-bucket`));
+    await errorOf(
+      await request("POST", "/buckets", { name: "other-bucket", backend: "main" }),
+      400,
+      "bad_request",
+    );
     assert.equal(port.applied.length, 0);
   }, (dir) => ({ storage: { filesystem: `${dir}/single` } }));
 });
@@ -240,6 +249,11 @@ Deno.test("POST /backends: invalid specs are 400, a single-backend config is 409
 Deno.test("DELETE /backends: refuses default, routed and non-empty; removes an empty one", async () => {
   await withFixture(async ({ dir, port, storage, audit, request }) => {
     await errorOf(await request("DELETE", "/backends/nope"), 404, "not_found");
+    // A listing that fails refuses the removal: an error is never read as "no buckets".
+    await Deno.remove(`${dir}/spare`, { recursive: true });
+    const unlisted = await errorOf(await request("DELETE", "/backends/spare"), 409, "conflict");
+    assert.match(unlisted.message, /could not be listed/);
+    await Deno.mkdir(`${dir}/spare/.svc/tmp`, { recursive: true });
     const main = await errorOf(await request("DELETE", "/backends/main"), 409, "conflict");
     assert.match(main.message, /default backend/);
 

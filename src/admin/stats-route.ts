@@ -76,7 +76,14 @@ export function statsRoute(deps: StatsDeps): Hono<AdminEnv> {
   let running: Promise<StorageStats> | undefined;
 
   const computeAll = async (): Promise<StorageStats> => {
-    const names = [...new Set(await deps.bucketNames())].sort();
+    let listed: string[];
+    try {
+      listed = await deps.bucketNames();
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new AdminError("unavailable", `The buckets could not be listed: ${reason}`);
+    }
+    const names = [...new Set(listed)].sort();
     const buckets: Record<string, BucketUsage> = {};
     let next = 0;
     const worker = async () => {
