@@ -18,6 +18,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import type { Config } from "../config/schema.ts";
 import { namedBackendSchema } from "../config/schema-storage.ts";
 import { withTimeout } from "../storage/with-timeout.ts";
 import { actorFields, type AdminEnv } from "./admin-env.ts";
@@ -48,6 +49,31 @@ const s3ConnectionSchema = v.strictObject({
 
 function issuesText(issues: v.BaseIssue<unknown>[]): string {
   return issues.map((issue) => `${v.getDotPath(issue) ?? "(body)"}: ${issue.message}`).join("; ");
+}
+
+/** The `storage.backends` list of a document (empty when absent). */
+function backendsOf(document: Record<string, unknown>): unknown[] {
+  const backends = storageOf(document).backends;
+  return Array.isArray(backends) ? backends : [];
+}
+
+/** `document` with `spec` appended to `storage.backends`; 409 when the name is taken. */
+function withBackendAdded(
+  document: Record<string, unknown>,
+  spec: Record<string, unknown>,
+  config: Config,
+): Record<string, unknown> {
+  const listed = backendsOf(document);
+  const taken = new Set([
+    ...config.storage.backends.map((backend) => backend.name),
+    ...listed.map((entry) => (entry as { name?: unknown })?.name),
+  ]);
+  if (taken.has(spec.name as string)) {
+    throw new AdminError("conflict", `A backend named "${spec.name}" already exists`);
+  }
+  // What the operator sent (validated), not the defaults the schema filled in.
+  storageOf(document).backends = [...listed, spec];
+  return document;
 }
 
 export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
@@ -88,23 +114,19 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
     }
     const config = deps.config.current();
     if (!usesNamedBackends(config)) throw singleBackendConflict(config, "add a backend");
-    const document = deps.config.document();
-    const storage = storageOf(document);
-    const listed = Array.isArray(storage.backends) ? storage.backends as unknown[] : [];
-    const taken = new Set([
-      ...config.storage.backends.map((backend) => backend.name),
-      ...listed.map((entry) => (entry as { name?: unknown })?.name),
-    ]);
-    if (taken.has(spec.name)) {
-      throw new AdminError("conflict", `A backend named "${spec.name}" already exists`);
-    }
-    // Persist what the operator sent (validated), not the defaults the schema filled in.
-    storage.backends = [...listed, body];
     const actor = actorFields(c.var) as { user: string; ip: string };
-    await deps.config.apply({ document, source: "admin_api", dryRun: true, persist: false, actor });
+    await deps.config.apply({
+      document: withBackendAdded(deps.config.document(), body, config),
+      source: "admin_api",
+      dryRun: true,
+      persist: false,
+      actor,
+    });
     if (spec.type === "s3") await probeS3(spec, config.advanced);
+    // Merged again into the document as it is now: the probe took time, and another change
+    // may have landed meanwhile.
     const outcome = await deps.config.apply({
-      document,
+      document: withBackendAdded(deps.config.document(), body, deps.config.current()),
       source: "admin_api",
       dryRun: false,
       persist: true,
@@ -124,11 +146,11 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
     const name = c.req.param("name");
     const config = deps.config.current();
     if (!usesNamedBackends(config)) throw singleBackendConflict(config, "remove a backend");
-    const document = deps.config.document();
-    const storage = storageOf(document);
-    const listed = Array.isArray(storage.backends) ? storage.backends as unknown[] : [];
-    const index = listed.findIndex((entry) => (entry as { name?: unknown })?.name === name);
-    if (index < 0) throw new AdminError("not_found", `No backend named "${name}" is configured`);
+    const inDocument = (document: Record<string, unknown>) =>
+      backendsOf(document).some((entry) => (entry as { name?: unknown })?.name === name);
+    if (!inDocument(deps.config.document())) {
+      throw new AdminError("not_found", `No backend named "${name}" is configured`);
+    }
     if (name === defaultBackendName(config)) {
       throw new AdminError(
         "conflict",
@@ -156,30 +178,36 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
           "buckets cannot be checked",
       );
     }
-    {
-      let held: string[];
-      try {
-        const timeoutMs = config.advanced.backend_list_timeout_secs * 1000;
-        held = (await withTimeout(backend.listBuckets(), timeoutMs)).map((b) => b.name);
-      } catch (err) {
-        throw new AdminError(
-          "conflict",
-          `Backend "${name}" cannot be removed: its buckets could not be listed (${
-            err instanceof Error ? err.message : String(err)
-          })`,
-        );
-      }
-      if (held.length > 0) {
-        throw new AdminError(
-          "conflict",
-          `Backend "${name}" cannot be removed: it still holds bucket(s) ${
-            held.slice(0, 5).map((b) => `"${b}"`).join(", ")
-          }`,
-          { buckets: held.slice(0, 100) },
-        );
-      }
+    let held: string[];
+    try {
+      const timeoutMs = config.advanced.backend_list_timeout_secs * 1000;
+      held = (await withTimeout(backend.listBuckets(), timeoutMs)).map((b) => b.name);
+    } catch (err) {
+      throw new AdminError(
+        "conflict",
+        `Backend "${name}" cannot be removed: its buckets could not be listed (${
+          err instanceof Error ? err.message : String(err)
+        })`,
+      );
     }
-    storage.backends = listed.filter((_, i) => i !== index);
+    if (held.length > 0) {
+      throw new AdminError(
+        "conflict",
+        `Backend "${name}" cannot be removed: it still holds bucket(s) ${
+          held.slice(0, 5).map((b) => `"${b}"`).join(", ")
+        }`,
+        { buckets: held.slice(0, 100) },
+      );
+    }
+    // The document as it is now (the listing took time), without the backend.
+    const document = deps.config.document();
+    if (!inDocument(document)) {
+      throw new AdminError("not_found", `No backend named "${name}" is configured`);
+    }
+    const storage = storageOf(document);
+    storage.backends = backendsOf(document).filter((entry) =>
+      (entry as { name?: unknown })?.name !== name
+    );
     const actor = actorFields(c.var) as { user: string; ip: string };
     const outcome = await deps.config.apply({
       document,

@@ -28,6 +28,18 @@ const log = getLogger("svc::admin");
 /** Buckets whose route is looked up at once (an unrouted bucket may cost a HEAD per backend). */
 const ROUTE_CONCURRENCY = 8;
 
+/** `document` with `storage.buckets.<bucket>.backend` set (other policy fields kept). */
+function withRoute(
+  document: Record<string, unknown>,
+  bucket: string,
+  backend: string,
+): Record<string, unknown> {
+  const storage = storageOf(document);
+  const buckets = (storage.buckets ?? {}) as Record<string, Record<string, unknown>>;
+  storage.buckets = { ...buckets, [bucket]: { ...buckets[bucket], backend } };
+  return document;
+}
+
 export function bucketRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
@@ -106,13 +118,9 @@ export function bucketRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
 
     const needsRoute = backend !== defaultBackendName(config) && policy?.backend !== backend;
     const actor = actorFields(c.var) as { user: string; ip: string };
-    const document = deps.config.document();
     if (needsRoute) {
-      const storage = storageOf(document);
-      const buckets = (storage.buckets ?? {}) as Record<string, Record<string, unknown>>;
-      storage.buckets = { ...buckets, [name]: { ...buckets[name], backend } };
       await deps.config.apply({
-        document,
+        document: withRoute(deps.config.document(), name, backend),
         source: "admin_api",
         dryRun: true,
         persist: false,
@@ -129,7 +137,8 @@ export function bucketRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
     if (needsRoute) {
       try {
         outcome = await deps.config.apply({
-          document,
+          // The document as it is now: creating the bucket took time.
+          document: withRoute(deps.config.document(), name, backend),
           source: "admin_api",
           dryRun: false,
           persist: true,
