@@ -190,6 +190,24 @@ export class BucketRouter implements Backend {
     this.#lister.invalidate();
   }
 
+  /**
+   * Creates `real` on the named backend, whatever routes to it now (the admin API creates a
+   * bucket there before recording its route), and refreshes the merged listing.
+   */
+  async createBucketOn(backendName: string, real: string): Promise<void> {
+    await this.#usable(backendName, real).backend.createBucket(real);
+    this.#lister.invalidate();
+  }
+
+  /** Deletes `real` from the named backend (undoing createBucketOn); refreshes the listing. */
+  async deleteBucketOn(backendName: string, real: string): Promise<void> {
+    try {
+      await this.#usable(backendName, real).backend.deleteBucket(real);
+    } finally {
+      this.#lister.invalidate();
+    }
+  }
+
   async deleteBucket(bucket: string): Promise<void> {
     try {
       await this.#on(bucket, ({ backend, real }) => backend.deleteBucket(real));

@@ -204,3 +204,26 @@ Deno.test("router: ListBuckets is reused while fresh; create and delete invalida
     ["behind-our-back", "one", "two"],
   );
 });
+
+Deno.test("router: createBucketOn / deleteBucketOn target one backend and refresh the listing", async () => {
+  await using f = await fixture();
+  f.settings.listFreshMs = 60_000;
+  assert.deepEqual(await f.router.listBuckets(), []);
+  await f.router.createBucketOn("b", "on-b");
+  assert.equal(await f.a.headBucket("on-b"), null);
+  assert.ok(await f.b.headBucket("on-b"));
+  assert.deepEqual((await f.router.listBuckets()).map((e) => e.name), ["on-b"]);
+  await assert.rejects(
+    f.router.createBucketOn("b", "on-b"),
+    (err: SvcError) => err.code === "BucketAlreadyOwnedByYou",
+  );
+  f.down.add("b");
+  await assert.rejects(
+    f.router.createBucketOn("b", "other"),
+    (err: SvcError) => err.code === "ServiceUnavailable",
+  );
+  f.down.delete("b");
+  await f.router.deleteBucketOn("b", "on-b");
+  assert.equal(await f.b.headBucket("on-b"), null);
+  assert.deepEqual(await f.router.listBuckets(), []);
+});
