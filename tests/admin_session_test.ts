@@ -35,7 +35,9 @@ Deno.test("admin session: login, cookie flags, whoami, logout; routes need a ses
   assert.deepEqual(whoami.external_providers, []);
   assert.equal((await admin.request("GET", "/config")).status, 200);
 
-  const audit = JSON.stringify(await admin.json("GET", "/audit").catch(() => ({})));
+  const audit = JSON.stringify(await admin.json("GET", "/audit"));
+  assert.match(audit, /admin_login_failed/);
+  assert.match(audit, /admin_login"/);
   const stolen = admin.cookie;
   await admin.json("POST", "/logout");
   assert.equal(admin.cookie, null);

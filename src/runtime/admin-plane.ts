@@ -16,7 +16,12 @@ import { renderAdminError } from "../admin/admin-error.ts";
 import { BootstrapPassword } from "../admin/bootstrap-password.ts";
 import { configRoutes } from "../admin/config-routes.ts";
 import { LoginLimiter } from "../admin/login-limiter.ts";
-import { sessionGuard } from "../admin/session-guard.ts";
+import { requireSession, sessionGuard } from "../admin/session-guard.ts";
+import { backendRoutes } from "../admin/backend-routes.ts";
+import { logRoutes } from "../admin/log-routes.ts";
+import { statsRoute } from "../admin/stats-route.ts";
+import type { StorageView } from "../admin/storage-admin.ts";
+import { usageCounterOf } from "../objects/usage.ts";
 import { sessionRoutes, whoamiHandler } from "../admin/session-routes.ts";
 import { AdminSessions } from "../admin/sessions.ts";
 import { type ConfigDb, openConfigDb } from "../db/config-db.ts";
@@ -87,6 +92,19 @@ export async function openAdminPlane(
     }),
   });
   const limiter = new LoginLimiter();
+  // The backend and bucket routes see the storage stack in use (a config change may replace it).
+  const storageDeps = {
+    config: runtime,
+    audit,
+    storage: (): StorageView => {
+      const stack = services.storage;
+      return {
+        router: stack.router,
+        backends: stack.backends,
+        available: (name: string) => stack.health.available(name),
+      };
+    },
+  };
   const trustProxyHeaders = () => holder.current.advanced.trust_proxy_headers;
 
   const api = createAdminApp({
@@ -95,6 +113,8 @@ export async function openAdminPlane(
     areas: [
       sessionRoutes({ sessions, password, db, limiter, audit }),
       configRoutes({ config: runtime, audit }),
+      logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
+      backendRoutes(storageDeps), // with the bucket routes
     ],
   });
 
@@ -102,6 +122,15 @@ export async function openAdminPlane(
   operator.onError(renderAdminError);
   operator.use("*", adminContext(trustProxyHeaders));
   operator.get("/api/whoami", whoamiHandler({ sessions, version: VERSION }));
+  // Storage stats read every bucket's counter: an admin view, so it needs a session.
+  operator.use("/stats", requireSession({ sessions, audit }));
+  operator.route(
+    "/stats",
+    statsRoute({
+      bucketNames: async () => (await services.storage.router.listBuckets()).map((b) => b.name),
+      bucketUsage: (bucket) => usageCounterOf(services.storage.objects).usage(bucket),
+    }),
+  );
 
   return {
     api,
