@@ -116,5 +116,12 @@ export class WorkerPasswordHasher implements PasswordHasher {
   }
 }
 
+const shared = new WorkerPasswordHasher();
+
 /** The process's one hasher. */
-export const passwordHasher: PasswordHasher = new WorkerPasswordHasher();
+export const passwordHasher: PasswordHasher = shared;
+
+/** Ends the shared worker (shutdown); a later call starts it again. */
+export function terminatePasswordWorker(): void {
+  shared.terminate();
+}
