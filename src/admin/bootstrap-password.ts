@@ -17,6 +17,7 @@
  * bcrypt runs on a worker thread (password-hasher.ts): on the main thread even bcryptjs's async
  * compare stalls the event loop for hundreds of milliseconds and would stall S3 traffic.
  */
+import { normalizeBcryptHash } from "../config/bcrypt-hash.ts";
 import { randomBytes } from "node:crypto";
 import { fsyncDirectoryNow } from "../storage/dir-sync.ts";
 import { AdminError } from "./admin-error.ts";
@@ -29,8 +30,6 @@ export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_BYTES = 72;
 /** Cost of hashes svc makes (~0.4 s per hash or compare on this class of machine). */
 export const DEFAULT_BCRYPT_COST = 12;
-
-const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
 
 export type HashSource = "env" | "env_legacy" | "config" | "state_file";
 
@@ -63,21 +62,7 @@ export interface Rekeyable {
   rekey(newHash: string, commitHash: () => Promise<void>): Promise<void>;
 }
 
-/** The plain form of a hash value, or null when it is neither a bcrypt hash nor its base64. */
-export function normalizeBcryptHash(value: string): string | null {
-  const trimmed = value.trim();
-  if (BCRYPT_HASH.test(trimmed)) return trimmed;
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) return null;
-  try {
-    const standard = trimmed.replaceAll("-", "+").replaceAll("_", "/");
-    const decoded = new TextDecoder("utf-8", { fatal: true }).decode(
-      Uint8Array.from(atob(standard), (ch) => ch.charCodeAt(0)),
-    ).trim();
-    return BCRYPT_HASH.test(decoded) ? decoded : null;
-  } catch {
-    return null;
-  }
-}
+export { normalizeBcryptHash };
 
 function parseHash(value: string, source: string): string {
   const hash = normalizeBcryptHash(value);

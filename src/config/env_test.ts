@@ -65,7 +65,10 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_MAX_TOTAL_MULTIPART_BYTES: { raw: "1000000", value: 1000000 },
   SVC_SESSION_TTL_HOURS: { raw: "1.5", value: 1.5 },
   SVC_SECURE_COOKIES: { raw: "false", value: false },
-  SVC_BOOTSTRAP_PASSWORD_HASH: { raw: "$2b$12$abc", value: "$2b$12$abc" },
+  SVC_BOOTSTRAP_PASSWORD_HASH: {
+    raw: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+    value: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+  },
   SVC_TLS_ENABLED: { raw: "true", value: true },
   SVC_TLS_CERT: { raw: "/etc/svc/cert.pem", value: "/etc/svc/cert.pem" },
   SVC_TLS_KEY: { raw: "/etc/svc/key.pem", value: "/etc/svc/key.pem" },

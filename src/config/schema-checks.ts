@@ -4,6 +4,7 @@
  * pairs; a few findings (an invalid `default_backend`) are repaired with a warning instead.
  * The functions may normalise the config in place (public shorthand, cleared references).
  */
+import { normalizeBcryptHash } from "./bcrypt-hash.ts";
 import type { Config } from "./schema.ts";
 import { BUCKET_NAME, type EncryptionConfig } from "./schema-storage.ts";
 import { parseDuration } from "./schema-common.ts";
@@ -248,7 +249,14 @@ export function checkStorage(config: Config, problems: Problems): void {
 }
 
 export function checkAdvanced(config: Config, problems: Problems): void {
-  const { tls, event_delivery: events } = config.advanced;
+  const { tls, event_delivery: events, bootstrap_password_hash: hash } = config.advanced;
+  if (hash !== undefined && normalizeBcryptHash(hash) === null) {
+    problems.errors.push([
+      "advanced.bootstrap_password_hash",
+      `expected a bcrypt hash ("$2b$…", 60 characters) or its base64, got ${hash.length} ` +
+      "characters",
+    ]);
+  }
   if ((tls.cert_path === undefined) !== (tls.key_path === undefined)) {
     problems.errors.push([
       tls.cert_path === undefined ? "advanced.tls.cert_path" : "advanced.tls.key_path",

@@ -502,3 +502,24 @@ Deno.test("parseDuration understands humantime", () => {
     assert.equal(parseDuration(bad), null, bad);
   }
 });
+
+Deno.test("schema: a malformed bootstrap password hash is a validation error naming the key", () => {
+  const hash = "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S";
+  const ok = validateConfig({
+    access: { authentication: "none" },
+    advanced: { bootstrap_password_hash: hash },
+  });
+  assert.equal(ok.advanced.bootstrap_password_hash, hash);
+  validateConfig({
+    access: { authentication: "none" },
+    advanced: { bootstrap_password_hash: btoa(hash) },
+  });
+  assert.throws(
+    () =>
+      validateConfig({
+        access: { authentication: "none" },
+        advanced: { bootstrap_password_hash: "plaintext-password" },
+      }),
+    /advanced\.bootstrap_password_hash: expected a bcrypt hash/,
+  );
+});

@@ -25,7 +25,9 @@ const previous = {
       { name: "cold", type: "filesystem", path: "/cold" },
     ],
   },
-  advanced: { bootstrap_password_hash: "$2b$10$hash" },
+  advanced: {
+    bootstrap_password_hash: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+  },
 };
 
 Deno.test("redactSecrets removes plain, named and encryption-block secrets, nothing else", () => {
@@ -82,19 +84,26 @@ Deno.test("carrySecrets: an object the export showed and the client removed stay
   // storage was shown (it has non-secret content) and left out on purpose: not recreated.
   assert.equal(carried.storage, undefined);
   // advanced held only a secret, so the export could not show it: its secret is carried.
-  assert.deepEqual(carried.advanced, { bootstrap_password_hash: "$2b$10$hash" });
+  assert.deepEqual(carried.advanced, {
+    bootstrap_password_hash: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+  });
 });
 
 Deno.test("carrySecrets: canonical export, re-applied whole, keeps the bootstrap hash", () => {
   const document = {
     access: { access_key_id: "AKIAOPERATOR", secret_access_key: "operator-secret" },
-    advanced: { listen_addr: "0.0.0.0:9000", bootstrap_password_hash: "$2b$10$hash" },
+    advanced: {
+      listen_addr: "0.0.0.0:9000",
+      bootstrap_password_hash: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+    },
   };
   const shown = exportDocument(validateConfig(document));
   // listen_addr is the default and the hash a secret: the export has no advanced section.
   assert.equal(shown.advanced, undefined);
   const carried = carrySecrets(structuredClone(shown), document, shown);
-  assert.deepEqual(carried.advanced, { bootstrap_password_hash: "$2b$10$hash" });
+  assert.deepEqual(carried.advanced, {
+    bootstrap_password_hash: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+  });
   assert.equal((carried.access as Record<string, unknown>).secret_access_key, "operator-secret");
 });
 

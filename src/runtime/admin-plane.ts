@@ -14,6 +14,7 @@ import { adminContext, createAdminApp } from "../admin/admin-app.ts";
 import type { AdminEnv } from "../admin/admin-env.ts";
 import { renderAdminError } from "../admin/admin-error.ts";
 import { BootstrapPassword } from "../admin/bootstrap-password.ts";
+import { terminatePasswordWorker } from "../admin/password-hasher.ts";
 import { configRoutes } from "../admin/config-routes.ts";
 import { LoginLimiter } from "../admin/login-limiter.ts";
 import { requireSession, sessionGuard } from "../admin/session-guard.ts";
@@ -109,7 +110,7 @@ export async function openAdminPlane(
 
   const api = createAdminApp({
     trustProxyHeaders,
-    guard: sessionGuard({ sessions, audit }),
+    guard: sessionGuard({ sessions, audit, trustProxyHeaders }),
     areas: [
       sessionRoutes({ sessions, password, db, limiter, audit }),
       configRoutes({ config: runtime, audit }),
@@ -152,6 +153,9 @@ export async function openAdminPlane(
         return { status: "error", error: (err as Error).message };
       }
     },
-    close: () => db.close(),
+    async close() {
+      terminatePasswordWorker();
+      await db.close();
+    },
   };
 }
