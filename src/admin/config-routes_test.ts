@@ -16,7 +16,11 @@ import type { AdminEnv } from "./admin-env.ts";
 import { renderAdminError } from "./admin-error.ts";
 import { configRoutes } from "./config-routes.ts";
 
-const SECRETS = ["operator-secret-123", "fast-secret-456", "$2b$10$abcdefghijklmnopqrstuv"];
+const SECRETS = [
+  "operator-secret-123",
+  "fast-secret-456",
+  "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+];
 
 const DOCUMENT = {
   access: { access_key_id: "AKIAOPERATOR", secret_access_key: "operator-secret-123" },
@@ -37,7 +41,10 @@ const DOCUMENT = {
       logs: { quota_bytes: 1000 },
     },
   },
-  advanced: { log_level: "info", bootstrap_password_hash: "$2b$10$abcdefghijklmnopqrstuv" },
+  advanced: {
+    log_level: "info",
+    bootstrap_password_hash: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
+  },
 };
 
 type Doc = typeof DOCUMENT;

@@ -148,7 +148,7 @@ export async function openAdminPlane(
       }
       try {
         await db.ping();
-        return { status: "ok" };
+        return { status: "ok", schema_version: await db.schemaVersion() };
       } catch (err) {
         return { status: "error", error: (err as Error).message };
       }
