@@ -148,7 +148,9 @@ Deno.test("config API: kill -9 during applies leaves a whole config file and a s
     assert.equal(typeof file.advanced.max_delta_ratio, "number", "the file is whole");
     svc = await startSvc({ dataDir, env: { SVC_CONFIG: configFile } });
     const again = new AdminClient(svc.url);
-    await again.login();
+    // The config DB survived too: the session made before the kill is still there.
+    again.cookie = admin.cookie;
+    assert.deepEqual(await again.json("GET", "/session"), { valid: true, admin_gui: true });
     const section = await again.json("GET", "/config/section/advanced");
     const advanced = (section.advanced ?? section) as Record<string, unknown>;
     assert.equal(advanced.max_delta_ratio, file.advanced.max_delta_ratio);

@@ -49,7 +49,11 @@ Deno.test("config DB: a wrong bootstrap hash at boot sets the DB aside, S3 answe
     await refused.body?.cancel();
     await operator.json("POST", "/recover-db", { password: PASSWORD_B });
     assert.equal(await s3Status(svc), 403, "S3 serves again (an unsigned request is refused)");
-    assert.equal((await fetch(`${svc.url}/_/ready`)).status, 200);
+    const readyAgain = await fetch(`${svc.url}/_/ready`);
+    assert.equal(readyAgain.status, 200);
+    const checks = (await readyAgain.json()).checks;
+    assert.equal(checks.config_db.status, "ok");
+    assert.ok(checks.config_db.schema_version >= 1, "the schema version is readable");
     await svc.stop();
 
     // The original hash again: its database comes back, with the session made under it.
