@@ -26,9 +26,10 @@ export interface WriteStreamOptions {
  * When `signal` aborts, the pending read is cancelled and the signal's reason is thrown; the
  * caller owns `file` and removes it.
  *
- * A chunk is written while the next one is read (one write in flight, in order): a large write
- * runs on a blocking thread, and waiting for it before reading on would leave the socket, the
- * hashes and the disk taking turns (measured on a 512 MiB PUT: ~1 s of 2 spent waiting on writes).
+ * Chunks are written while the next ones are read (up to WRITES_IN_FLIGHT queued, written in
+ * order): a large write runs on a blocking thread, and waiting for it before reading on would leave
+ * the socket, the hashes and the disk taking turns (measured on a 512 MiB PUT: ~1 s of 2 spent
+ * waiting on writes).
  */
 export async function writeStreamToFile(
   body: ReadableStream<Uint8Array>,
