@@ -4,9 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x node_modules/.bin/deno ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# Installed packages are judged by the lock file's content, not its age: a fresh checkout (or a
+# git worktree sharing node_modules) has a new lock file with the same packages.
+lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -x node_modules/.bin/deno ] || [ "$(cat node_modules/.svc-lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
   echo "setup: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
+  echo "$lock_sum" >node_modules/.svc-lock-sha256
 fi
 
 if ! command -v xdelta3 >/dev/null 2>&1; then

@@ -1,13 +1,15 @@
 /**
  * A pass-through stream that hashes (md5 for the ETag, sha256 for verification) and counts an
  * object body on its way to the backend, so both digests are known when the last byte is written
- * without a second read. Small bodies are hashed inline; once a body passes INLINE_LIMIT its md5
- * moves to a worker thread (hash-pool.ts) while sha256 (~3× faster) stays on this thread: both
- * on the main thread (~410 MiB/s together here) would cap upload throughput below what the disk
- * and socket can do, and md5 alone on a worker is the slowest link at ~540 MiB/s.
+ * without a second read. Small bodies are hashed inline; once a body passes INLINE_LIMIT md5 and
+ * sha256 each move to a worker thread (hash-pool.ts) that reads the body from a shared ring: on
+ * the main thread the two (~410 MiB/s together here) would cap upload throughput below what the
+ * disk and socket can do, and sha256 alone (~430 ms per 512 MiB) was ~40% of the main thread's
+ * work on a large PUT. md5 on its worker is the slowest link at ~540 MiB/s.
  */
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
+import { isLent } from "../http/read-buffers.ts";
 import { type HashAlgorithm, RemoteHash } from "./hash-pool.ts";
 
 export { terminateHashWorkers } from "./hash-pool.ts";
@@ -25,8 +27,6 @@ export class BodyDigest {
   /** Chunks seen while the body is still small enough to hash inline. */
   #held: Uint8Array[] = [];
   #remote: RemoteHash | undefined;
-  /** sha256 of a large body with md5, computed on this thread beside the md5 worker. */
-  #localSha256: Hash | undefined;
   #done: Digests | undefined;
   readonly #withMd5: boolean;
   readonly transform: TransformStream<Uint8Array, Uint8Array>;
@@ -46,15 +46,15 @@ export class BodyDigest {
           controller.error(tooLarge(maxBytes));
           return;
         }
-        if (this.#remote === undefined && this.#bytes <= INLINE_LIMIT) this.#held.push(chunk);
-        else {
+        if (this.#remote === undefined && this.#bytes <= INLINE_LIMIT) {
+          // Held past this turn: a lent read buffer is overwritten once the writer recycles it.
+          this.#held.push(isLent(chunk) ? chunk.slice() : chunk);
+        } else {
           if (this.#remote === undefined) {
-            // md5 (the slow one) goes to a worker and sha256 stays here: on two cores that
-            // balances the main thread (socket, disk, sha256) against the worker (md5), and
-            // only two threads need the CPU at once. Without md5, sha256 takes the worker.
-            const algorithms: HashAlgorithm[] = this.#withMd5 ? ["md5"] : ["sha256"];
+            // md5 and sha256 each on a worker, reading the same ring: the main thread keeps only
+            // the socket, the copy into the ring and the disk.
+            const algorithms: HashAlgorithm[] = this.#withMd5 ? ["md5", "sha256"] : ["sha256"];
             this.#remote = new RemoteHash(algorithms);
-            if (this.#withMd5) this.#localSha256 = createHash("sha256");
             for (const held of this.#held.splice(0)) await this.#hashLarge(held);
           }
           await this.#hashLarge(chunk);
@@ -69,9 +69,7 @@ export class BodyDigest {
   }
 
   async #hashLarge(chunk: Uint8Array): Promise<void> {
-    // Copied to the worker's ring first, so the worker hashes while this thread does sha256.
     await this.#remote!.write(chunk);
-    this.#localSha256?.update(chunk);
   }
 
   /** The digests of everything that passed; call once the body is fully consumed. */
@@ -88,10 +86,7 @@ export class BodyDigest {
       return this.#done;
     }
     const digests = await this.#remote.finish();
-    this.#done = {
-      md5: digests.md5 ?? "",
-      sha256: this.#localSha256?.digest("hex") ?? digests.sha256!,
-    };
+    this.#done = { md5: digests.md5 ?? "", sha256: digests.sha256! };
     return this.#done;
   }
 

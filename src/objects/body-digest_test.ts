@@ -97,3 +97,31 @@ Deno.test("body digest: bodies larger than the worker ring, several at once, has
     terminateHashWorkers();
   }
 });
+
+Deno.test("body digest: a held chunk in a lent read buffer is copied before the buffer is reused", async () => {
+  const { lendChunk, recycleChunk, takeReadBuffer } = await import("../http/read-buffers.ts");
+  try {
+    const data = crypto.getRandomValues(new Uint8Array(60_000));
+    const digest = new BodyDigest(Infinity);
+    const writer = digest.transform.writable.getWriter();
+    const reader = digest.transform.readable.getReader();
+    const buffer = takeReadBuffer();
+    buffer.set(data);
+    const chunk = buffer.subarray(0, data.length);
+    lendChunk(chunk);
+    const written = writer.write(chunk);
+    const { value } = await reader.read();
+    await written;
+    // The file writer wrote it and gave the buffer back; the next read overwrites it.
+    recycleChunk(value!);
+    takeReadBuffer().fill(0xee);
+    const closed = writer.close();
+    await reader.read();
+    await closed;
+    const digests = await digest.finish();
+    assert.equal(digests.md5, hex("md5", data));
+    assert.equal(digests.sha256, hex("sha256", data));
+  } finally {
+    terminateHashWorkers();
+  }
+});

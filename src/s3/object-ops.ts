@@ -98,7 +98,12 @@ export async function getObject(
     if (partNumber !== undefined) return partRange(info.meta, partNumber);
     return parseRange(request.headers.get("range"), info.meta.size) ?? undefined;
   };
-  let opened: { info: ObjectInfo; body: ReadableStream<Uint8Array> | null; range?: ByteRange };
+  let opened: {
+    info: ObjectInfo;
+    body: ReadableStream<Uint8Array> | null;
+    bytes?: Uint8Array<ArrayBuffer>;
+    range?: ByteRange;
+  };
   try {
     if (headOnly) {
       const info = await objects.head(bucket, key);
@@ -118,7 +123,7 @@ export async function getObject(
     }
     throw err;
   }
-  const { info, body, range } = opened;
+  const { info, body, bytes, range } = opened;
   const size = info.meta.size;
   const headers = objectHeaders(info);
   if (tagCount(info.meta.tags) > 0) {
@@ -127,7 +132,8 @@ export async function getObject(
   applyResponseOverrides(headers, request.query);
   if (range) headers.set("content-range", contentRange(range, size));
   headers.set("content-length", String(range ? range.end - range.start + 1 : size));
-  return new Response(body, { status: range ? 206 : 200, headers });
+  // A small body already read leaves with the headers (see ObjectBody.bytes).
+  return new Response(bytes ?? body, { status: range ? 206 : 200, headers });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   unsignedTrailerHooks,
 } from "../auth/chunk-signatures.ts";
 import { SvcError } from "../errors.ts";
+import { lendChunk, READ_BUFFER_BYTES, takeReadBuffer } from "../http/read-buffers.ts";
 import { emptyStream } from "../storage/file-streams.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
 import { validateContentMd5 } from "./names.ts";
@@ -45,8 +46,6 @@ function declaredLength(value: string | null, header: string): number | undefine
   return length;
 }
 
-/** Largest read from the socket: large reads are what make a big PUT fast. */
-const READ_BYTES = 1 << 20;
 /** Smallest read buffer, used once the declared length is reached (to see the end). */
 const MIN_READ_BYTES = 16 * 1024;
 
@@ -56,11 +55,14 @@ const MIN_READ_BYTES = 16 * 1024;
  * It reads with a BYOB reader into buffers of up to 1 MiB: Deno's default reader hands out 64 KiB
  * chunks, and every chunk costs a trip through each stream of the upload pipeline and a file
  * write (a 512 MiB PUT: 8,200 chunks against 520). The buffer is sized by what the declared
- * length still expects, so a small body does not allocate a megabyte.
+ * length still expects, so a small body does not allocate a megabyte; a full megabyte comes from
+ * the recycled read buffers and its chunk is lent (see http/read-buffers.ts).
  */
 function clientBody(
   raw: ReadableStream<Uint8Array>,
   declared: number | undefined,
+  /** Whether full-megabyte chunks may be lent (no stage after this one keeps chunks). */
+  lend: boolean,
 ): ReadableStream<Uint8Array> {
   let byob: ReadableStreamBYOBReader | undefined;
   try {
@@ -72,9 +74,9 @@ function clientBody(
   let received = 0;
   const read = (): Promise<ReadableStreamReadResult<Uint8Array>> => {
     if (!byob) return (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-    const expected = declared === undefined ? READ_BYTES : declared - received;
-    const size = Math.min(READ_BYTES, Math.max(MIN_READ_BYTES, expected));
-    return byob.read(new Uint8Array(size));
+    const expected = declared === undefined ? READ_BUFFER_BYTES : declared - received;
+    const size = Math.min(READ_BUFFER_BYTES, Math.max(MIN_READ_BYTES, expected));
+    return byob.read(size === READ_BUFFER_BYTES && lend ? takeReadBuffer() : new Uint8Array(size));
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -92,6 +94,7 @@ function clientBody(
       if (result.done) controller.close();
       else {
         received += result.value.byteLength;
+        if (byob && lend) lendChunk(result.value);
         controller.enqueue(result.value);
       }
     },
@@ -117,8 +120,9 @@ export function uploadBody(request: S3Request): UploadBody {
     (contentSha256 === "" && encoding.split(",").some((part) => part.trim() === "aws-chunked"));
   const md5Header = headers.get("content-md5");
   const expectedMd5 = validateContentMd5(md5Header) ?? undefined;
+  // The aws-chunked decoder cuts and keeps parts of its input chunks: those are never lent.
   const raw = request.raw.body
-    ? clientBody(request.raw.body, wireLength(headers.get("content-length")))
+    ? clientBody(request.raw.body, wireLength(headers.get("content-length")), !chunked)
     : emptyStream();
 
   if (!chunked) {

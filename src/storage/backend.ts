@@ -111,6 +111,11 @@ export interface LocalExtent {
 export interface ObjectBody {
   info: ObjectInfo;
   body: ReadableStream<Uint8Array>;
+  /**
+   * The same bytes as `body`, already read (a small object on the filesystem backend): an HTTP
+   * answer sends them with its headers in one write instead of streaming them.
+   */
+  bytes?: Uint8Array<ArrayBuffer>;
 }
 
 export interface Backend {

@@ -6,14 +6,30 @@
  * loop stays flat. Downloads are pull-based, so a slow client never makes us read ahead by more
  * than one chunk.
  */
+import { recycleChunk } from "../http/read-buffers.ts";
 
 /** Size of each read when streaming a file out; large enough to amortise the per-op cost. */
 export const READ_CHUNK_BYTES = 256 * 1024;
+
+export interface WriteStreamOptions {
+  /**
+   * Gives each chunk's read buffer back (http/read-buffers.ts) once its bytes are in the file.
+   * Only for a body whose stream stages keep no chunk after passing it on.
+   */
+  recycle?: boolean;
+  /** Told the bytes of each chunk once they are written (e.g. to start writeback early). */
+  onWritten?: (bytes: number) => void;
+}
 
 /**
  * Writes every chunk of `body` to `file` and returns the number of bytes written.
  * When `signal` aborts, the pending read is cancelled and the signal's reason is thrown; the
  * caller owns `file` and removes it.
+ *
+ * Chunks are written while the next ones are read (up to WRITES_IN_FLIGHT queued, written in
+ * order): a large write runs on a blocking thread, and waiting for it before reading on would leave
+ * the socket, the hashes and the disk taking turns (measured on a 512 MiB PUT: ~1 s of 2 spent
+ * waiting on writes).
  */
 export async function writeStreamToFile(
   body: ReadableStream<Uint8Array>,
@@ -21,6 +37,7 @@ export async function writeStreamToFile(
   signal?: AbortSignal,
   /** Sees every chunk before it is written (e.g. to hash the body on the way). */
   onChunk?: (chunk: Uint8Array) => void,
+  options: WriteStreamOptions = {},
 ): Promise<number> {
   signal?.throwIfAborted();
   const reader = body.getReader();
@@ -29,24 +46,46 @@ export async function writeStreamToFile(
   const onAbort = () => reader.cancel(signal?.reason).catch(() => {});
   signal?.addEventListener("abort", onAbort, { once: true });
   let size = 0;
+  /** Writes started and not yet awaited, oldest first; each starts when the one before ends. */
+  const writes: Promise<void>[] = [];
+  const write = async (chunk: Uint8Array) => {
+    await writeAll(file, chunk);
+    options.onWritten?.(chunk.byteLength);
+    if (options.recycle) recycleChunk(chunk);
+  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       // A cancelled read reports done; without this check an abort would look like a short body.
       signal?.throwIfAborted();
-      if (done) return size;
+      if (done) {
+        // A failed write fails every later one: the last one tells.
+        await writes.at(-1);
+        return size;
+      }
       onChunk?.(value);
-      await writeAll(file, value);
+      if (writes.length >= WRITES_IN_FLIGHT) await writes.shift();
+      const previous = writes.at(-1);
+      const next = previous ? previous.then(() => write(value)) : write(value);
+      // Handled here so a failure while a read is pending is not unhandled; awaiting it (above,
+      // or at the end) still throws.
+      next.catch(() => {});
+      writes.push(next);
       size += value.byteLength;
     }
   } catch (err) {
     await reader.cancel(err).catch(() => {});
     throw err;
   } finally {
+    // The caller closes the file once this returns: no write may still be running then.
+    await writes.at(-1)?.catch(() => {});
     signal?.removeEventListener("abort", onAbort);
     reader.releaseLock();
   }
 }
+
+/** Chunks queued for writing at most: the reader runs ahead of the disk by this many. */
+const WRITES_IN_FLIGHT = 4;
 
 /** Chunks up to this size are written inline: copying them to the page cache is quicker than a hop. */
 const INLINE_WRITE_BYTES = 64 * 1024;
@@ -144,6 +183,45 @@ function tailStream(file: Deno.FsFile, start: number): ReadableStream<Uint8Array
     cancel(reason) {
       if (inner) return inner.cancel(reason);
       file.close();
+    },
+  });
+}
+
+/**
+ * Bodies up to this size are read whole, inline, when they are opened: one read of a few pages
+ * (from the page cache, like the metadata read just before it) costs less than a stream whose
+ * every read hops to a blocking thread and back, and the answer then leaves with its headers.
+ */
+export const SMALL_BODY_BYTES = 64 * 1024;
+
+/** `length` bytes of `file` from byte `start`, read inline; closes the file. */
+export function readRangeSync(
+  file: Deno.FsFile,
+  start: number,
+  length: number,
+): Uint8Array<ArrayBuffer> {
+  try {
+    if (start > 0) file.seekSync(start, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(length);
+    for (let offset = 0; offset < length;) {
+      const n = file.readSync(bytes.subarray(offset));
+      if (n === null) {
+        throw new Error(`File ended ${length - offset} bytes before the requested range`);
+      }
+      offset += n;
+    }
+    return bytes;
+  } finally {
+    file.close();
+  }
+}
+
+/** A stream of `bytes` in one chunk. */
+export function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      if (bytes.byteLength > 0) controller.enqueue(bytes);
+      controller.close();
     },
   });
 }

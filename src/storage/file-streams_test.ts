@@ -131,3 +131,46 @@ Deno.test("openIfUnchanged detects a file replaced by rename", async () => {
   assert.equal(openIfUnchanged(`${dir}/missing`, ino), null);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("writeStreamToFile recycles lent read buffers only after their bytes are written", async () => {
+  const { lendChunk, takeReadBuffer, freeReadBuffers } = await import("../http/read-buffers.ts");
+  const dir = await Deno.makeTempDir();
+  const data = pattern(5 * 1024 * 1024 + 77);
+  const file = await Deno.open(`${dir}/f`, { write: true, createNew: true });
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= data.length) return controller.close();
+      // Each chunk in a pooled megabyte, as the request body reader lends them: a buffer given
+      // back too early would be overwritten by the next chunk before its write.
+      const buffer = takeReadBuffer();
+      const n = Math.min(buffer.byteLength - 13, data.length - sent);
+      buffer.set(data.subarray(sent, sent + n));
+      const chunk = buffer.subarray(0, n);
+      lendChunk(chunk);
+      sent += n;
+      controller.enqueue(chunk);
+    },
+  });
+  const written: number[] = [];
+  const size = await writeStreamToFile(body, file, undefined, undefined, {
+    recycle: true,
+    onWritten: (bytes) => written.push(bytes),
+  });
+  file.close();
+  assert.equal(size, data.length);
+  assert.equal(written.reduce((a, b) => a + b, 0), data.length);
+  assert.deepEqual(await Deno.readFile(`${dir}/f`), data);
+  assert.ok(freeReadBuffers() >= 1, "written buffers went back to the pool");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("writeStreamToFile fails the body when a queued write fails, with no write left running", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeFile(`${dir}/f`, new Uint8Array(0));
+  const readOnly = await Deno.open(`${dir}/f`, { read: true });
+  const chunks = Array.from({ length: 6 }, () => pattern(200_000));
+  await assert.rejects(writeStreamToFile(streamOf(chunks), readOnly));
+  readOnly.close(); // would throw if a write still held the file
+  await Deno.remove(dir, { recursive: true });
+});

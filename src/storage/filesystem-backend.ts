@@ -28,11 +28,15 @@ import type {
   StagedObject,
 } from "./backend.ts";
 import {
+  bytesStream,
   emptyStream,
   fileRangeStream,
   openIfUnchanged,
+  readRangeSync,
+  SMALL_BODY_BYTES,
   writeStreamToFile,
 } from "./file-streams.ts";
+import { EarlyWriteback } from "./early-writeback.ts";
 import {
   checkPathConflicts,
   isUsableBucketName,
@@ -178,6 +182,10 @@ export class FilesystemBackend implements Backend {
         file.close();
         return { info, body };
       }
+      if (file && end - start + 1 <= SMALL_BODY_BYTES) {
+        const bytes = readRangeSync(file, start, end - start + 1);
+        return { info, body: bytesStream(bytes), bytes };
+      }
       if (file) {
         return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
       }
@@ -202,10 +210,16 @@ export class FilesystemBackend implements Backend {
     const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
     // Creating the temp file is a quick local call: done inline (see lstatOrNull).
     const file = Deno.openSync(tmpPath, { write: true, createNew: true });
+    const writeback = new EarlyWriteback(tmpPath);
     let size: number;
     try {
-      size = await writeStreamToFile(body, file, signal);
+      // The body's stages (digests, checksums) keep no chunk: read buffers are recycled.
+      size = await writeStreamToFile(body, file, signal, undefined, {
+        recycle: true,
+        onWritten: (bytes) => writeback.wrote(bytes),
+      });
     } catch (err) {
+      await writeback.settle().catch(() => {});
       file.close();
       await Deno.remove(tmpPath).catch(() => {});
       throw err;
@@ -216,7 +230,7 @@ export class FilesystemBackend implements Backend {
       await Deno.remove(tmpPath);
       return this.stagedMarker(bucketDir, parsed);
     }
-    return this.stagedFile(bucketDir, parsed, tmpPath, file, size);
+    return this.stagedFile(bucketDir, parsed, tmpPath, file, size, undefined, writeback);
   }
 
   /**
@@ -427,6 +441,8 @@ export class FilesystemBackend implements Backend {
     file: Deno.FsFile,
     size: number,
     extents?: string,
+    /** Early syncs of the bytes (large bodies): settled before the commit's fsync. */
+    writeback?: EarlyWriteback,
   ): StagedObject {
     let state: "staged" | "failed" | "done" = "staged";
     let open = true;
@@ -442,6 +458,7 @@ export class FilesystemBackend implements Backend {
         // Attribute first, so one fsync makes bytes and metadata durable before the name exists.
         const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
         setJsonXattr(tmpPath, META_XATTR, stored);
+        await writeback?.settle();
         await file.sync();
         closeFile();
         // The object this commit replaces may have extents: released once the rename is done.
@@ -454,6 +471,7 @@ export class FilesystemBackend implements Backend {
       abort: async () => {
         if (state === "done") return;
         state = "done";
+        await writeback?.settle().catch(() => {});
         closeFile();
         await Deno.remove(tmpPath).catch(() => {});
         await this.extents.release(extents);
