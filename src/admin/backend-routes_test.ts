@@ -9,6 +9,7 @@ import {
 } from "../../tests/helpers/ops-admin-app.ts";
 import { backendRoutes } from "./backend-routes.ts";
 import { AdminError } from "./admin-error.ts";
+import { pathExists as exists } from "../storage/path-exists.ts";
 
 const BASE = "/_/api/admin";
 
@@ -61,16 +62,6 @@ async function withFixture(
     await test({ dir, port, storage, audit, request });
   } finally {
     await Deno.remove(dir, { recursive: true });
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
   }
 }
 

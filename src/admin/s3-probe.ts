@@ -10,23 +10,17 @@
  * `ok: false` and, when the backend answered, its status and code. Messages quote what the
  * backend said, never the secret (the S3 client never puts it in a message).
  */
-import type { AdvancedConfig } from "../config/schema.ts";
 import { S3Client } from "../storage/s3/s3-client.ts";
 import { BackendError } from "../storage/s3/s3-errors.ts";
-import { type S3BackendConfig, s3OptionsFromConfig } from "../storage/s3/s3-options.ts";
+import {
+  type AdvancedS3,
+  type S3BackendConfig,
+  s3OptionsFromConfig,
+} from "../storage/s3/s3-options.ts";
 import { parseListBuckets } from "../storage/s3/s3-xml.ts";
 import { AdminError } from "./admin-error.ts";
 
-export type ProbeTimeouts = Pick<
-  AdvancedConfig,
-  | "s3_connect_timeout_secs"
-  | "s3_read_timeout_secs"
-  | "s3_operation_attempt_timeout_secs"
-  | "s3_stall_grace_secs"
-  | "stream_copy_threshold"
-  | "multipart_part_size"
-  | "upload_concurrency"
->;
+export type ProbeTimeouts = AdvancedS3;
 
 /** Bucket names shown by a successful probe, at most. */
 const MAX_LISTED = 1000;

@@ -2,6 +2,7 @@
  * Finds, reads and validates the configuration: file (search order from the spec), `${env:NAME}`
  * placeholders, `SVC_*` environment on top, then CLI flags on top of everything.
  */
+import { pathExists as exists } from "../storage/path-exists.ts";
 import { isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { configAdvisories } from "./advisories.ts";
@@ -63,16 +64,6 @@ export interface LoadedConfig {
   warnings: string[];
   /** The config advisories alone (also included in `warnings`). */
   advisories: string[];
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 /** `path` as seen from `cwd` (unchanged without a `cwd` or when absolute). */

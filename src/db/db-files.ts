@@ -10,6 +10,7 @@
  *   config.db.mismatch-<time>      a database the current hash could not open (never deleted)
  */
 import { fsyncDirectoryNow } from "../storage/dir-sync.ts";
+import { pathExists } from "../storage/path-exists.ts";
 
 export const DB_FILE = "config.db";
 export const REKEY_FILE = `${DB_FILE}.rekey`;
@@ -17,15 +18,8 @@ export const MISMATCH_PREFIX = `${DB_FILE}.mismatch-`;
 /** SQLite's companion files, named `<db><suffix>`. */
 export const COMPANION_SUFFIXES = ["-journal", "-wal", "-shm"] as const;
 
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
+/** Whether a file is there (see storage/path-exists.ts). */
+export const exists = pathExists;
 
 /** Renames a database and its companions (those present). */
 export async function moveDatabase(from: string, to: string): Promise<void> {

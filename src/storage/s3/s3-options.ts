@@ -48,7 +48,8 @@ export interface S3BackendConfig {
   secret_access_key?: string;
 }
 
-type AdvancedS3 = Pick<
+/** The advanced settings an S3 client reads (timeouts, streaming copy, part sizes). */
+export type AdvancedS3 = Pick<
   AdvancedConfig,
   | "s3_connect_timeout_secs"
   | "s3_read_timeout_secs"
