@@ -152,6 +152,27 @@ function matches(route: Route, shape: PathShape, request: S3Request): boolean {
     (route.when === undefined || route.when(request));
 }
 
+/** The rows of each shape and method, in table order (`*` rows included): built once. */
+const candidatesOf = new WeakMap<RouteTable, Map<string, readonly Route[]>>();
+
+function candidates(table: RouteTable, shape: PathShape, method: string): readonly Route[] {
+  let index = candidatesOf.get(table);
+  if (index === undefined) {
+    index = new Map();
+    candidatesOf.set(table, index);
+  }
+  const name = `${shape} ${method}`;
+  let rows = index.get(name);
+  if (rows === undefined) {
+    rows = table.routes.filter((route) =>
+      route.shape === shape && (route.method === "*" || route.method === method)
+    );
+    // Any method string may arrive: only the methods some row names are remembered.
+    if (rows.some((route) => route.method === method)) index.set(name, rows);
+  }
+  return rows;
+}
+
 /** The first route of the table that matches, in table order. */
 export function resolveRoute(table: RouteTable, request: S3Request): Resolved {
   const shape = shapeOf(request);
@@ -160,7 +181,8 @@ export function resolveRoute(table: RouteTable, request: S3Request): Resolved {
     const refusal = preRouteRefusal(table, request);
     if (refusal) return { kind: "refused", error: refusal, label };
   }
-  const route = table.routes.find((candidate) => matches(candidate, shape, request));
+  const route = candidates(table, shape, request.method)
+    .find((candidate) => matches(candidate, shape, request));
   if (route === undefined) return { kind: "refused", error: methodNotAllowed(request), label };
   if ("refuse" in route) {
     const error = route.refuse === "MethodNotAllowed"
