@@ -127,6 +127,7 @@ function methodNotAllowed(request: S3Request): SvcError {
 /** Refusals that come before the table: they hold whatever the method. */
 function preRouteRefusal(table: RouteTable, request: S3Request): SvcError | undefined {
   const q = request.query;
+  if (q.size === 0) return undefined; // most object GETs and PUTs: nothing to look up
   if (request.key === null) {
     const family = table.unsupported.bucket.find((name) => q.has(name));
     if (family) return notImplemented(`The bucket "${family}" API`);
