@@ -10,6 +10,7 @@ import type { MultipartService } from "../objects/multipart-service.ts";
 import { validateBucketName } from "./names.ts";
 import { uploadBody } from "./request-body.ts";
 import { intParam, type S3Request } from "./request.ts";
+import type { BucketRequest } from "./routes.ts";
 import { isoDate, OWNER, ownerOnlyAcl, xmlResponse } from "./response.ts";
 import { childText, malformedXml, parseXml, type XmlElement } from "./xml.ts";
 
@@ -67,7 +68,12 @@ function decodeToken(token: string): string {
 /** Opaque continuation tokens: the last key or name returned, base64url-encoded. */
 export const continuationToken = { encode: encodeToken, decode: decodeToken };
 
-export async function listBuckets(objects: ObjectService, request: S3Request): Promise<Response> {
+export async function listBuckets(
+  objects: ObjectService,
+  request: S3Request,
+  /** Drops buckets the principal may not see (IAM); undefined shows all. */
+  visible?: (bucket: string) => boolean,
+): Promise<Response> {
   const prefix = request.query.get("prefix") ?? "";
   const limit = request.query.has("max-buckets")
     ? intParam(request.query, "max-buckets", 10000, 1, 10000)
@@ -75,7 +81,7 @@ export async function listBuckets(objects: ObjectService, request: S3Request): P
   const token = request.query.get("continuation-token");
   const after = token ? decodeToken(token) : "";
   const all = (await objects.listBuckets())
-    .filter((b) => b.name.startsWith(prefix) && b.name > after)
+    .filter((b) => b.name.startsWith(prefix) && b.name > after && (visible?.(b.name) ?? true))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const page = all.slice(0, limit);
   const truncated = all.length > page.length;
@@ -93,8 +99,11 @@ export async function listBuckets(objects: ObjectService, request: S3Request): P
   });
 }
 
-export async function createBucket(objects: ObjectService, request: S3Request): Promise<Response> {
-  const bucket = request.bucket!;
+export async function createBucket(
+  objects: ObjectService,
+  request: BucketRequest,
+): Promise<Response> {
+  const bucket = request.bucket;
   validateBucketName(bucket);
   const text = await readSmallBody(request, 64 * 1024);
   if (text.trim() !== "") checkBucketConfiguration(parseXml(text));
@@ -131,38 +140,41 @@ function checkBucketConfiguration(root: XmlElement): void {
 export async function deleteBucket(
   objects: ObjectService,
   multipart: MultipartService,
-  request: S3Request,
+  request: BucketRequest,
 ): Promise<Response> {
-  const bucket = request.bucket!;
+  const bucket = request.bucket;
   await objects.headBucket(bucket);
   await multipart.whileBucketQuiet(bucket, () => objects.deleteBucket(bucket));
   await multipart.purgeBucket(bucket);
   return new Response(null, { status: 204 });
 }
 
-export async function headBucket(objects: ObjectService, request: S3Request): Promise<Response> {
-  await objects.headBucket(request.bucket!);
+export async function headBucket(
+  objects: ObjectService,
+  request: BucketRequest,
+): Promise<Response> {
+  await objects.headBucket(request.bucket);
   return new Response(null, { headers: { "x-amz-bucket-region": REGION } });
 }
 
 export async function getBucketLocation(
   objects: ObjectService,
-  request: S3Request,
+  request: BucketRequest,
 ): Promise<Response> {
-  await objects.headBucket(request.bucket!);
+  await objects.headBucket(request.bucket);
   return xmlResponse("LocationConstraint", {});
 }
 
 export async function getBucketVersioning(
   objects: ObjectService,
-  request: S3Request,
+  request: BucketRequest,
 ): Promise<Response> {
-  await objects.headBucket(request.bucket!);
+  await objects.headBucket(request.bucket);
   return xmlResponse("VersioningConfiguration", {});
 }
 
-export async function getAcl(objects: ObjectService, request: S3Request): Promise<Response> {
-  if (request.key === null) await objects.headBucket(request.bucket!);
-  else await objects.head(request.bucket!, request.key);
+export async function getAcl(objects: ObjectService, request: BucketRequest): Promise<Response> {
+  if (request.key === null) await objects.headBucket(request.bucket);
+  else await objects.head(request.bucket, request.key);
   return ownerOnlyAcl();
 }

@@ -5,7 +5,7 @@
 import { SvcError, toSvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import { readSmallBody } from "./bucket-ops.ts";
-import type { S3Request } from "./request.ts";
+import type { BucketRequest } from "./routes.ts";
 import { xmlResponse } from "./response.ts";
 import { childrenNamed, childText, parseXml } from "./xml.ts";
 
@@ -37,15 +37,18 @@ export function parseDeleteRequest(text: string): { keys: string[]; quiet: boole
 
 export async function deleteObjects(
   objects: ObjectService,
-  request: S3Request,
+  request: BucketRequest,
+  /** Throws (AccessDenied) for a key the principal may not delete: that key fails alone. */
+  authorizeKey: (key: string) => void = () => {},
 ): Promise<Response> {
-  const bucket = request.bucket!;
+  const bucket = request.bucket;
   const { keys, quiet } = parseDeleteRequest(await readSmallBody(request, 2 << 20));
   await objects.headBucket(bucket);
   const deleted: { Key: string }[] = [];
   const errors: { Key: string; Code: string; Message: string }[] = [];
   for (const key of keys) {
     try {
+      authorizeKey(key);
       await objects.deleteOne(bucket, key);
       deleted.push({ Key: key });
     } catch (err) {

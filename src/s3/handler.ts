@@ -11,7 +11,13 @@ import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";
-import { dispatchS3, type OperationLabel, operationLabel, type S3Services } from "./router.ts";
+import {
+  authorizeRequest,
+  dispatchS3,
+  type OperationLabel,
+  resolveS3,
+  type S3Services,
+} from "./router.ts";
 
 const log = getLogger("svc::s3");
 
@@ -142,7 +148,9 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     try {
       const watched = withStallWatch(raw, options.bodyStallMs?.() ?? 0, deadline);
       const request = parseS3Request(watched, requestId, signal);
-      operation = operationLabel(request);
+      // Resolved before anything runs: the metrics label, then the authorize step, need it.
+      const resolved = resolveS3(request);
+      operation = resolved.label;
       const fieldsMs = options.formFieldsMs?.() ?? 0;
       if (isFormUpload(request) && fieldsMs > 0) {
         // A stranger may send a form: reading its fields holds no slot, and must end quickly.
@@ -172,6 +180,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
         } else {
           request.auth = options.authenticator.authenticate(request, remoteAddress);
         }
+        authorizeRequest(options.services, request, resolved);
         try {
           // Replay detection wraps the operation itself (not the deadline race): a repeat waits
           // for, and is answered by, what the first execution really did.
@@ -179,7 +188,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
             request,
             request.auth.verified,
             remoteAddress,
-            () => dispatchS3(options.services, request),
+            () => dispatchS3(options.services, request, resolved),
           );
           response = await withDeadline(work, deadline.signal);
         } catch (err) {

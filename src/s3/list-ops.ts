@@ -1,6 +1,7 @@
 /**
  * ListObjectsV2 and ListObjects (v1): one backend listing path, two wire shapes. A listing
- * admitted anonymously through public prefixes is narrowed to them (public-list.ts).
+ * admitted anonymously through public prefixes is narrowed to them, and one by an IAM principal
+ * to what it may see (access.ts KeyVisibility), both through public-list.ts.
  */
 import { wholeBucket } from "../admission/public-prefix.ts";
 import { SvcError } from "../errors.ts";
@@ -9,6 +10,8 @@ import type { ListPage } from "../storage/backend.ts";
 import { continuationToken } from "./bucket-ops.ts";
 import { listPublic } from "./public-list.ts";
 import { intParam, type S3Request } from "./request.ts";
+import type { BucketRequest } from "./routes.ts";
+import type { KeyVisibility } from "./access.ts";
 import { isoDate, OWNER, quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
 
 const MAX_KEYS = 1000;
@@ -43,24 +46,35 @@ function listParams(request: S3Request, startAfter: string): ListParams {
 
 async function listPage(
   objects: ObjectService,
-  request: S3Request,
+  request: BucketRequest,
   params: ListParams,
+  visibility: KeyVisibility | undefined,
 ): Promise<ListPage> {
-  const bucket = request.bucket!;
+  const bucket = request.bucket;
   if (params.maxKeys === 0) {
     await objects.headBucket(bucket);
     return { objects: [], commonPrefixes: [], isTruncated: false };
   }
+  // An anonymous reader sees its public prefixes; an IAM principal what its grants show. Both
+  // read only the granted key ranges (public-list.ts), so nothing outside them leaks.
   const publicPrefixes = request.anonymous?.publicPrefixes;
-  if (publicPrefixes !== undefined && !wholeBucket(publicPrefixes)) {
+  const narrowed: KeyVisibility | undefined = publicPrefixes !== undefined
+    ? { prefixes: publicPrefixes }
+    : visibility;
+  if (narrowed !== undefined && (!wholeBucket(narrowed.prefixes) || narrowed.visible)) {
     // No range may be read at all: the bucket must still exist for the answer to be empty.
     await objects.headBucket(bucket);
-    return await listPublic((options) => objects.listObjects(bucket, options), {
-      prefix: params.prefix,
-      delimiter: params.delimiter,
-      maxKeys: params.maxKeys,
-      startAfter: params.startAfter,
-    }, publicPrefixes);
+    return await listPublic(
+      (options) => objects.listObjects(bucket, options),
+      {
+        prefix: params.prefix,
+        delimiter: params.delimiter,
+        maxKeys: params.maxKeys,
+        startAfter: params.startAfter,
+      },
+      narrowed.prefixes,
+      narrowed.visible,
+    );
   }
   return await objects.listObjects(bucket, {
     prefix: params.prefix,
@@ -87,15 +101,17 @@ function commonPrefixes(page: ListPage, params: ListParams) {
 
 export async function listObjectsV2(
   objects: ObjectService,
-  request: S3Request,
+  request: BucketRequest,
+  /** What the principal may see (IAM); undefined shows every key. */
+  visibility?: KeyVisibility,
 ): Promise<Response> {
   const token = request.query.get("continuation-token");
   const startAfterParam = request.query.get("start-after") ?? "";
   const resumeAt = token !== null ? continuationToken.decode(token) : "";
   // A continuation token resumes where the previous page ended; start-after only seeds page one.
   const params = listParams(request, token !== null ? resumeAt : startAfterParam);
-  const bucket = request.bucket!;
-  const page = await listPage(objects, request, params);
+  const bucket = request.bucket;
+  const page = await listPage(objects, request, params, visibility);
   const fetchOwner = request.query.get("fetch-owner") === "true";
   return xmlResponse("ListBucketResult", {
     Name: bucket,
@@ -117,12 +133,14 @@ export async function listObjectsV2(
 
 export async function listObjectsV1(
   objects: ObjectService,
-  request: S3Request,
+  request: BucketRequest,
+  /** What the principal may see (IAM); undefined shows every key. */
+  visibility?: KeyVisibility,
 ): Promise<Response> {
   const marker = request.query.get("marker") ?? "";
   const params = listParams(request, marker);
-  const bucket = request.bucket!;
-  const page = await listPage(objects, request, params);
+  const bucket = request.bucket;
+  const page = await listPage(objects, request, params, visibility);
   return xmlResponse("ListBucketResult", {
     Name: bucket,
     // With encoding-type=url, v1 encodes Delimiter, Marker, NextMarker, Key and CommonPrefixes'

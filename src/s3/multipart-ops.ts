@@ -17,6 +17,7 @@ import {
 import { uploadBody } from "./request-body.ts";
 import { compareUtf8 } from "../storage/fs-walk.ts";
 import { intParam, type S3Request } from "./request.ts";
+import type { BucketRequest, ObjectRequest } from "./routes.ts";
 import {
   isoDate,
   OWNER,
@@ -52,24 +53,24 @@ function partNumberOf(request: S3Request): number {
 
 export async function createMultipartUpload(
   ctx: MultipartContext,
-  request: S3Request,
+  request: ObjectRequest,
 ): Promise<Response> {
-  const key = request.key!;
+  const key = request.key;
   validateObjectKey(key);
-  const record = await ctx.multipart.create(request.bucket!, key, clientMetadata(request.headers));
+  const record = await ctx.multipart.create(request.bucket, key, clientMetadata(request.headers));
   return xmlResponse("InitiateMultipartUploadResult", {
-    Bucket: request.bucket!,
+    Bucket: request.bucket,
     Key: key,
     UploadId: record.uploadId,
   });
 }
 
-export async function uploadPart(ctx: MultipartContext, request: S3Request): Promise<Response> {
+export async function uploadPart(ctx: MultipartContext, request: ObjectRequest): Promise<Response> {
   const partNumber = partNumberOf(request);
   const body = uploadBody(request);
   const part = await ctx.multipart.uploadPart(
-    request.bucket!,
-    request.key!,
+    request.bucket,
+    request.key,
     uploadIdOf(request),
     partNumber,
     body.stream,
@@ -106,19 +107,25 @@ function copySourceRange(header: string | null, size: number) {
   return { start, end };
 }
 
-export async function uploadPartCopy(ctx: MultipartContext, request: S3Request): Promise<Response> {
+export async function uploadPartCopy(
+  ctx: MultipartContext,
+  request: ObjectRequest,
+  /** Throws (AccessDenied) when the principal may not read the source. */
+  authorizeSource: (source: { bucket: string; key: string }) => void = () => {},
+): Promise<Response> {
   const partNumber = partNumberOf(request);
   const uploadId = uploadIdOf(request);
-  await ctx.multipart.upload(request.bucket!, request.key!, uploadId);
+  await ctx.multipart.upload(request.bucket, request.key, uploadId);
   const source = parseCopySource(request.headers.get("x-amz-copy-source")!);
+  authorizeSource(source);
   const check = copySourceCheck(request.headers);
   const { info, body, range } = await ctx.objects.openPlanned(source.bucket, source.key, (info) => {
     check(info);
     return copySourceRange(request.headers.get("x-amz-copy-source-range"), info.meta.size);
   });
   const part = await ctx.multipart.uploadPart(
-    request.bucket!,
-    request.key!,
+    request.bucket,
+    request.key,
     uploadId,
     partNumber,
     body,
@@ -150,9 +157,9 @@ export function parseCompleteRequest(text: string) {
 
 export async function completeMultipartUpload(
   ctx: MultipartContext,
-  request: S3Request,
+  request: ObjectRequest,
 ): Promise<Response> {
-  const bucket = request.bucket!, key = request.key!;
+  const bucket = request.bucket, key = request.key;
   const precondition = writePrecondition(request.headers);
   const parts = parseCompleteRequest(await readSmallBody(request, 4 << 20));
   const answer = await ctx.multipart.complete(
@@ -176,18 +183,18 @@ export async function completeMultipartUpload(
 
 export async function abortMultipartUpload(
   ctx: MultipartContext,
-  request: S3Request,
+  request: ObjectRequest,
 ): Promise<Response> {
-  await ctx.multipart.abort(request.bucket!, request.key!, uploadIdOf(request));
+  await ctx.multipart.abort(request.bucket, request.key, uploadIdOf(request));
   return new Response(null, { status: 204 });
 }
 
-export async function listParts(ctx: MultipartContext, request: S3Request): Promise<Response> {
+export async function listParts(ctx: MultipartContext, request: ObjectRequest): Promise<Response> {
   const marker = intParam(request.query, "part-number-marker", 0, 0, 10000);
   const maxParts = intParam(request.query, "max-parts", 1000, 1, 1000);
   const { record, parts } = await ctx.multipart.listParts(
-    request.bucket!,
-    request.key!,
+    request.bucket,
+    request.key,
     uploadIdOf(request),
   );
   const after = parts.filter((part) => part.partNumber > marker);
@@ -215,7 +222,7 @@ export async function listParts(ctx: MultipartContext, request: S3Request): Prom
 
 export async function listMultipartUploads(
   ctx: MultipartContext,
-  request: S3Request,
+  request: BucketRequest,
 ): Promise<Response> {
   const query = request.query;
   const prefix = query.get("prefix") ?? "";
@@ -225,7 +232,7 @@ export async function listMultipartUploads(
   const maxUploads = intParam(query, "max-uploads", 1000, 1, 1000);
   const encode = query.get("encoding-type") === "url" ? urlEncodeKey : (v: string) => v;
 
-  const uploads = (await ctx.multipart.listUploads(request.bucket!))
+  const uploads = (await ctx.multipart.listUploads(request.bucket))
     .filter((u) => u.key.startsWith(prefix))
     .sort((a, b) => compareUtf8(a.key, b.key) || a.initiated - b.initiated);
   // Resume after (key-marker, upload-id-marker); without an upload-id-marker skip the whole key.
@@ -266,7 +273,7 @@ export async function listMultipartUploads(
   const last = entries[entries.length - 1];
   const nextKeyMarker = last?.upload?.key ?? last?.prefix;
   return xmlResponse("ListMultipartUploadsResult", {
-    Bucket: request.bucket!,
+    Bucket: request.bucket,
     KeyMarker: encode(keyMarker),
     UploadIdMarker: uploadIdMarker,
     NextKeyMarker: truncated && nextKeyMarker !== undefined ? encode(nextKeyMarker) : undefined,

@@ -27,6 +27,7 @@ import { contentRange, parseRange } from "./range.ts";
 import { partRange } from "../objects/part-layout.ts";
 import { uploadBody } from "./request-body.ts";
 import type { S3Request } from "./request.ts";
+import type { ObjectRequest } from "./routes.ts";
 import { tagCount, taggingHeader } from "./tagging.ts";
 import {
   applyResponseOverrides,
@@ -84,10 +85,10 @@ export function writePrecondition(headers: Headers): WritePrecondition | undefin
 
 export async function getObject(
   objects: ObjectService,
-  request: S3Request,
+  request: ObjectRequest,
   headOnly: boolean,
 ): Promise<Response> {
-  const bucket = request.bucket!, key = request.key!;
+  const bucket = request.bucket, key = request.key;
   const conditions = readConditionHeaders(request.headers);
   const partNumber = readPartNumber(request);
   let judged: ObjectInfo | undefined;
@@ -160,12 +161,12 @@ function readPartNumber(request: S3Request): number | undefined {
   return value;
 }
 
-export async function putObject(objects: ObjectService, request: S3Request): Promise<Response> {
-  const key = request.key!;
+export async function putObject(objects: ObjectService, request: ObjectRequest): Promise<Response> {
+  const key = request.key;
   validateObjectKey(key);
   const body = uploadBody(request);
   objects.checkDeclaredSize(body.length);
-  const info = await objects.put(request.bucket!, key, body.stream, {
+  const info = await objects.put(request.bucket, key, body.stream, {
     metadata: clientMetadata(request.headers),
     contentLength: body.length,
     expectedMd5: body.expectedMd5,
@@ -214,10 +215,16 @@ export function copySourceCheck(headers: Headers): (source: ObjectInfo) => void 
   return (source) => assertCopySourceConditions(conditions, source.meta);
 }
 
-export async function copyObject(objects: ObjectService, request: S3Request): Promise<Response> {
-  const key = request.key!;
+export async function copyObject(
+  objects: ObjectService,
+  request: ObjectRequest,
+  /** Throws (AccessDenied) when the principal may not read the source. */
+  authorizeSource: (source: { bucket: string; key: string }) => void = () => {},
+): Promise<Response> {
+  const key = request.key;
   validateObjectKey(key);
   const source = parseCopySource(request.headers.get("x-amz-copy-source")!);
+  authorizeSource(source);
   const directive = (request.headers.get("x-amz-metadata-directive") ?? "COPY").toUpperCase();
   if (directive !== "COPY" && directive !== "REPLACE") {
     throw new SvcError("InvalidArgument", `Unknown metadata directive "${directive}"`, {
@@ -225,7 +232,7 @@ export async function copyObject(objects: ObjectService, request: S3Request): Pr
     });
   }
   const tags = copyTags(request.headers);
-  const info = await objects.copy(source, { bucket: request.bucket!, key }, {
+  const info = await objects.copy(source, { bucket: request.bucket, key }, {
     metadata: directive === "REPLACE" ? clientMetadata(request.headers) : null,
     tags,
     sourceCheck: copySourceCheck(request.headers),
@@ -238,7 +245,10 @@ export async function copyObject(objects: ObjectService, request: S3Request): Pr
   });
 }
 
-export async function deleteObject(objects: ObjectService, request: S3Request): Promise<Response> {
-  await objects.delete(request.bucket!, request.key!);
+export async function deleteObject(
+  objects: ObjectService,
+  request: ObjectRequest,
+): Promise<Response> {
+  await objects.delete(request.bucket, request.key);
   return new Response(null, { status: 204 });
 }

@@ -15,7 +15,7 @@
  * stored through a form is the same object S3 would store.
  */
 import { headerValue } from "./header-text.ts";
-import type { CredentialStore } from "../auth/credentials.ts";
+import type { CredentialStore, Principal } from "../auth/credentials.ts";
 import { type LengthRange, verifyPostPolicy } from "../auth/post-policy.ts";
 import { SvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
@@ -30,6 +30,7 @@ import {
 import { validateContentMd5, validateObjectKey } from "./names.ts";
 import { clientMetadata } from "./object-ops.ts";
 import type { S3Request } from "./request.ts";
+import type { BucketRequest } from "./routes.ts";
 import { parseTaggingXml } from "./tagging.ts";
 import { quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
 
@@ -43,11 +44,14 @@ const METADATA_FIELDS = new Set<string>(["content-type", ...STORED_HEADERS]);
 export async function postObject(
   objects: ObjectService,
   credentials: CredentialStore,
-  request: S3Request,
-  /** Bucket policy checks (write gate), run once the policy is verified and the key known. */
-  beforeStore?: (key: string) => Promise<void>,
+  request: BucketRequest,
+  /**
+   * Authorization (the form's signer on its key) and bucket policy checks (write gate), run
+   * once the policy is verified and the key known.
+   */
+  beforeStore?: (key: string, principal: Principal) => Promise<void>,
 ): Promise<Response> {
-  const bucket = request.bucket!;
+  const bucket = request.bucket;
   const boundary = formBoundary(request.headers.get("content-type"));
   if (request.raw.body === null) throw malformedForm("the request has no body");
   const form = readFormData(request.raw.body, boundary, { signal: request.signal });
@@ -89,7 +93,7 @@ export async function postObject(
     }
     // Only a form whose policy verified gets a concurrency slot (and the time to send its file).
     await request.takeSlot?.();
-    await beforeStore?.(key);
+    await beforeStore?.(key, verified.principal);
     const info = await objects.put(
       bucket,
       key,

@@ -12,6 +12,7 @@ import { ObjectService } from "../objects/object-service.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { postObject } from "./post-object.ts";
 import { parseS3Request } from "./request.ts";
+import { bucketRequestOf } from "./routes.ts";
 
 const AKID = "AKIAPOSTOBJECTTEST01";
 const SECRET = "post-object-unit-secret";
@@ -122,7 +123,11 @@ function post(
     body,
     ...(init.contentType ? { headers: { "content-type": init.contentType } } : {}),
   });
-  return postObject(objects, credentials, parseS3Request(raw, "REQ1", raw.signal));
+  return postObject(
+    objects,
+    credentials,
+    bucketRequestOf(parseS3Request(raw, "REQ1", raw.signal)),
+  );
 }
 
 async function rejectsWith(work: Promise<unknown>, code: string, message?: RegExp | string) {

@@ -4,6 +4,12 @@
  * shown), so private keys are never walked, and a page ends on an entry it returned, so the
  * continuation token or marker never names a private key. Pages hold exactly `maxKeys` entries
  * unless the listing ends, and `isTruncated` is exact: one entry beyond the page is looked for.
+ *
+ * An IAM principal's listing goes the same way, with its grants' prefixes as the ranges and an
+ * optional `visible` predicate dropping entries inside them (a Deny on part of a grant). A
+ * dropped entry never ends a page: the page fills from later entries instead, so the token or
+ * marker still names only entries returned. The cost of that choice: hidden entries between two
+ * visible ones are read (never returned), so a page may read more than it shows.
  */
 import { compareBytes, rangeBefore, rollUp, scanRanges } from "../admission/public-prefix.ts";
 import type { ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
@@ -28,10 +34,26 @@ function pageEntries(page: ListPage): Entry[] {
   return entries.sort((a, b) => compareBytes(a.key, b.key));
 }
 
+/** Whether the range under `prefix` holds a key `visible` shows (any key without a predicate). */
+async function rangeHasKey(
+  list: (options: ListOptions) => Promise<ListPage>,
+  prefix: string,
+  visible?: (entry: string, kind: "object" | "prefix") => boolean,
+): Promise<boolean> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await list({ prefix, startAfter: cursor, maxKeys: visible ? 1000 : 1 });
+    if (page.objects.some((info) => !visible || visible(info.key, "object"))) return true;
+    if (!visible || !page.isTruncated || page.nextStartAfter === undefined) return false;
+    cursor = page.nextStartAfter;
+  }
+}
+
 export async function listPublic(
   list: (options: ListOptions) => Promise<ListPage>,
   params: PublicListParams,
   publicPrefixes: readonly string[],
+  visible?: (entry: string, kind: "object" | "prefix") => boolean,
 ): Promise<ListPage> {
   const { prefix, delimiter, startAfter } = params;
   const want = params.maxKeys + 1;
@@ -42,6 +64,7 @@ export async function listPublic(
     // Several keys (or ranges) rolling up into one common prefix show it once.
     if (entry.info === undefined && last?.info === undefined && last?.key === entry.key) return;
     if (entry.info === undefined && !after(entry.key)) return;
+    if (visible && !visible(entry.key, entry.info === undefined ? "prefix" : "object")) return;
     entries.push(entry);
   };
   for (const range of scanRanges(publicPrefixes, prefix, delimiter)) {
@@ -51,8 +74,7 @@ export async function listPublic(
       // Every key of the range is the one common prefix: show it if the range has a key.
       const last = entries[entries.length - 1];
       if (last?.key === range.rolledUpAs || !after(range.rolledUpAs)) continue;
-      const probe = await list({ prefix: range.prefix, maxKeys: 1 });
-      if (probe.objects.length > 0) push({ key: range.rolledUpAs });
+      if (await rangeHasKey(list, range.prefix, visible)) push({ key: range.rolledUpAs });
       continue;
     }
     let cursor = startAfter !== "" && startAfter.startsWith(range.prefix) ? startAfter : undefined;

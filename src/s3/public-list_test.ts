@@ -138,3 +138,66 @@ Deno.test("a request prefix inside a public prefix, and one outside every public
   const plain = await listAll(list, params({ delimiter: "/" }), ["releases"]);
   assert.deepEqual(plain.entries, ["releases-internal/", "releases/"]);
 });
+
+/** Every page of a listing with a visibility predicate, following nextStartAfter. */
+async function allPages(
+  keys: string[],
+  params: Omit<PublicListParams, "startAfter">,
+  prefixes: string[],
+  visible: (entry: string, kind: "object" | "prefix") => boolean,
+) {
+  const { list } = fakeBackend(keys);
+  const pages: string[][] = [];
+  const resumes: string[] = [];
+  let startAfter = "";
+  for (let i = 0; i < 50; i++) {
+    const page = await listPublic(list, { ...params, startAfter }, prefixes, visible);
+    pages.push([...page.objects.map((o) => o.key), ...page.commonPrefixes]);
+    if (!page.isTruncated) return { pages, resumes };
+    startAfter = page.nextStartAfter!;
+    resumes.push(startAfter);
+  }
+  throw new Error("the listing never ended");
+}
+
+Deno.test("visible predicate: hidden keys are skipped, pages stay full, resumes are shown keys", async () => {
+  const keys = ["g/1", "g/2", "g/3", "g/4", "g/5", "g/6", "g/7", "other/x"];
+  const hidden = new Set(["g/2", "g/3", "g/6"]);
+  const { pages, resumes } = await allPages(
+    keys,
+    { prefix: "", delimiter: "", maxKeys: 2 },
+    ["g/"],
+    (entry) => !hidden.has(entry),
+  );
+  assert.deepEqual(pages, [["g/1", "g/4"], ["g/5", "g/7"]]);
+  assert.deepEqual(resumes, ["g/4"]);
+});
+
+Deno.test("visible predicate: an ancestor prefix shows only when a visible key lies below", async () => {
+  const keys = ["home/alice/secret", "home/bob/file"];
+  const onlyHidden = await allPages(
+    keys,
+    { prefix: "", delimiter: "/", maxKeys: 10 },
+    ["home/alice/"],
+    (entry, kind) => kind === "prefix" || entry !== "home/alice/secret",
+  );
+  assert.deepEqual(onlyHidden.pages, [[]]);
+  const shown = await allPages(
+    keys,
+    { prefix: "", delimiter: "/", maxKeys: 10 },
+    ["home/alice/"],
+    () => true,
+  );
+  assert.deepEqual(shown.pages, [["home/"]]);
+});
+
+Deno.test("visible predicate: a refused common prefix is not shown, its siblings are", async () => {
+  const keys = ["g/a/1", "g/b/1", "g/c"];
+  const { pages } = await allPages(
+    keys,
+    { prefix: "g/", delimiter: "/", maxKeys: 10 },
+    ["g/"],
+    (entry, kind) => !(kind === "prefix" && entry === "g/b/"),
+  );
+  assert.deepEqual(pages, [["g/c", "g/a/"]]);
+});
