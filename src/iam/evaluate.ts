@@ -114,7 +114,11 @@ function compileResource(resource: string): CompiledResource {
   };
 }
 
-function resourceMatches(resource: CompiledResource, request: AuthzRequest, deny: boolean): boolean {
+function resourceMatches(
+  resource: CompiledResource,
+  request: AuthzRequest,
+  deny: boolean,
+): boolean {
   if (resource.kind === "all") return true;
   if (request.bucket === undefined || !globMatches(resource.bucket, request.bucket)) return false;
   if (resource.kind === "bucket") return true;
@@ -237,7 +241,9 @@ export function evaluate(
     if (statement.actions !== null && !statement.actions.has(request.action)) continue;
     if (!statement.resources.some((r) => resourceMatches(r, request, statement.deny))) continue;
     if (!statement.conditions.every((c) => c.test(request, username))) continue;
-    if (statement.deny) return { allowed: false, reason: "explicit_deny", statement: statement.ref };
+    if (statement.deny) {
+      return { allowed: false, reason: "explicit_deny", statement: statement.ref };
+    }
     allow = statement.ref;
   }
   return allow

@@ -107,7 +107,9 @@ function quote(value: unknown): string {
 /** A user or group name: 1-64 of `A-Z a-z 0-9 _ + = , . @ -`; `$…` is reserved. */
 export function validateName(value: unknown, what: string): string {
   if (typeof value !== "string") invalid(`${what} name must be a string, got ${quote(value)}`);
-  if (value.startsWith("$")) invalid(`${what} name ${quote(value)}: names starting with "$" are reserved`);
+  if (value.startsWith("$")) {
+    invalid(`${what} name ${quote(value)}: names starting with "$" are reserved`);
+  }
   if (!NAME.test(value)) {
     invalid(
       `${what} name ${quote(value)} must be 1-64 characters of letters, digits and _ + = , . @ -`,
@@ -220,7 +222,9 @@ export function validatePermission(value: unknown, where = "permission"): Permis
   }
   const actions = value.actions.map((action) => {
     if (!(IAM_ACTIONS as readonly unknown[]).includes(action)) {
-      invalid(`${where}.actions: unknown action ${quote(action)} (expected ${IAM_ACTIONS.join(", ")})`);
+      invalid(
+        `${where}.actions: unknown action ${quote(action)} (expected ${IAM_ACTIONS.join(", ")})`,
+      );
     }
     return action as IamAction;
   });
