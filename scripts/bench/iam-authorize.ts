@@ -40,7 +40,12 @@ function snapshot(users: number): IamSnapshotData {
       enabled: true,
       auth_source: "local" as const,
       groups: ["staff"],
-      permissions: i === 0 ? fifty : [{ effect: "Allow", actions: ["read"], resources: ["x"] }],
+      // Every other user holds a templated grant: compiled per user, the rebuild's worst case.
+      permissions: i === 0 ? fifty : [{
+        effect: "Allow",
+        actions: ["read", "list", "write", "delete"],
+        resources: ["photos/home/${iam:username}/*"],
+      }],
       created_at: 0,
       updated_at: 0,
     })),

@@ -8,6 +8,7 @@
 import type { Credential, CredentialStore, Principal } from "../auth/credentials.ts";
 import type { IamSnapshotData } from "../db/iam-store.ts";
 import { getLogger } from "../observability/log.ts";
+import type { Permission } from "./model.ts";
 import {
   type AuthzRequest,
   type CompiledStatement,
@@ -55,29 +56,48 @@ export class IamIndex {
   }
 
   static build(data: IamSnapshotData): IamIndex {
+    // A permission without templates compiles to the same statement for every user holding it
+    // at the same place (a group's, or a common direct grant): compile it once and share it
+    // (10,000 members would otherwise compile it 10,000 times). Templated ones are expanded and
+    // compiled per user.
+    const shared = new Map<string, CompiledStatement>();
     const groups = new Map(data.groups.map((g) => [g.name, g]));
     const byAccessKey = new Map<string, IamPrincipal>();
     for (const user of data.users) {
       if (!user.enabled || user.secret_access_key === "") continue;
       const values = { username: user.name, accessKeyId: user.access_key_id };
-      const refs = [
-        ...user.groups.flatMap((name) =>
-          (groups.get(name)?.permissions ?? []).map((permission, index) => ({
-            source: `group:${name}`,
+      const compile = (source: string, index: number, permission: Permission) => {
+        const json = JSON.stringify(permission);
+        if (json.includes("${iam:")) {
+          return compileStatement({
+            source,
             index,
-            permission,
-          }))
-        ),
-        ...user.permissions.map((permission, index) => ({ source: "user", index, permission })),
-      ];
+            permission: expandPermission(permission, values),
+          });
+        }
+        const key = `${source}\u0000${index}\u0000${json}`;
+        let statement = shared.get(key);
+        if (!statement) {
+          statement = compileStatement({ source, index, permission });
+          shared.set(key, statement);
+        }
+        return statement;
+      };
+      const statements: CompiledStatement[] = [];
+      for (const name of user.groups) {
+        (groups.get(name)?.permissions ?? []).forEach((permission, index) => {
+          statements.push(compile(`group:${name}`, index, permission));
+        });
+      }
+      user.permissions.forEach((permission, index) => {
+        statements.push(compile("user", index, permission));
+      });
       byAccessKey.set(user.access_key_id, {
         name: user.name,
         accessKeyId: user.access_key_id,
         userId: user.id,
         secretAccessKey: user.secret_access_key,
-        statements: refs.map((ref) =>
-          compileStatement({ ...ref, permission: expandPermission(ref.permission, values) })
-        ),
+        statements,
       });
     }
     return new IamIndex(data.version, byAccessKey, data.users.length);

@@ -98,6 +98,41 @@ Deno.test("admin, read-only and home users decide as their permissions say; Deny
   });
 });
 
+Deno.test("a templated group permission expands per member; a plain one is shared", async () => {
+  await withIam(async (store, holder) => {
+    await store.createGroup({
+      name: "staff",
+      permissions: [
+        { actions: ["read"], resources: ["team"] },
+        { actions: ["write"], resources: ["team/home/${iam:username}/*"] },
+      ],
+    });
+    const ann = await store.createUser({ name: "ann", groups: ["staff"] });
+    const ben = await store.createUser({ name: "ben", groups: ["staff"] });
+    const index = await holder.rebuild();
+    const write = (u: typeof ann, key: string) =>
+      index.authorize(
+        { name: u.name, accessKeyId: u.access_key_id },
+        { action: "write", bucket: "team", key },
+      ).allowed;
+    assert.equal(write(ann, "home/ann/x"), true);
+    assert.equal(write(ann, "home/ben/x"), false);
+    assert.equal(write(ben, "home/ben/x"), true);
+    assert.equal(write(ben, "home/ann/x"), false);
+    const read = (u: typeof ann) =>
+      index.authorize(
+        { name: u.name, accessKeyId: u.access_key_id },
+        { action: "read", bucket: "team", key: "any" },
+      );
+    const annRead = read(ann);
+    assert.equal(
+      annRead.allowed && annRead.reason === "allow" && annRead.statement.source,
+      "group:staff",
+    );
+    assert.equal(read(ben).allowed, true);
+  });
+});
+
 Deno.test("template values are percent-encoded so they cannot widen a grant", () => {
   assert.equal(encodeTemplateValue("alice"), "alice");
   assert.equal(encodeTemplateValue("a/*"), "a%2F%2A");
