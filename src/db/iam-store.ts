@@ -7,6 +7,21 @@
  * create, rotate and clone (shown once) and from `snapshot()` (the index, for SigV4).
  */
 import type { ResultSet, Transaction } from "@libsql/client";
+import {
+  assertKeyFree,
+  assertNameFree,
+  bumpVersion,
+  groupIdsByName,
+  notFound,
+  type Query,
+  readGroups,
+  readUsers,
+  readVersion,
+  requireGroupRecord,
+  requireUser,
+  setMemberships,
+  userWithSecret,
+} from "./iam-rows.ts";
 import type { DbClient } from "./config-db.ts";
 import {
   type AuthSource,
@@ -59,33 +74,11 @@ export interface IamSnapshotData {
   groups: GroupRecord[];
 }
 
-type Row = Record<string, unknown>;
-type Query = Pick<Transaction, "execute">;
-
-function parsePermissions(text: unknown): Permission[] {
-  return JSON.parse(String(text)) as Permission[];
-}
-
 function bool(value: unknown, what: string): boolean {
   if (typeof value !== "boolean") {
     throw new IamError("invalid", `${what} must be true or false, got ${JSON.stringify(value)}`);
   }
   return value;
-}
-
-async function bumpVersion(tx: Query): Promise<void> {
-  await tx.execute(
-    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'iam_version'",
-  );
-}
-
-async function readVersion(q: Query): Promise<number> {
-  const result = await q.execute("SELECT value FROM meta WHERE key = 'iam_version'");
-  return Number(result.rows[0]?.value ?? 0);
-}
-
-async function one(q: Query, sql: string, args: (string | number)[]): Promise<Row | undefined> {
-  return (await q.execute({ sql, args })).rows[0] as Row | undefined;
 }
 
 export class IamStore {
@@ -105,21 +98,21 @@ export class IamStore {
   // --- reads ----------------------------------------------------------------------------------
 
   async listUsers(): Promise<UserRecord[]> {
-    return (await this.#db.transaction((tx) => this.#users(tx), "read")).map(withoutSecret);
+    return (await this.#db.transaction((tx) => readUsers(tx), "read")).map(withoutSecret);
   }
 
   async getUser(id: string): Promise<UserRecord> {
-    const users = await this.#db.transaction((tx) => this.#users(tx, id), "read");
+    const users = await this.#db.transaction((tx) => readUsers(tx, id), "read");
     if (users.length === 0) throw notFound("User", id);
     return withoutSecret(users[0]);
   }
 
   async listGroups(): Promise<GroupRecord[]> {
-    return await this.#db.transaction((tx) => this.#groups(tx), "read");
+    return await this.#db.transaction((tx) => readGroups(tx), "read");
   }
 
   async getGroup(id: string): Promise<GroupRecord> {
-    const groups = await this.#db.transaction((tx) => this.#groups(tx, id), "read");
+    const groups = await this.#db.transaction((tx) => readGroups(tx, id), "read");
     if (groups.length === 0) throw notFound("Group", id);
     return groups[0];
   }
@@ -128,67 +121,9 @@ export class IamStore {
   snapshot(): Promise<IamSnapshotData> {
     return this.#db.transaction(async (tx) => ({
       version: await readVersion(tx),
-      users: await this.#users(tx),
-      groups: await this.#groups(tx),
+      users: await readUsers(tx),
+      groups: await readGroups(tx),
     }), "read");
-  }
-
-  async #users(q: Query, id?: string): Promise<UserWithSecret[]> {
-    const users = await q.execute({
-      sql: `SELECT * FROM iam_users ${id === undefined ? "" : "WHERE id = ?"} ORDER BY name`,
-      args: id === undefined ? [] : [id],
-    });
-    const memberships = await q.execute({
-      sql: `SELECT m.user_id, g.name FROM iam_memberships m JOIN iam_groups g ON g.id = m.group_id
-        ${id === undefined ? "" : "WHERE m.user_id = ?"} ORDER BY g.name`,
-      args: id === undefined ? [] : [id],
-    });
-    const groupsOf = new Map<string, string[]>();
-    for (const row of memberships.rows) {
-      const list = groupsOf.get(String(row.user_id)) ?? [];
-      list.push(String(row.name));
-      groupsOf.set(String(row.user_id), list);
-    }
-    return users.rows.map((row) => ({
-      id: String(row.id),
-      name: String(row.name),
-      access_key_id: String(row.access_key_id),
-      secret_access_key: String(row.secret_access_key),
-      has_secret: String(row.secret_access_key) !== "",
-      enabled: Number(row.enabled) === 1,
-      auth_source: String(row.auth_source) as AuthSource,
-      groups: groupsOf.get(String(row.id)) ?? [],
-      permissions: parsePermissions(row.permissions),
-      created_at: Number(row.created_at),
-      updated_at: Number(row.updated_at),
-    }));
-  }
-
-  async #groups(q: Query, id?: string): Promise<GroupRecord[]> {
-    const groups = await q.execute({
-      sql: `SELECT * FROM iam_groups ${id === undefined ? "" : "WHERE id = ?"} ORDER BY name`,
-      args: id === undefined ? [] : [id],
-    });
-    const members = await q.execute({
-      sql: `SELECT m.group_id, u.name FROM iam_memberships m JOIN iam_users u ON u.id = m.user_id
-        ${id === undefined ? "" : "WHERE m.group_id = ?"} ORDER BY u.name`,
-      args: id === undefined ? [] : [id],
-    });
-    const membersOf = new Map<string, string[]>();
-    for (const row of members.rows) {
-      const list = membersOf.get(String(row.group_id)) ?? [];
-      list.push(String(row.name));
-      membersOf.set(String(row.group_id), list);
-    }
-    return groups.rows.map((row) => ({
-      id: String(row.id),
-      name: String(row.name),
-      description: String(row.description),
-      permissions: parsePermissions(row.permissions),
-      members: membersOf.get(String(row.id)) ?? [],
-      created_at: Number(row.created_at),
-      updated_at: Number(row.updated_at),
-    }));
   }
 
   // --- users ----------------------------------------------------------------------------------
@@ -209,9 +144,9 @@ export class IamStore {
     const groups = validateGroupNames(input.groups);
     const permissions = validatePermissions(input.permissions);
     return this.#change(async (tx) => {
-      await this.#assertNameFree(tx, "iam_users", "User", name);
-      await this.#assertKeyFree(tx, accessKeyId);
-      const groupIds = await this.#groupIds(tx, groups);
+      await assertNameFree(tx, "iam_users", "User", name);
+      await assertKeyFree(tx, accessKeyId);
+      const groupIds = await groupIdsByName(tx, groups);
       const id = crypto.randomUUID();
       const now = this.#now();
       await tx.execute({
@@ -229,8 +164,8 @@ export class IamStore {
           now,
         ],
       });
-      await this.#setMemberships(tx, id, groupIds);
-      return await this.#userWithSecret(tx, id);
+      await setMemberships(tx, id, groupIds);
+      return await userWithSecret(tx, id);
     });
   }
 
@@ -242,11 +177,11 @@ export class IamStore {
       ? undefined
       : validatePermissions(patch.permissions);
     return this.#change(async (tx) => {
-      const current = await this.#requireUser(tx, id);
+      const current = await requireUser(tx, id);
       if (name !== undefined && name !== current.name) {
-        await this.#assertNameFree(tx, "iam_users", "User", name);
+        await assertNameFree(tx, "iam_users", "User", name);
       }
-      const groupIds = groups === undefined ? undefined : await this.#groupIds(tx, groups);
+      const groupIds = groups === undefined ? undefined : await groupIdsByName(tx, groups);
       await tx.execute({
         sql: `UPDATE iam_users SET name = ?, enabled = ?, permissions = ?, updated_at = ?
           WHERE id = ?`,
@@ -258,14 +193,14 @@ export class IamStore {
           id,
         ],
       });
-      if (groupIds !== undefined) await this.#setMemberships(tx, id, groupIds);
-      return withoutSecret(await this.#userWithSecret(tx, id));
+      if (groupIds !== undefined) await setMemberships(tx, id, groupIds);
+      return withoutSecret(await userWithSecret(tx, id));
     });
   }
 
   deleteUser(id: string): Promise<UserRecord> {
     return this.#change(async (tx) => {
-      const user = withoutSecret(await this.#userWithSecret(tx, id));
+      const user = withoutSecret(await userWithSecret(tx, id));
       await tx.execute({ sql: "DELETE FROM iam_memberships WHERE user_id = ?", args: [id] });
       await tx.execute({ sql: "DELETE FROM iam_users WHERE id = ?", args: [id] });
       return user;
@@ -275,15 +210,15 @@ export class IamStore {
   /** A fresh key pair; the old one stops working at the next index rebuild. */
   rotateKeys(id: string): Promise<UserWithSecret> {
     return this.#change(async (tx) => {
-      await this.#requireUser(tx, id);
+      await requireUser(tx, id);
       const accessKeyId = generateAccessKeyId();
-      await this.#assertKeyFree(tx, accessKeyId);
+      await assertKeyFree(tx, accessKeyId);
       await tx.execute({
         sql: `UPDATE iam_users SET access_key_id = ?, secret_access_key = ?, updated_at = ?
           WHERE id = ?`,
         args: [accessKeyId, generateSecretAccessKey(), this.#now(), id],
       });
-      return await this.#userWithSecret(tx, id);
+      return await userWithSecret(tx, id);
     });
   }
 
@@ -291,10 +226,10 @@ export class IamStore {
   cloneUser(id: string, name: unknown): Promise<UserWithSecret> {
     const newName = validateName(name, "User");
     return this.#change(async (tx) => {
-      const source = await this.#userWithSecret(tx, id);
-      await this.#assertNameFree(tx, "iam_users", "User", newName);
+      const source = await userWithSecret(tx, id);
+      await assertNameFree(tx, "iam_users", "User", newName);
       const accessKeyId = generateAccessKeyId();
-      await this.#assertKeyFree(tx, accessKeyId);
+      await assertKeyFree(tx, accessKeyId);
       const newId = crypto.randomUUID();
       const now = this.#now();
       await tx.execute({
@@ -316,7 +251,7 @@ export class IamStore {
           SELECT group_id, ? FROM iam_memberships WHERE user_id = ?`,
         args: [newId, id],
       });
-      return await this.#userWithSecret(tx, newId);
+      return await userWithSecret(tx, newId);
     });
   }
 
@@ -327,10 +262,10 @@ export class IamStore {
     const description = description_(input.description);
     const permissions = validatePermissions(input.permissions);
     return this.#change(async (tx) => {
-      await this.#assertNameFree(tx, "iam_groups", "Group", name);
+      await assertNameFree(tx, "iam_groups", "Group", name);
       const id = crypto.randomUUID();
       await this.#insertGroup(tx, id, name, description ?? "", permissions);
-      return await this.#requireGroupRecord(tx, id);
+      return await requireGroupRecord(tx, id);
     });
   }
 
@@ -341,9 +276,9 @@ export class IamStore {
       ? undefined
       : validatePermissions(patch.permissions);
     return this.#change(async (tx) => {
-      const current = await this.#requireGroupRecord(tx, id);
+      const current = await requireGroupRecord(tx, id);
       if (name !== undefined && name !== current.name) {
-        await this.#assertNameFree(tx, "iam_groups", "Group", name);
+        await assertNameFree(tx, "iam_groups", "Group", name);
       }
       await tx.execute({
         sql: `UPDATE iam_groups SET name = ?, description = ?, permissions = ?, updated_at = ?
@@ -356,13 +291,13 @@ export class IamStore {
           id,
         ],
       });
-      return await this.#requireGroupRecord(tx, id);
+      return await requireGroupRecord(tx, id);
     });
   }
 
   deleteGroup(id: string): Promise<GroupRecord> {
     return this.#change(async (tx) => {
-      const group = await this.#requireGroupRecord(tx, id);
+      const group = await requireGroupRecord(tx, id);
       await tx.execute({ sql: "DELETE FROM iam_memberships WHERE group_id = ?", args: [id] });
       await tx.execute({ sql: "DELETE FROM iam_groups WHERE id = ?", args: [id] });
       return group;
@@ -373,30 +308,30 @@ export class IamStore {
   cloneGroup(id: string, name: unknown): Promise<GroupRecord> {
     const newName = validateName(name, "Group");
     return this.#change(async (tx) => {
-      const source = await this.#requireGroupRecord(tx, id);
-      await this.#assertNameFree(tx, "iam_groups", "Group", newName);
+      const source = await requireGroupRecord(tx, id);
+      await assertNameFree(tx, "iam_groups", "Group", newName);
       const newId = crypto.randomUUID();
       await this.#insertGroup(tx, newId, newName, source.description, source.permissions);
-      return await this.#requireGroupRecord(tx, newId);
+      return await requireGroupRecord(tx, newId);
     });
   }
 
   /** Adds the user to the group; a repeat is a no-op that still answers the group. */
   addMember(groupId: string, userId: string): Promise<GroupRecord> {
     return this.#change(async (tx) => {
-      await this.#requireGroupRecord(tx, groupId);
-      await this.#requireUser(tx, userId);
+      await requireGroupRecord(tx, groupId);
+      await requireUser(tx, userId);
       await tx.execute({
         sql: "INSERT OR IGNORE INTO iam_memberships (group_id, user_id) VALUES (?, ?)",
         args: [groupId, userId],
       });
-      return await this.#requireGroupRecord(tx, groupId);
+      return await requireGroupRecord(tx, groupId);
     });
   }
 
   removeMember(groupId: string, userId: string): Promise<GroupRecord> {
     return this.#change(async (tx) => {
-      await this.#requireGroupRecord(tx, groupId);
+      await requireGroupRecord(tx, groupId);
       const result: ResultSet = await tx.execute({
         sql: "DELETE FROM iam_memberships WHERE group_id = ? AND user_id = ?",
         args: [groupId, userId],
@@ -404,7 +339,7 @@ export class IamStore {
       if (result.rowsAffected === 0) {
         throw new IamError("not_found", `User "${userId}" is not a member of group "${groupId}"`);
       }
-      return await this.#requireGroupRecord(tx, groupId);
+      return await requireGroupRecord(tx, groupId);
     });
   }
 
@@ -433,56 +368,6 @@ export class IamStore {
       args: [id, name, description, JSON.stringify(permissions), now, now],
     });
   }
-
-  async #assertNameFree(tx: Query, table: string, what: string, name: string): Promise<void> {
-    if (await one(tx, `SELECT 1 FROM ${table} WHERE name = ?`, [name])) {
-      throw new IamError("conflict", `${what} "${name}" already exists`);
-    }
-  }
-
-  async #assertKeyFree(tx: Query, accessKeyId: string): Promise<void> {
-    if (await one(tx, "SELECT 1 FROM iam_users WHERE access_key_id = ?", [accessKeyId])) {
-      throw new IamError("conflict", `Access key id "${accessKeyId}" is already in use`);
-    }
-  }
-
-  async #groupIds(tx: Query, names: string[]): Promise<string[]> {
-    const ids: string[] = [];
-    for (const name of names) {
-      const row = await one(tx, "SELECT id FROM iam_groups WHERE name = ?", [name]);
-      if (!row) throw new IamError("invalid", `Unknown group "${name}"`);
-      ids.push(String(row.id));
-    }
-    return ids;
-  }
-
-  async #setMemberships(tx: Query, userId: string, groupIds: string[]): Promise<void> {
-    await tx.execute({ sql: "DELETE FROM iam_memberships WHERE user_id = ?", args: [userId] });
-    for (const groupId of groupIds) {
-      await tx.execute({
-        sql: "INSERT INTO iam_memberships (group_id, user_id) VALUES (?, ?)",
-        args: [groupId, userId],
-      });
-    }
-  }
-
-  async #requireUser(tx: Query, id: string): Promise<Row> {
-    const row = await one(tx, "SELECT * FROM iam_users WHERE id = ?", [id]);
-    if (!row) throw notFound("User", id);
-    return row;
-  }
-
-  async #userWithSecret(tx: Query, id: string): Promise<UserWithSecret> {
-    const users = await this.#users(tx, id);
-    if (users.length === 0) throw notFound("User", id);
-    return users[0];
-  }
-
-  async #requireGroupRecord(tx: Query, id: string): Promise<GroupRecord> {
-    const groups = await this.#groups(tx, id);
-    if (groups.length === 0) throw notFound("Group", id);
-    return groups[0];
-  }
 }
 
 function description_(value: unknown): string | undefined {
@@ -491,10 +376,6 @@ function description_(value: unknown): string | undefined {
     throw new IamError("invalid", "description must be a string of at most 1024 characters");
   }
   return value;
-}
-
-function notFound(what: string, id: string): IamError {
-  return new IamError("not_found", `${what} "${id}" does not exist`);
 }
 
 /** The record lists may show: the secret dropped, `has_secret` kept. */
