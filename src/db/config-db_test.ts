@@ -93,7 +93,11 @@ Deno.test("a new migration appended to the list runs at the next open, once", as
     // The older build refuses the newer database instead of misreading it.
     await assert.rejects(
       openConfigDb({ dir, passwordHash: HASH_A }),
-      /schema is v2, newer than this build supports \(v1\)/,
+      new RegExp(
+        `schema is v${
+          MIGRATIONS.length + 1
+        }, newer than this build supports \\(v${MIGRATIONS.length}\\)`,
+      ),
     );
   });
 });

@@ -39,6 +39,44 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
     ],
   },
+  {
+    version: 2,
+    name: "iam",
+    sql: [
+      // IAM users. The secret is stored as is: the whole file is encrypted (libSQL encryptionKey)
+      // and SigV4 needs the plain secret to verify. Permissions are a JSON list validated by
+      // src/iam/model.ts before every write. Times are Unix milliseconds.
+      `CREATE TABLE iam_users (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        access_key_id TEXT NOT NULL UNIQUE,
+        secret_access_key TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        auth_source TEXT NOT NULL,
+        permissions TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE iam_groups (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        description TEXT NOT NULL,
+        permissions TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      )`,
+      // Memberships are removed by the store in the same transaction as the user or group (no
+      // reliance on SQLite's per-connection foreign_keys pragma).
+      `CREATE TABLE iam_memberships (
+        group_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        PRIMARY KEY (group_id, user_id)
+      )`,
+      `CREATE INDEX iam_memberships_user ON iam_memberships (user_id)`,
+      // The IAM version: bumped in the transaction of every IAM change, read by the index.
+      `INSERT INTO meta (key, value) VALUES ('iam_version', '0')`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */
