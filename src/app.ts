@@ -15,7 +15,7 @@ export interface AppSurfaces {
   s3: (request: Request, remoteAddress?: string) => Promise<Response>;
   /** Readiness: probes the backend (bounded, retried); 200 or 503. */
   ready: () => Promise<Response>;
-  metrics: Pick<Metrics, "render" | "observeRequest">;
+  metrics: Pick<Metrics, "render" | "observeRequest" | "observeAdminRequest">;
   /**
    * Admin surfaces: the admin API (mounted at `/_/api/admin`) and the operator routes outside
    * that prefix that still belong to the admin plane (`/_/api/whoami`, `/_/stats`).
@@ -39,6 +39,10 @@ export function createApp(surfaces: AppSurfaces): Hono {
       const sized = new Response(body, { status: c.res.status, headers });
       c.res = undefined; // replace, rather than merge into, the answer
       c.res = sized;
+    }
+    const path = c.req.path;
+    if (path.startsWith("/_/api/") || path.startsWith("/_/stats")) {
+      surfaces.metrics.observeAdminRequest({ method: c.req.method, path, status: c.res.status });
     }
     surfaces.metrics.observeRequest({
       method: c.req.method,

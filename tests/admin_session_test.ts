@@ -20,6 +20,12 @@ Deno.test("admin session: login, cookie flags, whoami, logout; routes need a ses
   await wrong.body?.cancel();
   assert.equal(admin.cookie, null);
 
+  const scrape = await (await fetch(`${svc.url}/_/metrics`)).text();
+  assert.match(
+    scrape,
+    /svc_admin_requests_total\{area="login",method="POST",status="401"\} 1/,
+    "admin requests are counted by area",
+  );
   const login = await admin.login();
   const setCookie = login.headers.get("set-cookie") ?? "";
   assert.match(setCookie, /^svc_session=/);

@@ -73,6 +73,8 @@ export type LabelledHistogramHandle<L> = { observe(labels: L, value: number): vo
 export interface Metrics {
   /** Counts one finished request; false when it was outside the bounded label sets. */
   observeRequest(sample: RequestSample): boolean;
+  /** Counts one finished admin-plane request (`/_/api/…`, `/_/stats`) by area and status. */
+  observeAdminRequest(sample: { method: string; path: string; status: number }): void;
   /** The exposition for `GET /_/metrics` (text format 0.0.4). */
   render(): Promise<{ body: string; contentType: string }>;
   delta: {
@@ -115,6 +117,35 @@ export const SIZE_BUCKETS = [KIB, 10 * KIB, 100 * KIB, MIB, 10 * MIB, 100 * MIB]
 const CODEC_MS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
 export const CODEC_BUCKETS = CODEC_MS.map((ms) => ms / 1000);
 export const RATIO_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+
+/**
+ * The bounded `area` label of an admin request: the first segment after `/_/api/admin/`, when it
+ * is one svc serves, else `other` (a path a client made up never becomes a label value).
+ */
+const ADMIN_AREAS = new Set([
+  "login",
+  "logout",
+  "session",
+  "password",
+  "recover-db",
+  "config",
+  "backends",
+  "buckets",
+  "test-s3",
+  "audit",
+  "logs",
+  "users",
+  "groups",
+  "iam",
+  "policies",
+]);
+
+export function adminArea(path: string): string {
+  if (path === "/_/api/whoami") return "whoami";
+  if (path === "/_/stats" || path === "/_/stats/") return "stats";
+  const match = /^\/_\/api\/admin\/([a-z0-9-]+)/.exec(path);
+  return match && ADMIN_AREAS.has(match[1]) ? match[1] : "other";
+}
 
 const OPERATOR_ROUTES = new Map([["health", "health"], ["stats", "stats"], ["metrics", "metrics"]]);
 
@@ -279,6 +310,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
     return true;
   };
 
+  const adminRequests = counter(
+    "svc_admin_requests_total",
+    "Admin-plane requests (/_/api, /_/stats) by area, method and status.",
+    ["area", "method", "status"],
+  );
+  const observeAdminRequest = (sample: { method: string; path: string; status: number }) => {
+    const method = sample.method.toUpperCase();
+    if (!METHOD_NAMES.has(method) && method !== "PATCH") return;
+    if (!Number.isInteger(sample.status) || sample.status < 100 || sample.status > 599) return;
+    adminRequests.inc({ area: adminArea(sample.path), method, status: String(sample.status) });
+  };
+
   // Delta compression.
   const delta = {
     compressionRatio: histogram("svc_delta_compression_ratio", "Delta/original.", RATIO_BUCKETS),
@@ -375,6 +418,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   return {
     observeRequest,
+    observeAdminRequest,
     async render() {
       await refreshProcess();
       return { body: await registry.metrics(), contentType: registry.contentType };

@@ -60,6 +60,7 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
     admin: { api: admin.api, operator: admin.operator },
     metrics: {
       observeRequest: (sample) => metrics.observeRequest(sample),
+      observeAdminRequest: (sample) => metrics.observeAdminRequest(sample),
       // Uploads in flight are counted from the store at scrape time: always true, no bookkeeping.
       render: async () => {
         const stack = services.storage;
