@@ -11,7 +11,7 @@ import {
   ANONYMOUS_METHODS,
 } from "../config/schema-admission.ts";
 import type { AdmissionAction, AdmissionBlock, AdmissionMatch } from "./chain.ts";
-import { addressMatcher } from "./ip-match.ts";
+import { addressMatcher } from "../http/ip-match.ts";
 
 export function globMatcher(glob: string): (key: string) => boolean {
   let source = "";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { addressMatcher, parseAddress } from "./ip-match.ts";
+import { addressMatcher, parseAddress } from "../http/ip-match.ts";
 import { globMatcher } from "./operator-blocks.ts";
 
 Deno.test("globMatcher: * stays within a segment, ** crosses them, ? is one character", () => {

@@ -14,7 +14,8 @@
  *   key under the prefix; a narrower Deny hides keys in the filter instead.
  */
 import type { Conditions, Permission, RequestAction } from "./model.ts";
-import { type CidrBlock, cidrContains, parseCidr, parseIp } from "./ip-match.ts";
+import { isIpOrCidr } from "../config/schema-common.ts";
+import { addressMatcher } from "../http/ip-match.ts";
 
 export interface AuthzRequest {
   action: RequestAction;
@@ -190,13 +191,12 @@ function compileConditions(conditions: Conditions | undefined): CompiledConditio
     for (const [key, values] of Object.entries(block ?? {})) {
       const negated = operator.includes("Not");
       if (operator === "IpAddress" || operator === "NotIpAddress") {
-        const blocks = values.map(parseCidr).filter((b): b is CidrBlock => b !== null);
+        // Values were validated when stored; an invalid one never matches rather than throwing.
+        const matches = addressMatcher(values.filter(isIpOrCidr));
         out.push({
-          test(request) {
-            const address = request.sourceIp === undefined ? null : parseIp(request.sourceIp);
-            if (address === null) return negated;
-            return blocks.some((b) => cidrContains(b, address)) !== negated;
-          },
+          // An address that is absent or not an IP matches no block.
+          test: (request) =>
+            (request.sourceIp !== undefined && matches(request.sourceIp)) !== negated,
         });
         continue;
       }

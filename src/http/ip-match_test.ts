@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { cidrContains, parseCidr, parseIp } from "./ip-match.ts";
+import { isIpOrCidr } from "../config/schema-common.ts";
+import { addressMatcher, parseAddress } from "./ip-match.ts";
 
 function inBlock(cidr: string, ip: string): boolean {
-  const block = parseCidr(cidr);
-  const address = parseIp(ip);
-  assert.ok(block && address, `${cidr} / ${ip} parse`);
-  return cidrContains(block, address);
+  return addressMatcher([cidr])(ip);
 }
 
 Deno.test("IPv4 and IPv6 blocks match their addresses only", () => {
@@ -24,10 +22,12 @@ Deno.test("IPv4-mapped IPv6 addresses match IPv4 blocks", () => {
   assert.equal(inBlock("::ffff:10.0.0.0/104", "10.9.9.9"), true);
 });
 
-Deno.test("malformed addresses and blocks are null", () => {
+Deno.test("malformed addresses never match; malformed blocks are refused", () => {
   for (const bad of ["10.0.0", "1:2:3", "10.0.0.256", "::1::2", "abc"]) {
-    assert.equal(parseIp(bad), null, bad);
+    assert.equal(parseAddress(bad), null, bad);
+    assert.equal(inBlock("0.0.0.0/0", bad), false, bad);
   }
-  assert.equal(parseCidr("10.0.0.0/33"), null);
-  assert.equal(parseCidr("10.0.0.0/x"), null);
+  assert.equal(isIpOrCidr("10.0.0.0/33"), false);
+  assert.equal(isIpOrCidr("10.0.0.0/x"), false);
+  assert.throws(() => addressMatcher(["abc"]), /Not an IP address/);
 });

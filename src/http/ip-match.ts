@@ -1,6 +1,7 @@
 /**
- * Address predicates of operator admission blocks (`match.source_ip`, `match.source_ip_list`):
- * exact addresses and CIDR blocks, IPv4 and IPv6. An IPv4-mapped IPv6 client address
+ * Client-address predicates, shared by operator admission blocks (`match.source_ip`,
+ * `match.source_ip_list`) and IAM `aws:SourceIp` conditions: exact addresses and CIDR blocks, IPv4
+ * and IPv6. An IPv4-mapped IPv6 client address
  * (`::ffff:192.0.2.1`) is judged as the IPv4 address it carries, since dual-stack listeners
  * report IPv4 clients that way.
  */
