@@ -17,6 +17,7 @@
  * - an invalid document is a 422 `invalid_config` naming the field, on every route (validate
  *   routes included), a persist failure the 500 `persist_failed` the port throws.
  */
+import { isPlainObject as isObject } from "../config/json-value.ts";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { stringify } from "yaml";
@@ -42,10 +43,6 @@ export interface ConfigRouteDeps {
   audit: AuditFn;
   /** Request body limit in bytes (default CONFIG_BODY_LIMIT). */
   maxBodyBytes?: number;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 const YAML_TYPE = "application/yaml; charset=utf-8";

@@ -3,6 +3,7 @@
  * applied on top of the file, so the environment wins. Values are parsed here so a bad one is
  * reported with the variable's name rather than a document path the operator never wrote.
  */
+import { isPlainObject as isObject } from "./json-value.ts";
 import { ConfigError } from "./schema-common.ts";
 
 type Kind = "string" | "int" | "number" | "bool";
@@ -122,10 +123,6 @@ function setPath(document: Record<string, unknown>, path: string[], value: unkno
     node = node[part] as Record<string, unknown>;
   }
   node[path[path.length - 1]] = value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** The `storage` section, created when absent; a ConfigError naming `variable` otherwise. */

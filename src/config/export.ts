@@ -18,6 +18,7 @@
  * are written in schema order, so exporting is deterministic and a fixed point:
  * `export(validate(parse(export(c)))) === export(c)`.
  */
+import { deepEqual, isPlainObject } from "./json-value.ts";
 import { stringify } from "yaml";
 import * as v from "valibot";
 import { type Config, ConfigError, configSchema } from "./schema.ts";
@@ -84,23 +85,6 @@ export function sectionSchema(section: string): v.GenericSchema {
     );
   }
   return entries[section] as unknown as v.GenericSchema;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
-  }
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
-    const other = Object.keys(b).filter((k) => b[k] !== undefined);
-    return keys.length === other.length && keys.every((k) => deepEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 /** The default a field would get when absent, or `undefined` when it has none. */

@@ -9,10 +9,7 @@
  * Inputs are never modified; the result shares no mutable structure with the patch, so a caller
  * may edit it freely.
  */
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
+import { isPlainObject as isObject } from "./json-value.ts";
 
 /** A deep copy of plain JSON data (objects, arrays, scalars). */
 function cloneJson(value: unknown): unknown {

@@ -14,23 +14,7 @@
  *
  * List items are matched by `name`; `null` (a merge-patch deletion) is left alone.
  */
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
-    const other = Object.keys(b).filter((k) => b[k] !== undefined);
-    return keys.length === other.length && keys.every((k) => deepEqual(a[k], b[k]));
-  }
-  return false;
-}
+import { deepEqual, isPlainObject as isObject } from "./json-value.ts";
 
 const PLACEHOLDER = /\$\{env:[A-Za-z_][A-Za-z0-9_]*\}/;
 

@@ -17,14 +17,11 @@
  *   holding only `bootstrap_password_hash`). An object the export did show and the client left
  *   out was removed on purpose, so nothing is recreated for it.
  */
+import { isPlainObject as isObject } from "./json-value.ts";
 import { isSecretField } from "./export.ts";
 
 /** What an export or GET leaves where a secret was: nothing, or (sent back by a client) `""`. */
 export const REDACTION_MARKER = "";
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 /** A deep copy with every secret field omitted (for GET answers of the running config). */
 export function redactSecrets(value: unknown, parentKey?: string): unknown {

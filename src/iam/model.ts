@@ -16,6 +16,7 @@
  * `resources` and string condition values may hold `${iam:username}` / `${iam:access_key_id}`
  * (expanded per user by the index); any other `${…}` is refused.
  */
+import { isPlainObject as isObject } from "../config/json-value.ts";
 import { isIpOrCidr, unknownTemplateVariables } from "../config/schema-common.ts";
 
 export const IAM_ACTIONS = ["*", "read", "list", "write", "delete", "admin"] as const;
@@ -94,10 +95,6 @@ const SECRET = /^[\x21-\x7e]{8,128}$/;
 
 function invalid(message: string): never {
   throw new IamError("invalid", message);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function quote(value: unknown): string {

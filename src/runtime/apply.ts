@@ -5,6 +5,7 @@
  * in the live snapshot, so the server never half-applies it, and is reported in
  * `requires_restart`.
  */
+import { isPlainObject } from "../config/json-value.ts";
 import type { Config } from "../config/schema.ts";
 
 export interface ApplyResult {
@@ -51,10 +52,6 @@ function isRestartOnly(path: string): boolean {
 }
 
 type Json = unknown;
-
-function isPlainObject(value: Json): value is Record<string, Json> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 /** Dotted paths whose values differ; arrays and scalars compare whole. */
 export function changedPaths(before: Json, after: Json, prefix = ""): string[] {

@@ -10,6 +10,7 @@
  * only strings that stand unchanged at the same place in the file document are expanded (they
  * came from the file), so a placeholder-looking string in a request body stays a literal value.
  */
+import { isPlainObject as isObject } from "../config/json-value.ts";
 import { AdminError } from "../admin/admin-error.ts";
 import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../admin/admin-deps.ts";
 import { ConfigPersistError, writeConfigFile } from "../config/config-file.ts";
@@ -36,10 +37,6 @@ export interface ConfigRuntimeOptions {
 }
 
 type Json = unknown;
-
-function isObject(value: Json): value is Record<string, Json> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 /** Expands placeholders only in strings equal to the previous document's at the same place. */
 export function expandUnchanged(
