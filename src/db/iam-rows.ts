@@ -30,6 +30,16 @@ export async function readVersion(q: Query): Promise<number> {
   return Number(result.rows[0]?.value ?? 0);
 }
 
+/** The `name` column of membership rows, grouped by the id in `column` (in row order). */
+function namesBy(rows: ArrayLike<Record<string, unknown>>, column: string): Map<string, string[]> {
+  const names = new Map<string, string[]>();
+  for (const row of Array.from(rows)) {
+    const id = String(row[column]);
+    names.set(id, [...names.get(id) ?? [], String(row.name)]);
+  }
+  return names;
+}
+
 /** Users with their secrets and group names (all, or the one with `id`), sorted by name. */
 export async function readUsers(q: Query, id?: string): Promise<UserWithSecret[]> {
   const users = await q.execute({
@@ -41,12 +51,7 @@ export async function readUsers(q: Query, id?: string): Promise<UserWithSecret[]
       ${id === undefined ? "" : "WHERE m.user_id = ?"} ORDER BY g.name`,
     args: id === undefined ? [] : [id],
   });
-  const groupsOf = new Map<string, string[]>();
-  for (const row of memberships.rows) {
-    const list = groupsOf.get(String(row.user_id)) ?? [];
-    list.push(String(row.name));
-    groupsOf.set(String(row.user_id), list);
-  }
+  const groupsOf = namesBy(memberships.rows, "user_id");
   return users.rows.map((row) => ({
     id: String(row.id),
     name: String(row.name),
@@ -73,12 +78,7 @@ export async function readGroups(q: Query, id?: string): Promise<GroupRecord[]> 
       ${id === undefined ? "" : "WHERE m.group_id = ?"} ORDER BY u.name`,
     args: id === undefined ? [] : [id],
   });
-  const membersOf = new Map<string, string[]>();
-  for (const row of members.rows) {
-    const list = membersOf.get(String(row.group_id)) ?? [];
-    list.push(String(row.name));
-    membersOf.set(String(row.group_id), list);
-  }
+  const membersOf = namesBy(members.rows, "group_id");
   return groups.rows.map((row) => ({
     id: String(row.id),
     name: String(row.name),
