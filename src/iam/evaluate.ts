@@ -250,3 +250,38 @@ export function evaluate(
     ? { allowed: true, reason: "allow", statement: allow }
     : { allowed: false, reason: "no_match" };
 }
+
+/**
+ * Where a listing of `bucket` may find keys the statements let the user `list`: the literal
+ * prefixes of the Allow grants on that bucket ("" for a grant on the whole bucket), and whether
+ * the per-entry filter is needed at all (a Deny or a condition on the bucket, or a glob that is
+ * not a plain `prefix*`, means some entries inside those ranges may be hidden).
+ */
+export function listRanges(
+  statements: readonly CompiledStatement[],
+  bucket: string,
+): { prefixes: string[]; filtered: boolean } {
+  const prefixes = new Set<string>();
+  let filtered = false;
+  for (const statement of statements) {
+    if (statement.actions !== null && !statement.actions.has("list")) continue;
+    const onBucket = statement.resources.filter((r) =>
+      r.kind === "all" || globMatches(r.bucket, bucket)
+    );
+    if (onBucket.length === 0) continue;
+    if (statement.deny || statement.conditions.length > 0) filtered = true;
+    if (statement.deny) continue;
+    for (const resource of onBucket) {
+      if (resource.kind !== "keys") {
+        prefixes.add("");
+      } else {
+        prefixes.add(resource.key.literal);
+        if (!resource.key.prefixOnly) filtered = true;
+      }
+    }
+  }
+  // A range inside another one is read by the wider one already.
+  const sorted = [...prefixes].sort();
+  const kept = sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p.startsWith(q)));
+  return { prefixes: kept, filtered };
+}

@@ -8,6 +8,7 @@
 import type { Credential, CredentialStore, Principal } from "../auth/credentials.ts";
 import type { IamSnapshotData } from "../db/iam-store.ts";
 import { getLogger } from "../observability/log.ts";
+import type { KeyVisibility } from "../s3/access.ts";
 import type { Permission } from "./model.ts";
 import {
   type AuthzRequest,
@@ -16,6 +17,7 @@ import {
   type Decision,
   evaluate,
   expandPermission,
+  listRanges,
 } from "./evaluate.ts";
 
 const log = getLogger("svc::iam");
@@ -140,6 +142,26 @@ export class IamIndex {
     return {
       key: (key) => this.authorize(principal, { ...request, key }).allowed,
       commonPrefix: (prefix) => this.authorize(principal, { ...request, prefix }).allowed,
+    };
+  }
+
+  /**
+   * What a listing of `context.bucket` may show `principal`: undefined when it sees every key (the
+   * bootstrap key, or an unconditional grant on the whole bucket with no Deny on it), else the
+   * ranges its grants cover and, when a Deny, a condition or a narrower glob applies, the
+   * per-entry filter.
+   */
+  listVisibility(principal: Principal, context: ListContext): KeyVisibility | undefined {
+    if (principal.name === BOOTSTRAP_PRINCIPAL) return undefined;
+    const entry = this.#byAccessKey.get(principal.accessKeyId);
+    if (!entry || entry.name !== principal.name) return { prefixes: [] };
+    const { prefixes, filtered } = listRanges(entry.statements, context.bucket);
+    if (!filtered && prefixes.length === 1 && prefixes[0] === "") return undefined;
+    if (!filtered) return { prefixes };
+    const filter = this.keyFilter(principal, context);
+    return {
+      prefixes,
+      visible: (name, kind) => kind === "object" ? filter.key(name) : filter.commonPrefix(name),
     };
   }
 

@@ -19,6 +19,10 @@ import { configRoutes } from "../admin/config-routes.ts";
 import { LoginLimiter } from "../admin/login-limiter.ts";
 import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
+import { iamRoutes } from "../admin/iam-routes.ts";
+import { IamStore } from "../db/iam-store.ts";
+import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
+import { iamS3Access } from "../iam/s3-access.ts";
 import { logRoutes } from "../admin/log-routes.ts";
 import { statsRoute } from "../admin/stats-route.ts";
 import type { StorageView } from "../admin/storage-admin.ts";
@@ -42,6 +46,8 @@ export interface AdminPlane {
   /** Admin-plane routes outside that prefix: `/_/api/whoami`, `/_/stats` (mounted at `/_`). */
   operator: Hono<AdminEnv>;
   db: ConfigDb;
+  /** The IAM index in effect (rebuilt after every IAM change). */
+  iam: IamIndexHolder;
   /** Why S3 must answer 503 now, or null when it may serve. */
   s3Unavailable(): string | null;
   /** The config database's readiness check. */
@@ -84,6 +90,11 @@ export async function openAdminPlane(
   }
   const audit: AuditFn = (event, fields, level) =>
     void services.logging.auditRing.record(event, fields, level);
+  // IAM: the index is built before S3 hears of it, so the first request already sees every user.
+  const iamStore = new IamStore(db);
+  const iam = new IamIndexHolder(iamStore);
+  await iam.rebuild();
+  services.attachIam({ credentials: new IamCredentials(iam), access: iamS3Access(iam) });
   const sessions = new AdminSessions({
     store: new SessionStore(db),
     passwordHash: () => password.hash,
@@ -116,6 +127,13 @@ export async function openAdminPlane(
       configRoutes({ config: runtime, audit }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes(storageDeps), // with the bucket routes
+      iamRoutes({
+        store: iamStore,
+        config: runtime,
+        audit,
+        onChange: () => iam.rebuild(),
+        indexVersion: () => iam.version,
+      }),
     ],
   });
 
@@ -137,6 +155,7 @@ export async function openAdminPlane(
     api,
     operator,
     db,
+    iam,
     s3Unavailable: () =>
       db.state.status === "mismatch"
         ? "The config database is being recovered after a bootstrap password hash change; " +

@@ -7,12 +7,17 @@
 import { admissionChainSource } from "../admission/build.ts";
 import type { AdmissionChain } from "../admission/build.ts";
 import { Authenticator } from "../auth/authenticator.ts";
-import { BootstrapCredentials, type CredentialStore } from "../auth/credentials.ts";
+import {
+  BootstrapCredentials,
+  ChainedCredentials,
+  type CredentialStore,
+} from "../auth/credentials.ts";
 import type { Config } from "../config/schema.ts";
 import { Semaphore } from "../http/semaphore.ts";
 import { activeLogging, type Logging } from "../observability/log.ts";
 import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { usageCounterOf } from "../objects/usage.ts";
+import type { S3Access } from "../s3/access.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { createS3Handler } from "../s3/handler.ts";
 import { VERSION } from "../version.ts";
@@ -46,7 +51,17 @@ export interface Services {
   admission: () => AdmissionChain;
   semaphore: Semaphore;
   s3: (request: Request, remoteAddress?: string) => Promise<Response>;
+  /**
+   * Plugs IAM in once the config database is open (admin-plane.ts): its keys are asked after
+   * the bootstrap pair, and its access hooks authorize every S3 request from then on.
+   */
+  attachIam(iam: IamAttachment): void;
   stop(): void;
+}
+
+export interface IamAttachment {
+  credentials: CredentialStore;
+  access: S3Access;
 }
 
 function defaultBackendType(config: Config): string {
@@ -77,11 +92,16 @@ export async function openServices(config: Config): Promise<Services> {
   const logging = activeLogging();
   // One credential store per config snapshot, rebuilt when a change swaps the snapshot.
   let keys: { config: Config; store: CredentialStore } | undefined;
+  let iam: IamAttachment | undefined;
   const credentials = () => {
     const current = holder.current;
     if (keys?.config !== current) {
       const { access_key_id, secret_access_key } = current.access;
-      keys = { config: current, store: new BootstrapCredentials(access_key_id, secret_access_key) };
+      const bootstrap = new BootstrapCredentials(access_key_id, secret_access_key);
+      keys = {
+        config: current,
+        store: iam ? new ChainedCredentials([bootstrap, iam.credentials]) : bootstrap,
+      };
     }
     return keys.store;
   };
@@ -115,6 +135,9 @@ export async function openServices(config: Config): Promise<Services> {
         return stack!.multipart;
       },
       credentials,
+      get access() {
+        return iam?.access;
+      },
       admission,
       bucketPolicy: bucketPolicySource(() => holder.current),
       // Counters belong to the object service: a rebuilt stack starts with fresh ones.
@@ -127,6 +150,7 @@ export async function openServices(config: Config): Promise<Services> {
     bodyStallMs: () => holder.current.advanced.body_stall_timeout_secs * 1000,
     formFieldsMs: () => holder.current.advanced.header_timeout_secs * 1000,
     debugHeaders: () => holder.current.advanced.debug_headers,
+    trustProxyHeaders: () => holder.current.advanced.trust_proxy_headers,
   });
   return {
     config: holder,
@@ -145,6 +169,10 @@ export async function openServices(config: Config): Promise<Services> {
     admission,
     semaphore,
     s3,
+    attachIam(next) {
+      iam = next;
+      keys = undefined; // the next lookup chains the IAM keys
+    },
     stop() {
       stack!.stop();
     },

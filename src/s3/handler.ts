@@ -8,6 +8,7 @@ import type { Semaphore } from "../http/semaphore.ts";
 import { watchForStalls } from "../http/stall-watch.ts";
 import { getLogger } from "../observability/log.ts";
 import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
+import { clientIp } from "../auth/client-ip.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";
@@ -33,6 +34,8 @@ export interface S3HandlerOptions {
   formFieldsMs?: () => number;
   /** `debug_headers`: keep `x-amz-storage-type` and `x-svc-cache` on responses. */
   debugHeaders?: () => boolean;
+  /** Whether X-Forwarded-For / X-Real-IP name the client (`advanced.trust_proxy_headers`). */
+  trustProxyHeaders?: () => boolean;
   /** Told about every request once its response headers are ready (metrics). */
   onComplete?: (sample: RequestSample) => void;
 }
@@ -148,6 +151,11 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     try {
       const watched = withStallWatch(raw, options.bodyStallMs?.() ?? 0, deadline);
       const request = parseS3Request(watched, requestId, signal);
+      request.clientIp = clientIp(
+        request.headers,
+        remoteAddress,
+        options.trustProxyHeaders?.() ?? false,
+      );
       // Resolved before anything runs: the metrics label, then the authorize step, need it.
       const resolved = resolveS3(request);
       operation = resolved.label;

@@ -20,6 +20,8 @@ export interface S3Request extends RequestContext {
    * verified (reading the fields holds no slot). Set by the S3 handler.
    */
   takeSlot?: () => Promise<void>;
+  /** The client address (`aws:SourceIp`; proxy headers believed only when trusted). */
+  clientIp?: string;
 }
 
 export function parseS3Request(raw: Request, requestId: string, signal: AbortSignal): S3Request {
