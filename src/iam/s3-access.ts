@@ -6,6 +6,7 @@
  * - Open access (no principal) and the bootstrap key are allowed everything.
  * - ListBuckets is open to every IAM user and filtered to the buckets they may list in (AWS
  *   answers AccessDenied without s3:ListAllMyBuckets; a filtered list lets every client start).
+ * - DeleteObjects is judged key by key (a refused key fails alone), not as a bucket action.
  * - Listings pass the request's `prefix` ("" when absent) as `s3:prefix`, and show only the keys
  *   the user may `list` (see IamIndex.listVisibility).
  * - `aws:SourceIp` is the client address the request context carries (proxy headers believed
@@ -37,6 +38,9 @@ export function iamS3Access(holder: { readonly current: IamIndex }): S3Access {
       const principal = target.principal;
       if (principal === null || principal.name === BOOTSTRAP_PRINCIPAL) return;
       if (SERVICE_LEVEL.has(target.operation)) return;
+      // DeleteObjects names its keys in the body: each is judged alone (the batch-key check),
+      // so a user limited to a prefix may batch-delete inside it.
+      if (target.operation === "DeleteObjects" && target.check === "request") return;
       const decision = holder.current.authorize(principal, {
         action: target.action,
         bucket: target.bucket ?? undefined,
