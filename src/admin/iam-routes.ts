@@ -106,6 +106,17 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
 
   app.post("/users", async (c) => {
     const body = onlyFields(await jsonBody(c), USER_CREATE_FIELDS);
+    if (
+      body.access_key_id !== undefined &&
+      body.access_key_id === deps.config.current().access.access_key_id
+    ) {
+      // Only POST /migrate may hand the bootstrap pair to an IAM user.
+      throw new AdminError(
+        "conflict",
+        `Access key "${body.access_key_id}" is the bootstrap key; POST /migrate turns it into ` +
+          `an IAM user`,
+      );
+    }
     const user = await store(() =>
       deps.store.createUser({ ...body, name: body.name as string } as never)
     );

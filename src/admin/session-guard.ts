@@ -15,7 +15,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AuditFn } from "./admin-deps.ts";
-import type { AdminEnv } from "./admin-env.ts";
+import type { AdminEnv, AdminPrincipal } from "./admin-env.ts";
 import { AdminError } from "./admin-error.ts";
 import { type AdminSessions, SESSION_COOKIE } from "./sessions.ts";
 
@@ -27,6 +27,19 @@ export const DEFAULT_PUBLIC_ADMIN_PATHS: readonly string[] = [
   "/recover-db",
   "/policies",
   "/oauth/*",
+  "/session/browser-connect",
+  "/session/open-browser-connect",
+];
+
+/**
+ * Routes a browse-only session (an IAM user without `admin`, or open access) may use; every
+ * other guarded route needs an admin session (403 `forbidden`).
+ */
+export const BROWSE_SESSION_PATHS: readonly string[] = [
+  "/logout",
+  "/session/s3-credentials",
+  "/jobs/bucket/*",
+  "/objects/*",
 ];
 
 export const ADMIN_PREFIX = "/_/api/admin";
@@ -118,6 +131,11 @@ export function crossSiteCheck(options: CrossSiteOptions = {}): MiddlewareHandle
 export interface RequireSessionOptions {
   sessions: AdminSessions;
   audit?: AuditFn;
+  /**
+   * Whether a session's user may still hold it (an IAM user disabled, deleted or stripped of
+   * `admin` since login loses the session at its next request). Absent: every session holds.
+   */
+  stillEntitled?: (principal: AdminPrincipal, clientIp: string) => boolean;
 }
 
 /** Checks the request's session cookie; records a cookie replayed from another address. */
@@ -141,6 +159,18 @@ export function requireSession(options: RequireSessionOptions): MiddlewareHandle
         result.reason === "missing"
           ? "Log in first: this route needs an admin session"
           : "The session is invalid or expired; log in again",
+      );
+    }
+    if (options.stillEntitled && !options.stillEntitled(result.principal, c.var.clientIp)) {
+      await options.sessions.end(result.principal.sessionId);
+      options.audit?.("admin_session_revoked", {
+        user: result.principal.user,
+        ip: c.var.clientIp,
+        session: result.principal.sessionId,
+      });
+      throw new AdminError(
+        "unauthorized",
+        "The session's user was disabled, deleted or lost its permissions; log in again",
       );
     }
     c.set("principal", result.principal);
@@ -172,7 +202,15 @@ export function sessionGuard(options: SessionGuardOptions): MiddlewareHandler<Ad
   return (c, next) =>
     crossSite(c, async () => {
       const path = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : c.req.path;
-      if (isPublicPath(path, publicPaths)) await next();
-      else await session(c, next);
+      if (isPublicPath(path, publicPaths)) return await next();
+      await session(c, async () => {
+        if (!c.var.principal.admin && !isPublicPath(path, BROWSE_SESSION_PATHS)) {
+          throw new AdminError(
+            "forbidden",
+            "This session may only browse objects; log in with an admin account for this route",
+          );
+        }
+        await next();
+      });
     });
 }

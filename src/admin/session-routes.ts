@@ -35,6 +35,8 @@ export interface SessionRoutesDeps {
   };
   limiter: LoginLimiter;
   audit: AuditFn;
+  /** Told when a session ends by logout (the browse panel's key pair goes with it). */
+  onSessionEnd?: (sessionId: string) => void;
 }
 
 function passwordField(body: Record<string, unknown>, name: string): string {
@@ -46,7 +48,7 @@ function passwordField(body: Record<string, unknown>, name: string): string {
 }
 
 /** Checks `plain` under the limiter: resolves true/false, settles the attempt either way. */
-async function limitedVerify(
+export async function limitedVerify(
   limiter: LoginLimiter,
   ip: string,
   verify: () => Promise<boolean>,
@@ -94,6 +96,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
   app.post("/logout", async (c) => {
     const principal = c.var.principal;
     await sessions.end(principal.sessionId);
+    deps.onSessionEnd?.(principal.sessionId);
     c.header("set-cookie", sessions.clearCookie());
     audit("admin_logout", { ...actorFields(c.var), session: principal.sessionId }, "info");
     return c.json({ ok: true });

@@ -45,11 +45,13 @@ export class IamIndex {
   readonly version: number;
   /** Enabled users only: a disabled user's key is unknown to SigV4. */
   readonly #byAccessKey: ReadonlyMap<string, IamPrincipal>;
+  readonly #byName: ReadonlyMap<string, IamPrincipal>;
   readonly userCount: number;
 
   private constructor(version: number, byAccessKey: Map<string, IamPrincipal>, users: number) {
     this.version = version;
     this.#byAccessKey = byAccessKey;
+    this.#byName = new Map([...byAccessKey.values()].map((p) => [p.name, p]));
     this.userCount = users;
   }
 
@@ -103,6 +105,11 @@ export class IamIndex {
       });
     }
     return new IamIndex(data.version, byAccessKey, data.users.length);
+  }
+
+  /** The enabled IAM user named `name`, or undefined. */
+  principalByName(name: string): IamPrincipal | undefined {
+    return this.#byName.get(name);
   }
 
   /** The enabled IAM user holding `accessKeyId`, or undefined. */

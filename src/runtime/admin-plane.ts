@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import type { AuditFn } from "../admin/admin-deps.ts";
 import { adminContext, createAdminApp } from "../admin/admin-app.ts";
 import type { AdminEnv } from "../admin/admin-env.ts";
-import { renderAdminError } from "../admin/admin-error.ts";
+import { AdminError, renderAdminError } from "../admin/admin-error.ts";
 import { BootstrapPassword } from "../admin/bootstrap-password.ts";
 import { terminatePasswordWorker } from "../admin/password-hasher.ts";
 import { configRoutes } from "../admin/config-routes.ts";
@@ -20,6 +20,11 @@ import { LoginLimiter } from "../admin/login-limiter.ts";
 import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
 import { iamRoutes } from "../admin/iam-routes.ts";
+import {
+  BrowseCredentials,
+  iamSessionRoutes,
+  sessionEntitlement,
+} from "../admin/iam-session-routes.ts";
 import { IamStore } from "../db/iam-store.ts";
 import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
@@ -118,12 +123,34 @@ export async function openAdminPlane(
     },
   };
   const trustProxyHeaders = () => holder.current.advanced.trust_proxy_headers;
+  const browse = new BrowseCredentials();
+  const stillEntitled = sessionEntitlement(() => iam.current);
+  const iamMode = () => {
+    if (holder.current.access.authentication?.trim().toLowerCase() === "none") return "open";
+    return iam.current.userCount > 0 ? "iam" : "bootstrap";
+  };
 
   const api = createAdminApp({
     trustProxyHeaders,
-    guard: sessionGuard({ sessions, audit, trustProxyHeaders }),
+    guard: sessionGuard({ sessions, audit, trustProxyHeaders, stillEntitled }),
     areas: [
-      sessionRoutes({ sessions, password, db, limiter, audit }),
+      sessionRoutes({
+        sessions,
+        password,
+        db,
+        limiter,
+        audit,
+        onSessionEnd: (id) => browse.delete(id),
+      }),
+      iamSessionRoutes({
+        sessions,
+        limiter,
+        audit,
+        config: runtime,
+        store: iamStore,
+        index: () => iam.current,
+        onChange: () => iam.rebuild(),
+      }, browse),
       configRoutes({ config: runtime, audit }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes(storageDeps), // with the bucket routes
@@ -140,9 +167,14 @@ export async function openAdminPlane(
   const operator = new Hono<AdminEnv>();
   operator.onError(renderAdminError);
   operator.use("*", adminContext(trustProxyHeaders));
-  operator.get("/api/whoami", whoamiHandler({ sessions, version: VERSION }));
+  operator.get("/api/whoami", whoamiHandler({ sessions, version: VERSION, mode: iamMode }));
   // Storage stats read every bucket's counter: an admin view, so it needs a session.
-  operator.use("/stats", requireSession({ sessions, audit }));
+  operator.use("/stats", requireSession({ sessions, audit, stillEntitled }), async (c, next) => {
+    if (!c.var.principal.admin) {
+      throw new AdminError("forbidden", "Storage stats need an admin session");
+    }
+    await next();
+  });
   operator.route(
     "/stats",
     statsRoute({

@@ -52,8 +52,8 @@ export interface Services {
   semaphore: Semaphore;
   s3: (request: Request, remoteAddress?: string) => Promise<Response>;
   /**
-   * Plugs IAM in once the config database is open (admin-plane.ts): its keys are asked after
-   * the bootstrap pair, and its access hooks authorize every S3 request from then on.
+   * Plugs IAM in once the config database is open (admin-plane.ts): its keys are asked before
+   * the bootstrap pair (a migrated pair signs as its IAM user), and its access hooks authorize every S3 request from then on.
    */
   attachIam(iam: IamAttachment): void;
   stop(): void;
@@ -100,7 +100,8 @@ export async function openServices(config: Config): Promise<Services> {
       const bootstrap = new BootstrapCredentials(access_key_id, secret_access_key);
       keys = {
         config: current,
-        store: iam ? new ChainedCredentials([bootstrap, iam.credentials]) : bootstrap,
+        // IAM first: after POST /migrate the bootstrap pair is an IAM user, governed by IAM.
+        store: iam ? new ChainedCredentials([iam.credentials, bootstrap]) : bootstrap,
       };
     }
     return keys.store;
