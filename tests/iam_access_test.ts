@@ -19,6 +19,7 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
+import { signedPostForm } from "./helpers/post-form.ts";
 import { startSvc, type SvcProcess } from "./helpers/svc.ts";
 
 interface CreatedUser {
@@ -235,6 +236,27 @@ Deno.test("iam: listings show only what a user may list; common prefixes leak no
   assert.deepEqual(
     (deleted.Errors ?? []).map((e) => [e.Key, e.Code]),
     [["home/marge/p0", "AccessDenied"]],
+  );
+});
+
+Deno.test("iam: a POST form is judged on the key its policy names, as its signer", async () => {
+  const { svc, homer } = await setup();
+  await using _svc = svc;
+  const keys = { accessKeyId: homer.access_key_id, secretAccessKey: homer.secret_access_key };
+  const post = (key: string) =>
+    fetch(`${svc.url}/data`, {
+      method: "POST",
+      body: signedPostForm("data", key, "form", {}, keys),
+    });
+  const own = await post("home/homer/form.txt");
+  assert.equal(own.status, 204, await own.text());
+  const other = await post("home/marge/form.txt");
+  assert.equal(other.status, 403);
+  assert.match(await other.text(), /AccessDenied/);
+  const root = svc.client();
+  await assert.rejects(
+    root.send(new GetObjectCommand({ Bucket: "data", Key: "home/marge/form.txt" })),
+    (err: Error) => err.name === "NoSuchKey",
   );
 });
 

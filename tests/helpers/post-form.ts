@@ -1,5 +1,5 @@
 /**
- * Browser POST forms signed with the test credentials, as a web page's server would build them
+ * Browser POST forms signed with the test credentials (or another key pair), as a web page's server would build them
  * ("Browser-Based Uploads Using POST"), for black-box tests of form uploads.
  */
 import { createHmac } from "node:crypto";
@@ -18,11 +18,15 @@ export function signedPostForm(
   key: string,
   content: string,
   fields: Record<string, string> = {},
+  keys: { accessKeyId: string; secretAccessKey: string } = {
+    accessKeyId: ACCESS_KEY,
+    secretAccessKey: SECRET_KEY,
+  },
 ): FormData {
   const now = new Date();
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
   const date = stamp.slice(0, 8);
-  const credential = `${ACCESS_KEY}/${date}/us-east-1/s3/aws4_request`;
+  const credential = `${keys.accessKeyId}/${date}/us-east-1/s3/aws4_request`;
   const policy = btoa(JSON.stringify({
     expiration: new Date(now.getTime() + 600_000).toISOString(),
     conditions: [
@@ -35,7 +39,7 @@ export function signedPostForm(
     ],
   }));
   const signingKey = hmac(
-    hmac(hmac(hmac(`AWS4${SECRET_KEY}`, date), "us-east-1"), "s3"),
+    hmac(hmac(hmac(`AWS4${keys.secretAccessKey}`, date), "us-east-1"), "s3"),
     "aws4_request",
   );
   const form = new FormData();
