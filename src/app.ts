@@ -23,16 +23,26 @@ export interface AppSurfaces {
   admin?: { api: Hono<AdminEnv>; operator: Hono<AdminEnv> };
 }
 
+/** An answer that is a small document, not a download or a live stream. */
+function isDocument(contentType: string | null): boolean {
+  const type = contentType?.split(";")[0].trim().toLowerCase() ?? "";
+  return type !== "text/event-stream" &&
+    (type === "application/json" || type.startsWith("text/") || type.endsWith("yaml"));
+}
+
 export function createApp(surfaces: AppSurfaces): Hono {
   const app = new Hono();
   // Operator routes are measured here; S3 requests are measured by the S3 handler.
   app.use("/_/*", async (c, next) => {
     const started = performance.now();
     await next();
-    const streaming = c.res.headers.get("content-type")?.startsWith("text/event-stream");
-    if (c.req.method !== "HEAD" && !streaming && !c.res.headers.has("content-length")) {
-      // Operator answers are small in-memory documents: sized here, so the response-size
-      // histogram observes every answer (Hono leaves the length to the server).
+    if (
+      c.req.method !== "HEAD" && isDocument(c.res.headers.get("content-type")) &&
+      !c.res.headers.has("content-length")
+    ) {
+      // Operator documents (JSON, YAML, text) are small and in memory: sized here, so the
+      // response-size histogram observes every answer (Hono leaves the length to the server).
+      // Downloads (ZIP, backups) and live tails stream and are never read here.
       const body = new Uint8Array(await c.res.arrayBuffer());
       const headers = new Headers(c.res.headers);
       headers.set("content-length", String(body.byteLength));

@@ -20,6 +20,7 @@ import { LoginLimiter } from "../admin/login-limiter.ts";
 import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
 import { iamRoutes } from "../admin/iam-routes.ts";
+import { objectRoutes } from "../admin/object-routes.ts";
 import {
   BrowseCredentials,
   iamSessionRoutes,
@@ -151,6 +152,7 @@ export async function openAdminPlane(
         index: () => iam.current,
         onChange: () => iam.rebuild(),
       }, browse),
+      objectRoutes({ s3: services.s3, index: () => iam.current, config: runtime, audit }),
       configRoutes({ config: runtime, audit }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes(storageDeps), // with the bucket routes

@@ -19,7 +19,7 @@ import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { usageCounterOf } from "../objects/usage.ts";
 import type { S3Access } from "../s3/access.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
-import { createS3Handler } from "../s3/handler.ts";
+import { createS3Handler, type S3Handler } from "../s3/handler.ts";
 import { VERSION } from "../version.ts";
 import { backendPlanOf } from "./backends.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
@@ -50,7 +50,7 @@ export interface Services {
   /** The admission chain of the current snapshot (rebuilt when the snapshot changes). */
   admission: () => AdmissionChain;
   semaphore: Semaphore;
-  s3: (request: Request, remoteAddress?: string) => Promise<Response>;
+  s3: S3Handler;
   /**
    * Plugs IAM in once the config database is open (admin-plane.ts): its keys are asked before
    * the bootstrap pair (a migrated pair signs as its IAM user), and its access hooks authorize every S3 request from then on.

@@ -3,6 +3,7 @@
  * failure becomes an S3 error document. The server stays up whatever a request throws.
  */
 import type { Authenticator } from "../auth/authenticator.ts";
+import type { Principal } from "../auth/credentials.ts";
 import { isNoSpaceError, SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
 import { watchForStalls } from "../http/stall-watch.ts";
@@ -84,7 +85,20 @@ function withDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> {
   });
 }
 
-export type S3Handler = (raw: Request, remoteAddress?: string) => Promise<Response>;
+/**
+ * Who an in-process request acts as (the admin browse helpers): it skips admission and SigV4 —
+ * the caller's session already authenticated the user — and is authorized, gated and executed
+ * like any S3 request of that principal (null: open access).
+ */
+export interface ActingAs {
+  principal: Principal | null;
+}
+
+export type S3Handler = (
+  raw: Request,
+  remoteAddress?: string,
+  acting?: ActingAs,
+) => Promise<Response>;
 
 /**
  * The request's concurrency slot, taken at most once and released only if taken: a browser POST
@@ -130,7 +144,7 @@ function withStallWatch(raw: Request, stallMs: number, deadline: AbortController
 }
 
 export function createS3Handler(options: S3HandlerOptions): S3Handler {
-  return async (raw, remoteAddress) => {
+  return async (raw, remoteAddress, acting) => {
     const started = performance.now();
     let operation: OperationLabel | undefined;
     const requestId = newRequestId();
@@ -181,8 +195,12 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       try {
         // Admission runs first: an anonymous reader of a public prefix never meets the
         // authenticator, and a denied request is refused before its signature is checked.
-        const anonymous = admit(options.services.admission(), request, remoteAddress);
-        if (anonymous !== null) {
+        const anonymous = acting
+          ? null
+          : admit(options.services.admission(), request, remoteAddress);
+        if (acting) {
+          request.auth = { principal: acting.principal };
+        } else if (anonymous !== null) {
           request.anonymous = anonymous;
           request.auth = { principal: null };
         } else {
