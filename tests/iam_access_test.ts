@@ -179,6 +179,15 @@ Deno.test("iam: a matrix of operations × three users", async () => {
     }
   }
   assert.deepEqual(got, expected);
+
+  // The decisions are counted by outcome; the users and index version are exported.
+  const metrics = await (await fetch(`${svc.url}/_/metrics`)).text();
+  const sample = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? NaN);
+  assert.ok(sample(/svc_iam_decisions_total\{decision="deny",reason="no_match"\} (\d+)/) > 10);
+  assert.ok(sample(/svc_iam_decisions_total\{decision="deny",reason="explicit_deny"\} (\d+)/) >= 1);
+  assert.ok(sample(/svc_iam_decisions_total\{decision="allow",reason="allow"\} (\d+)/) > 10);
+  assert.equal(sample(/svc_iam_users (\d+)/), 3);
+  assert.ok(sample(/svc_iam_index_rebuilds_total (\d+)/) >= 4);
 });
 
 Deno.test("iam: listings show only what a user may list; common prefixes leak nothing", async () => {

@@ -199,8 +199,12 @@ export class IamIndexHolder {
   #running: Promise<IamIndex> | null = null;
   #again: Promise<IamIndex> | null = null;
 
-  constructor(source: IamSource) {
+  readonly #onRebuilt?: (seconds: number) => void;
+
+  /** `onRebuilt` is told how long each rebuild took (metrics). */
+  constructor(source: IamSource, onRebuilt?: (seconds: number) => void) {
     this.#source = source;
+    this.#onRebuilt = onRebuilt;
   }
 
   get current(): IamIndex {
@@ -232,6 +236,7 @@ export class IamIndexHolder {
     const started = performance.now();
     const next = IamIndex.build(await this.#source.snapshot());
     if (next.version >= this.#current.version) this.#current = next;
+    this.#onRebuilt?.((performance.now() - started) / 1000);
     log.debug("IAM index rebuilt", {
       version: next.version,
       users: next.userCount,

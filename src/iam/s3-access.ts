@@ -15,6 +15,7 @@
 import type { Principal } from "../auth/credentials.ts";
 import { accessDenied, type S3Access } from "../s3/access.ts";
 import type { S3Request } from "../s3/request.ts";
+import type { Decision } from "./evaluate.ts";
 import { BOOTSTRAP_PRINCIPAL, type IamIndex } from "./index.ts";
 
 /** Operations whose `prefix` query parameter is the `s3:prefix` of the request. */
@@ -32,7 +33,13 @@ function principalOf(request: S3Request): Principal | null {
   return request.auth?.principal ?? null;
 }
 
-export function iamS3Access(holder: { readonly current: IamIndex }): S3Access {
+/** Told of every decision IAM made on a request (metrics); not of bootstrap or open access. */
+export type DecisionObserver = (decision: Decision) => void;
+
+export function iamS3Access(
+  holder: { readonly current: IamIndex },
+  onDecision: DecisionObserver = () => {},
+): S3Access {
   return {
     authorize(request, target) {
       const principal = target.principal;
@@ -50,6 +57,7 @@ export function iamS3Access(holder: { readonly current: IamIndex }): S3Access {
           ? (PREFIXED.has(target.operation) ? request.query.get("prefix") ?? "" : "")
           : undefined,
       });
+      onDecision(decision);
       if (!decision.allowed) throw accessDenied(target);
     },
     visibleKeys(request, bucket) {

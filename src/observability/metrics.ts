@@ -99,7 +99,17 @@ export interface Metrics {
     lastReclaimedBytes: GaugeHandle;
   };
   replication: { listCalls: CounterHandle; headCalls: CounterHandle; dirsCompleted: CounterHandle };
+  iam: {
+    /** IAM decisions on S3 requests (the bootstrap key and open access are not counted). */
+    decisions: LabelledCounterHandle<{ decision: "allow" | "deny"; reason: IamDecisionReason }>;
+    rebuilds: CounterHandle;
+    rebuildDuration: HistogramHandle;
+    /** Where the users/version gauges read from (set once IAM is attached). */
+    attach(source: () => { users: number; version: number }): void;
+  };
 }
+
+export type IamDecisionReason = "allow" | "explicit_deny" | "no_match" | "unknown_principal";
 
 export const METHODS = ["GET", "PUT", "HEAD", "DELETE", "POST"] as const;
 /** The 15 documented values; metrics_test.ts checks at type level that they cover OperationLabel. */
@@ -416,6 +426,35 @@ export function createMetrics(options: MetricsOptions): Metrics {
     dirsCompleted: counter("svc_replication_dirs_completed_total", "Directories replicated."),
   };
 
+  let iamSource: (() => { users: number; version: number }) | undefined;
+  new SourcedGauge(
+    "svc_iam_users",
+    "IAM users in the index in effect.",
+    registers,
+    () => iamSource?.().users ?? 0,
+  );
+  new SourcedGauge(
+    "svc_iam_index_version",
+    "The IAM version the index in effect was built from.",
+    registers,
+    () => iamSource?.().version ?? 0,
+  );
+  const iam = {
+    decisions: counter("svc_iam_decisions_total", "IAM decisions on S3 requests.", [
+      "decision",
+      "reason",
+    ]),
+    rebuilds: counter("svc_iam_index_rebuilds_total", "IAM index rebuilds."),
+    rebuildDuration: histogram(
+      "svc_iam_index_rebuild_seconds",
+      "Time to rebuild the IAM index.",
+      DURATION_BUCKETS,
+    ),
+    attach(source: () => { users: number; version: number }) {
+      iamSource = source;
+    },
+  };
+
   return {
     observeRequest,
     observeAdminRequest,
@@ -428,5 +467,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     multipart,
     sweep,
     replication,
+    iam,
   };
 }

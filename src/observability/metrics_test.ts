@@ -239,6 +239,11 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_replication_dirs_completed_total: ["counter", []],
   // Beyond the spec's table: the admin plane's requests (the spec's operation label has no room).
   svc_admin_requests_total: ["counter", ["area", "method", "status"]],
+  svc_iam_users: ["gauge", []],
+  svc_iam_index_version: ["gauge", []],
+  svc_iam_decisions_total: ["counter", ["decision", "reason"]],
+  svc_iam_index_rebuilds_total: ["counter", []],
+  svc_iam_index_rebuild_seconds: ["histogram", []],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);

@@ -98,9 +98,21 @@ export async function openAdminPlane(
     void services.logging.auditRing.record(event, fields, level);
   // IAM: the index is built before S3 hears of it, so the first request already sees every user.
   const iamStore = new IamStore(db);
-  const iam = new IamIndexHolder(iamStore);
+  const iamMetrics = services.metrics.iam;
+  const iam = new IamIndexHolder(iamStore, (seconds) => {
+    iamMetrics.rebuilds.inc();
+    iamMetrics.rebuildDuration.observe(seconds);
+  });
   await iam.rebuild();
-  services.attachIam({ credentials: new IamCredentials(iam), access: iamS3Access(iam) });
+  iamMetrics.attach(() => ({ users: iam.current.userCount, version: iam.version }));
+  services.attachIam({
+    credentials: new IamCredentials(iam),
+    access: iamS3Access(iam, (decision) =>
+      iamMetrics.decisions.inc({
+        decision: decision.allowed ? "allow" : "deny",
+        reason: decision.reason === "bootstrap" ? "allow" : decision.reason,
+      })),
+  });
   const sessions = new AdminSessions({
     store: new SessionStore(db),
     passwordHash: () => password.hash,
