@@ -216,6 +216,12 @@ export class DeltaBackend implements Backend {
   async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
     if (!this.#settings().bucketCompression(bucket)) return this.#inner.headObject(bucket, key);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
+    const hint = this.#located?.get(bucket, key);
+    if (hint) {
+      const info = await this.#inner.headObject(bucket, hint.key);
+      if (info) return { ...info, key };
+      this.#located?.invalidate(bucket, key);
+    }
     const stored = await this.#locate(bucket, key);
     return stored ? { ...stored, key } : null;
   }
@@ -357,6 +363,9 @@ export class DeltaBackend implements Backend {
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
         this.#forget(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
+        // The key is now stored under its own name: the next GET or HEAD opens it directly
+        // instead of also looking for a `.delta` twin (under the key lock, after the twin went).
+        this.#located?.set(bucket, key, info);
         const reason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
         this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, reason);
         return info;
