@@ -126,8 +126,10 @@ export class JobsStore {
           now,
         ],
       });
-      return toJob((await tx.execute({ sql: "SELECT * FROM jobs WHERE id = ?", args: [id] }))
-        .rows[0]);
+      return toJob(
+        (await tx.execute({ sql: "SELECT * FROM jobs WHERE id = ?", args: [id] }))
+          .rows[0],
+      );
     });
   }
 

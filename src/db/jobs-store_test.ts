@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { HASH_A } from "../../tests/helpers/config-db.ts";
 import { emptyProgress } from "../jobs/job-model.ts";
 import { type ConfigDb, openConfigDb } from "./config-db.ts";
-import { BucketBusyError, JobStateError, JobsStore } from "./jobs-store.ts";
+import { BucketBusyError, JobsStore, JobStateError } from "./jobs-store.ts";
 
 async function withStore(
   fn: (store: JobsStore, db: ConfigDb) => Promise<void>,

@@ -51,7 +51,8 @@ const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   idle: ["queued", "running"],
   queued: ["running", "cancelling", "cancelled"],
   running: ["succeeded", "failed", "cancelling", "queued"],
-  cancelling: ["cancelled", "failed", "queued"],
+  // A cancel that arrives as the work ends loses: the job finished.
+  cancelling: ["cancelled", "failed", "succeeded", "queued"],
   succeeded: ["idle", "queued"],
   failed: ["idle", "queued"],
   cancelled: ["idle", "queued"],

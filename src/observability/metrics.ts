@@ -99,6 +99,12 @@ export interface Metrics {
     lastReclaimedBytes: GaugeHandle;
   };
   replication: { listCalls: CounterHandle; headCalls: CounterHandle; dirsCompleted: CounterHandle };
+  /** `kind`, `status` and `type` come from the fixed sets of src/jobs/job-model.ts. */
+  jobs: {
+    count: { set(labels: { kind: string; status: string }, value: number): void };
+    objects: LabelledCounterHandle<{ type: string; outcome: "done" | "failed" }>;
+    bytes: LabelledCounterHandle<{ type: string }>;
+  };
 }
 
 export const METHODS = ["GET", "PUT", "HEAD", "DELETE", "POST"] as const;
@@ -138,6 +144,7 @@ const ADMIN_AREAS = new Set([
   "groups",
   "iam",
   "policies",
+  "jobs",
 ]);
 
 export function adminArea(path: string): string {
@@ -416,6 +423,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
     dirsCompleted: counter("svc_replication_dirs_completed_total", "Directories replicated."),
   };
 
+  const jobs = {
+    count: gauge("svc_jobs", "Jobs by kind and status.", ["kind", "status"]),
+    objects: counter(
+      "svc_job_objects_total",
+      "Objects processed by maintenance jobs (re-encrypt, migrate), by outcome.",
+      ["type", "outcome"],
+    ),
+    bytes: counter("svc_job_bytes_total", "Bytes copied by maintenance jobs.", ["type"]),
+  };
+
   return {
     observeRequest,
     observeAdminRequest,
@@ -428,5 +445,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     multipart,
     sweep,
     replication,
+    jobs,
   };
 }

@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { usageCounterOf } from "../objects/usage.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { createS3Handler } from "../s3/handler.ts";
+import { BucketWriteGate } from "../s3/write-gate.ts";
 import { VERSION } from "../version.ts";
 import { backendPlanOf } from "./backends.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
@@ -45,6 +46,8 @@ export interface Services {
   /** The admission chain of the current snapshot (rebuilt when the snapshot changes). */
   admission: () => AdmissionChain;
   semaphore: Semaphore;
+  /** Buckets held by maintenance jobs (S3 writes 503 SlowDown) and writes in flight per bucket. */
+  maintenanceGate: BucketWriteGate;
   s3: (request: Request, remoteAddress?: string) => Promise<Response>;
   stop(): void;
 }
@@ -103,6 +106,7 @@ export async function openServices(config: Config): Promise<Services> {
   const admission = admissionChainSource(() => holder.current);
   admission(); // built now: its warnings (a bucket made entirely public) show at startup
   const semaphore = new Semaphore(config.advanced.max_concurrent_requests);
+  const maintenanceGate = new BucketWriteGate();
   const s3 = createS3Handler({
     authenticator,
     onComplete: (sample) => metrics.observeRequest(sample),
@@ -121,6 +125,7 @@ export async function openServices(config: Config): Promise<Services> {
       get usage() {
         return usageCounterOf(stack!.objects);
       },
+      maintenanceGate,
     },
     semaphore,
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
@@ -144,6 +149,7 @@ export async function openServices(config: Config): Promise<Services> {
     logging,
     admission,
     semaphore,
+    maintenanceGate,
     s3,
     stop() {
       stack!.stop();
