@@ -126,16 +126,17 @@ Deno.test("an interrupted migration resumes at its cursor: nothing skipped, noth
     const gate = new BucketWriteGate();
     gate.engage("b", job.id);
     const first = counted(world.target);
-    let runner: JobRunner;
+    const runners: JobRunner[] = [];
     const clock = hookedClock((n) => {
-      if (n === 4) void runner.stop(); // a shutdown after the 4th object
+      if (n === 4) void runners[0].stop(); // a shutdown after the 4th object
     });
-    runner = new JobRunner({
+    const runner = new JobRunner({
       store: world.store,
       clock,
       concurrency: 1,
       workerFor: () => migrateWorker(depsFor(world, first.backend, clock, gate)),
     });
+    runners.push(runner);
     runner.enqueue(job.id);
     await runner.idle();
     const interrupted = await world.store.get(job.id);
