@@ -141,6 +141,7 @@ export async function openAdminPlane(
       clock: systemClock,
       gate: services.maintenanceGate,
       route: (bucket) => services.storage.router.route(bucket),
+      routedTo: (bucket) => holder.current.storage.buckets[bucket]?.backend,
       backend: (name) => services.storage.backends.get(name),
       routeBucket: (bucket, backend) => routeBucketVia(runtime, bucket, backend),
       settings: () => pacing,

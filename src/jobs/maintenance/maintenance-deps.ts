@@ -38,6 +38,8 @@ export interface MaintenanceDeps {
   gate: BucketWriteGate;
   /** Where a bucket lives now. */
   route(bucket: string): Promise<BucketRoute>;
+  /** The backend `storage.buckets.<bucket>.backend` names in the running config, if any. */
+  routedTo(bucket: string): string | undefined;
   /** A configured backend by name (undefined when not configured). */
   backend(name: string): Backend | undefined;
   /**

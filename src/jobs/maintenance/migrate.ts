@@ -74,8 +74,9 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
     const bucket = job.scope.bucket;
     const cursor = new JobCursor<MigrateState>(job, deps);
     const state = cursor.state;
-    // A crash between the config apply and saving `flipped` leaves the bucket already routed.
-    if (!state.flipped && (await deps.route(bucket)).name === state.to) {
+    // A crash between the config apply and saving `flipped` leaves the bucket already routed
+    // (read from the config, not a backend: an outage must never read as "not flipped").
+    if (!state.flipped && deps.routedTo(bucket) === state.to) {
       state.flipped = true;
       await cursor.save();
     }
@@ -113,8 +114,20 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
         if (isShutdown(signal)) throw err;
         return await unwind("failed", `Migration failed: ${messageOf(err)}`);
       }
+      if (signal.aborted) {
+        if (isShutdown(signal)) throw signal.reason;
+        return await unwind("cancelled");
+      }
       await cursor.phase("flip");
-      await deps.routeBucket(bucket, state.to);
+      try {
+        await deps.routeBucket(bucket, state.to);
+      } catch (err) {
+        // The apply changes nothing when it fails (config-runtime.ts): the bucket is still on
+        // the source, so the copies go.
+        if (deps.routedTo(bucket) !== state.to) {
+          return await unwind("failed", `Routing flip failed: ${messageOf(err)}`);
+        }
+      }
       state.flipped = true;
       await cursor.save();
       deps.gate.lift(bucket, job.id);
@@ -123,7 +136,11 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
       deps.gate.lift(bucket, job.id);
     }
 
-    if (state.deleteSource) {
+    if (state.deleteSource && signal.aborted && !isShutdown(signal)) {
+      // A cancel that lost the race with the flip: the bucket has moved, but the operator asked
+      // to stop, so the source copy is kept rather than deleted.
+      deps.audit("job_source_bucket_kept", { job: job.id, bucket, reason: "cancel requested" });
+    } else if (state.deleteSource) {
       // After the flip the job always completes: only a shutdown interrupts it (and it resumes).
       await cursor.phase("cleanup");
       const [source] = places(deps, state);

@@ -76,6 +76,7 @@ function depsFor(world: World, target: Backend, clock: Clock, gate: BucketWriteG
         backend: world.flips.length > 0 ? target : world.source,
         real: bucket,
       }),
+    routedTo: () => world.flips.length > 0 ? "remote" : undefined,
     backend: (name) => backends.get(name),
     routeBucket: (bucket, backend) => {
       world.flips.push(`${bucket}->${backend}`);
@@ -201,6 +202,33 @@ Deno.test("a failed copy unwinds: source intact, target clean, no flip, reason r
     assert.deepEqual(failures.map((f) => [f.key, f.message]), [["k/07", "disk on fire"]]);
     assert.deepEqual(world.flips, []);
     assert.equal(await world.target.headBucket("b"), null, "the bucket it created is gone");
+    for (const key of world.bodies.keys()) {
+      assert.notEqual(await world.source.headObject("b", key), null, key);
+    }
+  });
+});
+
+Deno.test("a routing flip that fails unwinds the copies and keeps the bucket where it was", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, true);
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    const clock = hookedClock(() => {});
+    const deps = depsFor(world, world.target, clock, gate);
+    deps.routeBucket = () => Promise.reject(new Error("config file is read-only"));
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(deps),
+    });
+    runner.enqueue(job.id);
+    await runner.idle();
+    const failed = await world.store.get(job.id);
+    assert.equal(failed?.status, "failed");
+    assert.equal(failed?.error, "Routing flip failed: config file is read-only");
+    assert.equal(await world.target.headBucket("b"), null);
+    assert.equal(gate.holder("b"), job.id, "the service lifts it when the job ends");
     for (const key of world.bodies.keys()) {
       assert.notEqual(await world.source.headObject("b", key), null, key);
     }
