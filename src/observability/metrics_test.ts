@@ -239,6 +239,10 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_replication_dirs_completed_total: ["counter", []],
   // Beyond the spec's table: the admin plane's requests (the spec's operation label has no room).
   svc_admin_requests_total: ["counter", ["area", "method", "status"]],
+  // Beyond the spec's table: the jobs room (maintenance jobs; bounded labels).
+  svc_jobs: ["gauge", ["kind", "status"]],
+  svc_job_objects_total: ["counter", ["type", "outcome"]],
+  svc_job_bytes_total: ["counter", ["type"]],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);
