@@ -10,7 +10,6 @@ import { BucketBusyError, type JobsStore } from "../db/jobs-store.ts";
 import { bucketNameProblem } from "../s3/names.ts";
 import { getLogger } from "../observability/log.ts";
 import {
-  ACTIVE,
   emptyProgress,
   failureRow,
   JOB_KINDS,
@@ -316,13 +315,6 @@ export class JobsService {
         this.#gauge.set({ kind, status }, found?.count ?? 0);
       }
     }
-  }
-
-  /** Buckets with an active job (for tests and diagnostics). */
-  async activeBuckets(): Promise<string[]> {
-    return (await this.#store.list()).filter((j) => ACTIVE.has(j.status)).map((j) =>
-      j.scope.bucket
-    );
   }
 }
 
