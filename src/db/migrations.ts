@@ -77,6 +77,62 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO meta (key, value) VALUES ('iam_version', '0')`,
     ],
   },
+  {
+    version: 3,
+    name: "jobs",
+    sql: [
+      // One row per job of the unified jobs surface (src/jobs/). `id` is the public id
+      // (`maintenance:<n>`, later `replication:<name>`, `lifecycle:<name>`); `type` the job's work
+      // within its kind (`reencrypt`, `migrate`); `scope` and `progress` are JSON; `state` is the
+      // kind's private resume state (phase, cursor, parameters). Times are Unix milliseconds.
+      `CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        type TEXT NOT NULL,
+        bucket TEXT,
+        scope TEXT NOT NULL,
+        status TEXT NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        progress TEXT NOT NULL,
+        state TEXT NOT NULL,
+        error TEXT,
+        created_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER,
+        updated_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX jobs_kind_status ON jobs (kind, status)`,
+      `CREATE INDEX jobs_bucket ON jobs (bucket)`,
+      // Runs of recurring jobs (replication, lifecycle). A maintenance one-off has no run rows: its
+      // one run is synthesized from the job row.
+      `CREATE TABLE job_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id TEXT NOT NULL,
+        triggered_by TEXT NOT NULL,
+        status TEXT NOT NULL,
+        counters TEXT NOT NULL,
+        error TEXT,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER
+      )`,
+      `CREATE INDEX job_runs_job ON job_runs (job_id, id)`,
+      // Per-object failures, newest read first; bounded per job by the store.
+      `CREATE TABLE job_failures (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id TEXT NOT NULL,
+        run_id INTEGER,
+        bucket TEXT NOT NULL,
+        object_key TEXT NOT NULL,
+        error_message TEXT NOT NULL,
+        occurred_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX job_failures_job ON job_failures (job_id, id)`,
+      // The last maintenance number handed out (`maintenance:<n>` never repeats).
+      `INSERT INTO meta (key, value) VALUES ('maintenance_seq', '0')`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

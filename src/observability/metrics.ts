@@ -107,6 +107,12 @@ export interface Metrics {
     /** Where the users/version gauges read from (set once IAM is attached). */
     attach(source: () => { users: number; version: number }): void;
   };
+  /** `kind`, `status` and `type` come from the fixed sets of src/jobs/job-model.ts. */
+  jobs: {
+    count: { set(labels: { kind: string; status: string }, value: number): void };
+    objects: LabelledCounterHandle<{ type: string; outcome: "done" | "failed" }>;
+    bytes: LabelledCounterHandle<{ type: string }>;
+  };
 }
 
 export type IamDecisionReason = "allow" | "explicit_deny" | "no_match" | "unknown_principal";
@@ -148,6 +154,7 @@ const ADMIN_AREAS = new Set([
   "groups",
   "iam",
   "policies",
+  "jobs",
 ]);
 
 export function adminArea(path: string): string {
@@ -455,6 +462,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
   };
 
+  const jobs = {
+    count: gauge("svc_jobs", "Jobs by kind and status.", ["kind", "status"]),
+    objects: counter(
+      "svc_job_objects_total",
+      "Objects processed by maintenance jobs (re-encrypt, migrate), by outcome.",
+      ["type", "outcome"],
+    ),
+    bytes: counter("svc_job_bytes_total", "Bytes copied by maintenance jobs.", ["type"]),
+  };
+
   return {
     observeRequest,
     observeAdminRequest,
@@ -468,5 +485,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     sweep,
     replication,
     iam,
+    jobs,
   };
 }

@@ -244,6 +244,10 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_iam_decisions_total: ["counter", ["decision", "reason"]],
   svc_iam_index_rebuilds_total: ["counter", []],
   svc_iam_index_rebuild_seconds: ["histogram", []],
+  // Beyond the spec's table: the jobs room (maintenance jobs; bounded labels).
+  svc_jobs: ["gauge", ["kind", "status"]],
+  svc_job_objects_total: ["counter", ["type", "outcome"]],
+  svc_job_bytes_total: ["counter", ["type"]],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);

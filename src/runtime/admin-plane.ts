@@ -29,6 +29,12 @@ import {
 import { IamStore } from "../db/iam-store.ts";
 import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
+import { jobsRoutes } from "../admin/jobs-routes.ts";
+import { JobsStore } from "../db/jobs-store.ts";
+import { systemClock } from "../jobs/clock.ts";
+import { JobsService } from "../jobs/jobs-service.ts";
+import type { MaintenanceSettings } from "../jobs/maintenance/maintenance-deps.ts";
+import { routeBucketVia } from "../jobs/maintenance/route-flip.ts";
 import { logRoutes } from "../admin/log-routes.ts";
 import { statsRoute } from "../admin/stats-route.ts";
 import type { StorageView } from "../admin/storage-admin.ts";
@@ -47,6 +53,8 @@ import type { Services } from "./services.ts";
 const log = getLogger("svc::admin");
 
 export interface AdminPlane {
+  /** The jobs room (maintenance jobs now; replication and lifecycle later). */
+  jobs: JobsService;
   /** Mounted at `/_/api/admin`. */
   api: Hono<AdminEnv>;
   /** Admin-plane routes outside that prefix: `/_/api/whoami`, `/_/stats` (mounted at `/_`). */
@@ -65,6 +73,24 @@ export interface AdminPlaneOptions {
   env: Record<string, string | undefined>;
   /** bcrypt cost of hashes svc makes (first run, password change); default 12. */
   bcryptCost?: number;
+}
+
+/**
+ * Maintenance job pacing from the environment: `SVC_MAINTENANCE_BATCH_SIZE` keys per listing page
+ * (default 1000), `SVC_MAINTENANCE_PACE_MS` pause after each object (default 0: as fast as the
+ * backends go; set it to bound the load a re-encrypt or migration puts on a busy backend).
+ */
+export function maintenanceSettings(env: Record<string, string | undefined>): MaintenanceSettings {
+  const int = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    const value = Number(raw);
+    return raw !== undefined && /^\d+$/.test(raw) && value >= min ? value : fallback;
+  };
+  return {
+    batchSize: Math.min(int("SVC_MAINTENANCE_BATCH_SIZE", 1000, 1), 1000),
+    paceMs: int("SVC_MAINTENANCE_PACE_MS", 0, 0),
+    attempts: 3,
+  };
 }
 
 /** The state directory of the admin plane: `<data>/.svc`. */
@@ -142,6 +168,28 @@ export async function openAdminPlane(
     if (holder.current.access.authentication?.trim().toLowerCase() === "none") return "open";
     return iam.current.userCount > 0 ? "iam" : "bootstrap";
   };
+  const jobMetrics = services.metrics.jobs;
+  const pacing = maintenanceSettings(options.env);
+  const jobs = new JobsService({
+    deps: {
+      store: new JobsStore(db),
+      clock: systemClock,
+      gate: services.maintenanceGate,
+      route: (bucket) => services.storage.router.route(bucket),
+      routedTo: (bucket) => holder.current.storage.buckets[bucket]?.backend,
+      backend: (name) => services.storage.backends.get(name),
+      routeBucket: (bucket, backend) => routeBucketVia(runtime, bucket, backend),
+      settings: () => pacing,
+      audit,
+      metrics: {
+        objects: (type, outcome, n = 1) => jobMetrics.objects.inc({ type, outcome }, n),
+        bytes: (type, n) => jobMetrics.bytes.inc({ type }, n),
+      },
+    },
+    gauge: jobMetrics.count,
+  });
+  // Before the listener opens: a re-queued job's write gate is engaged before any S3 write.
+  await jobs.start();
 
   const api = createAdminApp({
     trustProxyHeaders,
@@ -175,6 +223,7 @@ export async function openAdminPlane(
         onChange: () => iam.rebuild(),
         indexVersion: () => iam.version,
       }),
+      jobsRoutes({ jobs, audit }),
     ],
   });
 
@@ -198,6 +247,7 @@ export async function openAdminPlane(
   );
 
   return {
+    jobs,
     api,
     operator,
     db,
@@ -219,6 +269,8 @@ export async function openAdminPlane(
       }
     },
     async close() {
+      // Interrupted jobs keep their status and cursor: the next start re-queues them.
+      await jobs.stop();
       terminatePasswordWorker();
       await db.close();
     },

@@ -20,6 +20,7 @@ import { usageCounterOf } from "../objects/usage.ts";
 import type { S3Access } from "../s3/access.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { createS3Handler, type S3Handler } from "../s3/handler.ts";
+import { BucketWriteGate } from "../s3/write-gate.ts";
 import { VERSION } from "../version.ts";
 import { backendPlanOf } from "./backends.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
@@ -50,10 +51,13 @@ export interface Services {
   /** The admission chain of the current snapshot (rebuilt when the snapshot changes). */
   admission: () => AdmissionChain;
   semaphore: Semaphore;
+  /** Buckets held by maintenance jobs (S3 writes 503 SlowDown) and writes in flight per bucket. */
+  maintenanceGate: BucketWriteGate;
   s3: S3Handler;
   /**
    * Plugs IAM in once the config database is open (admin-plane.ts): its keys are asked before
-   * the bootstrap pair (a migrated pair signs as its IAM user), and its access hooks authorize every S3 request from then on.
+   * the bootstrap pair (a migrated pair signs as its IAM user), and its access hooks authorize
+   * every S3 request from then on.
    */
   attachIam(iam: IamAttachment): void;
   stop(): void;
@@ -124,6 +128,7 @@ export async function openServices(config: Config): Promise<Services> {
   const admission = admissionChainSource(() => holder.current);
   admission(); // built now: its warnings (a bucket made entirely public) show at startup
   const semaphore = new Semaphore(config.advanced.max_concurrent_requests);
+  const maintenanceGate = new BucketWriteGate();
   const s3 = createS3Handler({
     authenticator,
     onComplete: (sample) => metrics.observeRequest(sample),
@@ -145,6 +150,7 @@ export async function openServices(config: Config): Promise<Services> {
       get usage() {
         return usageCounterOf(stack!.objects);
       },
+      maintenanceGate,
     },
     semaphore,
     requestTimeoutMs: () => holder.current.advanced.request_timeout_secs * 1000,
@@ -169,6 +175,7 @@ export async function openServices(config: Config): Promise<Services> {
     logging,
     admission,
     semaphore,
+    maintenanceGate,
     s3,
     attachIam(next) {
       iam = next;

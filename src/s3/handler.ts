@@ -126,6 +126,12 @@ function isFormUpload(request: S3Request): boolean {
     (request.headers.get("content-type") ?? "").toLowerCase().startsWith("multipart/form-data");
 }
 
+/** A request that may change a bucket's objects (every method but GET, HEAD and OPTIONS). */
+function isMutation(request: S3Request): boolean {
+  const method = request.method.toUpperCase();
+  return request.bucket !== null && method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
+}
+
 /** The same request with its body cut when it stalls (see http/stall-watch.ts). */
 function withStallWatch(raw: Request, stallMs: number, deadline: AbortController): Request {
   if (raw.body === null || !(stallMs > 0)) return raw;
@@ -210,12 +216,24 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
         try {
           // Replay detection wraps the operation itself (not the deadline race): a repeat waits
           // for, and is answered by, what the first execution really did.
-          const work = options.authenticator.execute(
-            request,
-            request.auth.verified,
-            remoteAddress,
-            () => dispatchS3(options.services, request, resolved),
-          );
+          // A mutating request counts as in flight on its bucket until its work settles (past a
+          // deadline too): a maintenance job drains these before it reads the bucket.
+          const leave = isMutation(request)
+            ? options.services.maintenanceGate?.enter(request.bucket!)
+            : undefined;
+          let work: Promise<Response>;
+          try {
+            work = options.authenticator.execute(
+              request,
+              request.auth.verified,
+              remoteAddress,
+              () => dispatchS3(options.services, request, resolved),
+            );
+          } catch (err) {
+            leave?.();
+            throw err;
+          }
+          if (leave) work.then(leave, leave);
           response = await withDeadline(work, deadline.signal);
         } catch (err) {
           // A forged chunk signature or POST policy signature surfaces only while the body is

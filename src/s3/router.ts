@@ -10,6 +10,7 @@ import type { UsageCounter } from "../objects/usage.ts";
 import type { S3Access } from "./access.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 import type { S3Request } from "./request.ts";
+import type { BucketWriteGate } from "./write-gate.ts";
 import { S3_ROUTES } from "./route-table.ts";
 import { type OperationLabel, type Resolved, resolveRoute, runRoute } from "./routes.ts";
 
@@ -28,6 +29,8 @@ export interface S3Services {
   usage: UsageCounter;
   /** Authorization hooks (IAM); absent means ALLOW_ALL: authentication decides everything. */
   access?: S3Access;
+  /** Buckets held by maintenance jobs (writes 503) and writes in flight per bucket. */
+  maintenanceGate?: BucketWriteGate;
 }
 
 /** Resolves a request against svc's route table (pure: no I/O, no authentication needed). */

@@ -9,7 +9,9 @@
  *    AbortMultipartUpload is not a write: it only discards staged parts.
  * 2. `quota_bytes: 0` freezes the bucket: every write shape, deletes and DeleteBucket included,
  *    is refused with 403 QuotaExceeded. CreateBucket stays allowed (it stores no bytes).
- * 3. A non-zero quota (soft, in logical bytes): a write that adds bytes is refused when the
+ * 3. A maintenance job (re-encrypt, migrate) holds the bucket (`BucketWriteGate` below): every
+ *    write shape answers 503 SlowDown, which SDKs retry with back-off; reads are not gated.
+ * 4. A non-zero quota (soft, in logical bytes): a write that adds bytes is refused when the
  *    bucket is already at or over its quota, or when usage plus the declared size minus the
  *    object it replaces would pass it. Deletes are always allowed: they are how a bucket gets
  *    back under. Sizes not known up front (POST forms, UploadPartCopy, chunked bodies without a
@@ -49,6 +51,8 @@ export interface WriteGateServices {
   objects: ObjectService;
   bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
   usage: UsageCounter;
+  /** Buckets held by maintenance jobs; absent in setups without jobs. */
+  maintenanceGate?: BucketWriteGate;
 }
 
 const REMOVALS = new Set<WriteKind>(["delete", "delete-objects", "delete-bucket"]);
@@ -64,6 +68,14 @@ export async function gateWrite(services: WriteGateServices, intent: WriteIntent
     throw new SvcError(
       "AccessDenied",
       `Bucket "${bucket}" is a replication target${via}: replication is its only writer, client writes are refused`,
+      { BucketName: bucket },
+    );
+  }
+  const holder = services.maintenanceGate?.holder(bucket);
+  if (holder !== undefined) {
+    throw new SvcError(
+      "SlowDown",
+      `Bucket "${bucket}" is under maintenance (${holder}); writes resume when it ends`,
       { BucketName: bucket },
     );
   }
@@ -108,4 +120,80 @@ export function declaredLength(headers: Headers): number | undefined {
   if (raw === null || !/^\d+$/.test(raw.trim())) return undefined;
   const value = Number(raw);
   return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/**
+ * The buckets maintenance jobs hold, and the client writes in flight per bucket. A job engages
+ * the gate when it is created (new writes get 503 SlowDown from `gateWrite`), then waits in
+ * `drained` until the writes that passed before it have ended, so it never copies a bucket while
+ * one is half-written. The S3 handler counts every mutating request per bucket (`enter`) around
+ * its whole execution; `gateWrite` runs inside that window, so a write is either counted before
+ * the gate engaged (and drained) or refused.
+ */
+export class BucketWriteGate {
+  readonly #held = new Map<string, string>();
+  readonly #inflight = new Map<string, number>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+
+  /** The job holding `bucket`, or undefined when writes may pass. */
+  holder(bucket: string): string | undefined {
+    return this.#held.get(bucket);
+  }
+
+  /** Buckets held now, with their jobs. */
+  held(): ReadonlyMap<string, string> {
+    return this.#held;
+  }
+
+  engage(bucket: string, jobId: string): void {
+    this.#held.set(bucket, jobId);
+  }
+
+  /** Lifts the gate of `bucket` if `jobId` (when given) is the one holding it. */
+  lift(bucket: string, jobId?: string): void {
+    if (jobId === undefined || this.#held.get(bucket) === jobId) this.#held.delete(bucket);
+  }
+
+  /** Counts one mutating request on `bucket` until the returned function is called. */
+  enter(bucket: string): () => void {
+    this.#inflight.set(bucket, (this.#inflight.get(bucket) ?? 0) + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const remaining = (this.#inflight.get(bucket) ?? 1) - 1;
+      if (remaining > 0) {
+        this.#inflight.set(bucket, remaining);
+        return;
+      }
+      this.#inflight.delete(bucket);
+      const waiters = this.#waiters.get(bucket);
+      this.#waiters.delete(bucket);
+      for (const wake of waiters ?? []) wake();
+    };
+  }
+
+  inflight(bucket: string): number {
+    return this.#inflight.get(bucket) ?? 0;
+  }
+
+  /** Resolves once no write to `bucket` is in flight; rejects with the signal's reason. */
+  drained(bucket: string, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.inflight(bucket) === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiters = this.#waiters.get(bucket) ?? new Set<() => void>();
+      this.#waiters.set(bucket, waiters);
+      const onAbort = () => {
+        waiters.delete(wake);
+        reject(signal!.reason);
+      };
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      waiters.add(wake);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
 }

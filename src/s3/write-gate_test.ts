@@ -3,7 +3,13 @@ import { SvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import { UsageCounter } from "../objects/usage.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
-import { declaredLength, gateWrite, type WriteIntent, type WriteKind } from "./write-gate.ts";
+import {
+  BucketWriteGate,
+  declaredLength,
+  gateWrite,
+  type WriteIntent,
+  type WriteKind,
+} from "./write-gate.ts";
 import { fakeInfo as info } from "../storage/object-fixtures.ts";
 
 /** A gate over one bucket holding `existing` objects, with the given policy. */
@@ -116,4 +122,55 @@ Deno.test("declaredLength prefers the decoded length of aws-chunked bodies", () 
   );
   assert.equal(declaredLength(new Headers({ "content-length": "junk" })), undefined);
   assert.equal(declaredLength(new Headers()), undefined);
+});
+
+Deno.test("a bucket held by a maintenance job refuses every write with 503 SlowDown", async () => {
+  const maintenanceGate = new BucketWriteGate();
+  const services = {
+    objects: {} as ObjectService,
+    usage: new UsageCounter(() => Promise.reject(new Error("no quota: not scanned"))),
+    bucketPolicy: (bucket: string) => ({ bucket, publicPrefixes: [] }),
+    maintenanceGate,
+  };
+  maintenanceGate.engage("held", "maintenance:7");
+  for (const kind of [...ALL_KINDS, "tagging" as const]) {
+    await refusedWith(
+      gateWrite(services, { kind, bucket: "held" }),
+      "SlowDown",
+      /Bucket "held" is under maintenance \(maintenance:7\)/,
+    );
+    await gateWrite(services, { kind, bucket: "other" });
+  }
+  maintenanceGate.lift("held", "maintenance:8"); // another job's lift changes nothing
+  await refusedWith(gateWrite(services, { kind: "put", bucket: "held" }), "SlowDown");
+  maintenanceGate.lift("held", "maintenance:7");
+  await gateWrite(services, { kind: "put", bucket: "held" });
+});
+
+Deno.test("drained waits for the writes in flight on that bucket only", async () => {
+  const gate = new BucketWriteGate();
+  assert.equal(gate.inflight("b"), 0);
+  await gate.drained("b"); // nothing in flight: at once
+  const first = gate.enter("b");
+  const second = gate.enter("b");
+  const elsewhere = gate.enter("c");
+  let drained = false;
+  const waiting = gate.drained("b").then(() => drained = true);
+  first();
+  first(); // leaving twice counts once
+  await Promise.resolve();
+  assert.equal(drained, false);
+  assert.equal(gate.inflight("b"), 1);
+  second();
+  await waiting;
+  assert.equal(drained, true);
+  assert.equal(gate.inflight("c"), 1);
+  elsewhere();
+  // An abort ends the wait with its reason.
+  const stuck = gate.enter("b");
+  const abort = new AbortController();
+  const aborted = gate.drained("b", abort.signal);
+  abort.abort(new Error("cancelled"));
+  await assert.rejects(aborted, /cancelled/);
+  stuck();
 });

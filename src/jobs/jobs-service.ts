@@ -1,0 +1,323 @@
+/**
+ * The jobs room as the admin API sees it: creating maintenance jobs (validated before anything
+ * changes), cancelling, listing rows, runs and failures, and the boot step that re-queues what a
+ * dead process left. It owns the runner and keeps the write gate in step with the jobs: engaged
+ * when a job is created (or re-queued at boot), lifted when it ends (a migration lifts it itself
+ * at the routing flip).
+ */
+import { AdminError } from "../admin/admin-error.ts";
+import { BucketBusyError, type JobsStore } from "../db/jobs-store.ts";
+import { bucketNameProblem } from "../s3/names.ts";
+import { getLogger } from "../observability/log.ts";
+import {
+  emptyProgress,
+  failureRow,
+  JOB_KINDS,
+  JOB_STATUSES,
+  type JobKind,
+  type JobRecord,
+  jobRow,
+  type JobStatus,
+  runRow,
+  synthesizedRun,
+  TERMINAL,
+} from "./job-model.ts";
+import { JobRunner, type JobWorker } from "./runner.ts";
+import type { MaintenanceDeps } from "./maintenance/maintenance-deps.ts";
+import { type MigrateState, migrateWorker } from "./maintenance/migrate.ts";
+import { reencryptWorker } from "./maintenance/reencrypt.ts";
+import { messageOf } from "./maintenance/job-steps.ts";
+
+const log = getLogger("svc::jobs");
+
+/** SPEC: a re-encrypt request names at most this many buckets. */
+export const MAX_REENCRYPT_BUCKETS = 100;
+
+export interface Actor {
+  user: string;
+  ip: string;
+}
+
+export interface JobsGauge {
+  set(labels: { kind: JobKind; status: JobStatus }, value: number): void;
+}
+
+export interface JobsServiceOptions {
+  deps: MaintenanceDeps;
+  /** Maintenance jobs running at once. */
+  concurrency?: number;
+  gauge?: JobsGauge;
+}
+
+export class JobsService {
+  readonly #deps: MaintenanceDeps;
+  readonly #store: JobsStore;
+  readonly #runner: JobRunner;
+  readonly #gauge?: JobsGauge;
+
+  constructor(options: JobsServiceOptions) {
+    const deps = options.deps;
+    this.#deps = deps;
+    this.#store = deps.store;
+    this.#gauge = options.gauge;
+    const workers: Record<string, JobWorker> = {
+      reencrypt: reencryptWorker(deps),
+      migrate: migrateWorker(deps),
+    };
+    this.#runner = new JobRunner({
+      store: deps.store,
+      clock: deps.clock,
+      concurrency: options.concurrency ?? 2,
+      workerFor: (job) => {
+        const worker = workers[job.type];
+        if (!worker) throw new Error(`No worker for job type "${job.type}"`);
+        return worker;
+      },
+      onEnd: (job) => this.#ended(job),
+    });
+  }
+
+  get runner(): JobRunner {
+    return this.#runner;
+  }
+
+  /** Boot: re-queues unfinished maintenance jobs, engages their gates, starts them. */
+  async start(): Promise<void> {
+    const resumed = await this.#store.requeueUnfinished();
+    for (const job of resumed) {
+      const state = job.state as Partial<MigrateState>;
+      if (!(job.type === "migrate" && state.flipped)) {
+        this.#deps.gate.engage(job.scope.bucket, job.id);
+      }
+      this.#deps.audit("job_requeued", { job: job.id, type: job.type, bucket: job.scope.bucket });
+      log.info("maintenance job re-queued after a restart", { job: job.id, type: job.type });
+      this.#runner.enqueue(job.id);
+    }
+    await this.refreshGauge();
+  }
+
+  async stop(): Promise<void> {
+    await this.#runner.stop();
+  }
+
+  async list(): Promise<Record<string, unknown>[]> {
+    return (await this.#store.list()).map(jobRow);
+  }
+
+  /** The job of an id from a URL (`maintenance:<n>`, or just `<n>`); 404 when unknown. */
+  async job(id: string): Promise<JobRecord> {
+    const full = /^\d+$/.test(id) ? `maintenance:${id}` : id;
+    const job = await this.#store.get(full);
+    if (job === null) throw new AdminError("not_found", `No job "${id}"`);
+    return job;
+  }
+
+  async runs(job: JobRecord, limit: number): Promise<Record<string, unknown>[]> {
+    if (job.kind === "maintenance") {
+      const run = synthesizedRun(job);
+      return run === null ? [] : [runRow(run)!];
+    }
+    return (await this.#store.runs(job.id, limit)).map((run) => runRow(run)!);
+  }
+
+  async failures(job: JobRecord, limit: number): Promise<Record<string, unknown>[]> {
+    return (await this.#store.failures(job.id, limit)).map(failureRow);
+  }
+
+  /** The active job of a bucket: status, phase and counts only (browse sessions read it). */
+  async bucketStatus(bucket: string): Promise<Record<string, unknown>> {
+    const job = await this.#store.activeForBucket(bucket);
+    const gated = this.#deps.gate.holder(bucket) !== undefined;
+    if (job === null) return { bucket, write_gate: gated ? "gated" : "open", job: null };
+    const { phase, objects_done, objects_failed, bytes_done } = job.progress;
+    return {
+      bucket,
+      write_gate: gated ? "gated" : "open",
+      job: {
+        id: job.id,
+        type: job.type,
+        status: job.status,
+        phase,
+        objects_done,
+        objects_failed,
+        bytes_done,
+      },
+    };
+  }
+
+  /** Checks that `bucket` names an existing bucket; returns its route. */
+  async #existing(bucket: string) {
+    const problem = bucketNameProblem(bucket);
+    if (problem !== null) {
+      throw new AdminError("bad_request", `Bucket name "${bucket}" is not valid: ${problem}`);
+    }
+    let route;
+    try {
+      route = await this.#deps.route(bucket);
+      if ((await route.backend.headBucket(route.real)) !== null) return route;
+    } catch (err) {
+      throw new AdminError(
+        "unavailable",
+        `Bucket "${bucket}" cannot be reached: ${messageOf(err)}`,
+      );
+    }
+    throw new AdminError("not_found", `Bucket "${bucket}" does not exist`);
+  }
+
+  async #create(
+    type: "reencrypt" | "migrate",
+    scope: JobRecord["scope"],
+    state: Record<string, unknown>,
+    actor: Actor,
+  ): Promise<JobRecord> {
+    let job: JobRecord;
+    try {
+      job = await this.#store.createMaintenance({
+        type,
+        scope,
+        progress: emptyProgress("queued"),
+        state,
+        createdBy: actor.user,
+      });
+    } catch (err) {
+      if (err instanceof BucketBusyError) throw new AdminError("conflict", err.message);
+      throw err;
+    }
+    // Engaged now: from here every new write to the bucket answers 503 SlowDown.
+    this.#deps.gate.engage(scope.bucket, job.id);
+    this.#deps.audit("job_created", { ...actor, job: job.id, type, ...scope });
+    this.#runner.enqueue(job.id);
+    await this.refreshGauge();
+    return job;
+  }
+
+  /** `POST /jobs/reencrypt`: one job per bucket; per-bucket refusals are listed, not thrown. */
+  async reencrypt(buckets: string[], actor: Actor) {
+    const started: { bucket: string; job_id: number; id: string }[] = [];
+    const errors: { bucket: string; error: string; message: string }[] = [];
+    for (const bucket of new Set(buckets)) {
+      try {
+        await this.#existing(bucket);
+        const job = await this.#create(
+          "reencrypt",
+          { bucket, prefix: "" },
+          { cursor: null },
+          actor,
+        );
+        started.push({ bucket, job_id: numberOf(job.id), id: job.id });
+      } catch (err) {
+        if (!(err instanceof AdminError)) throw err;
+        errors.push({ bucket, error: err.code, message: err.message });
+      }
+    }
+    return { started, errors };
+  }
+
+  /** `POST /buckets/:bucket/migrate`: validated in full before the job exists. */
+  async migrate(bucket: string, target: string, deleteSource: boolean, actor: Actor) {
+    if (this.#deps.backend(target) === undefined) {
+      throw new AdminError("bad_request", `Unknown backend "${target}"`);
+    }
+    const route = await this.#existing(bucket);
+    if (route.name === target) {
+      throw new AdminError("bad_request", `Bucket "${bucket}" is already on backend "${target}"`);
+    }
+    const targetBackend = this.#deps.backend(target)!;
+    try {
+      if ((await targetBackend.headBucket(route.real)) !== null) {
+        const page = await targetBackend.listObjects(route.real, { prefix: "", maxKeys: 1 });
+        if (page.objects.length > 0 || page.commonPrefixes.length > 0) {
+          throw new AdminError(
+            "conflict",
+            `Backend "${target}" already has a non-empty bucket "${route.real}"`,
+          );
+        }
+      }
+    } catch (err) {
+      if (err instanceof AdminError) throw err;
+      throw new AdminError(
+        "unavailable",
+        `Backend "${target}" cannot be reached: ${messageOf(err)}`,
+      );
+    }
+    const state: MigrateState = {
+      from: route.name,
+      to: target,
+      real: route.real,
+      deleteSource,
+      cursor: null,
+      createdTarget: false,
+      flipped: false,
+      cleanupCursor: null,
+    };
+    const job = await this.#create("migrate", { bucket, prefix: "", target }, state, actor);
+    return {
+      job_id: numberOf(job.id),
+      id: job.id,
+      bucket,
+      from_backend: route.name,
+      to_backend: target,
+    };
+  }
+
+  /** `POST /jobs/:id/cancel` of a maintenance job. */
+  async cancel(job: JobRecord, actor: Actor): Promise<JobRecord> {
+    if (TERMINAL.has(job.status)) {
+      throw new AdminError("conflict", `Job ${job.id} already ended (${job.status})`);
+    }
+    if (job.type === "migrate" && (job.state as Partial<MigrateState>).flipped) {
+      throw new AdminError(
+        "conflict",
+        `Job ${job.id} already moved bucket "${job.scope.bucket}" to its new backend; ` +
+          `it can no longer be cancelled`,
+      );
+    }
+    let updated = job;
+    if (job.status !== "cancelling") {
+      updated = await this.#store.update(job.id, { status: "cancelling", cancelRequested: true }, [
+        "queued",
+        "running",
+      ]).catch(async (err) => {
+        const now = await this.#store.get(job.id);
+        if (now && TERMINAL.has(now.status)) {
+          throw new AdminError("conflict", `Job ${job.id} already ended (${now.status})`);
+        }
+        throw err;
+      });
+      this.#deps.audit("job_cancel_requested", { ...actor, job: job.id, bucket: job.scope.bucket });
+    }
+    this.#runner.cancel(job.id);
+    await this.refreshGauge();
+    return updated;
+  }
+
+  #ended(job: JobRecord): void {
+    this.#deps.gate.lift(job.scope.bucket, job.id);
+    this.#deps.audit(job.status === "cancelled" ? "job_cancelled" : "job_finished", {
+      job: job.id,
+      type: job.type,
+      bucket: job.scope.bucket,
+      status: job.status,
+      objects_done: job.progress.objects_done,
+      objects_failed: job.progress.objects_failed,
+      error: job.error,
+    }, job.status === "failed" ? "warn" : "info");
+    this.refreshGauge().catch(() => {});
+  }
+
+  /** Sets the jobs gauge from the stored rows (every kind and status, 0 when none). */
+  async refreshGauge(): Promise<void> {
+    if (!this.#gauge) return;
+    const counts = await this.#store.counts();
+    for (const kind of JOB_KINDS) {
+      for (const status of JOB_STATUSES) {
+        const found = counts.find((c) => c.kind === kind && c.status === status);
+        this.#gauge.set({ kind, status }, found?.count ?? 0);
+      }
+    }
+  }
+}
+
+function numberOf(id: string): number {
+  return Number(id.slice(id.indexOf(":") + 1));
+}

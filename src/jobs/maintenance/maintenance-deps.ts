@@ -1,0 +1,53 @@
+/**
+ * What the maintenance workers (re-encrypt, migrate) need from the running svc, as an
+ * interface: the runtime (src/runtime/admin-plane.ts) builds it over the storage stack and the
+ * config runtime; unit tests pass real backends on temp directories.
+ */
+import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { JobsStore } from "../../db/jobs-store.ts";
+import type { BucketWriteGate } from "../../s3/write-gate.ts";
+import type { Backend } from "../../storage/backend.ts";
+import type { Clock } from "../clock.ts";
+
+export interface BucketRoute {
+  /** The backend's name in the config. */
+  name: string;
+  backend: Backend;
+  /** The bucket's name on that backend (its alias, or the bucket itself). */
+  real: string;
+}
+
+export interface MaintenanceSettings {
+  /** Keys listed per page (and the cursor's granularity is one object). */
+  batchSize: number;
+  /** Pause after each object, to bound the load a job puts on the backends (0 = none). */
+  paceMs: number;
+  /** Attempts per object before it is recorded as failed. */
+  attempts: number;
+}
+
+/** Bounded-label counters the workers feed (`type` is `reencrypt` or `migrate`). */
+export interface JobMetrics {
+  objects(type: string, outcome: "done" | "failed", n?: number): void;
+  bytes(type: string, n: number): void;
+}
+
+export interface MaintenanceDeps {
+  store: JobsStore;
+  clock: Clock;
+  gate: BucketWriteGate;
+  /** Where a bucket lives now. */
+  route(bucket: string): Promise<BucketRoute>;
+  /** The backend `storage.buckets.<bucket>.backend` names in the running config, if any. */
+  routedTo(bucket: string): string | undefined;
+  /** A configured backend by name (undefined when not configured). */
+  backend(name: string): Backend | undefined;
+  /**
+   * Routes `bucket` to `backend` through the one config apply path, persisted to the config
+   * file (`storage.buckets.<bucket>.backend`).
+   */
+  routeBucket(bucket: string, backend: string): Promise<void>;
+  settings(): MaintenanceSettings;
+  audit: AuditFn;
+  metrics?: JobMetrics;
+}

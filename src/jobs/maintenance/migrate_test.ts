@@ -1,0 +1,236 @@
+import assert from "node:assert/strict";
+import { HASH_A } from "../../../tests/helpers/config-db.ts";
+import { openConfigDb } from "../../db/config-db.ts";
+import { JobsStore } from "../../db/jobs-store.ts";
+import { BucketWriteGate } from "../../s3/write-gate.ts";
+import type { Backend } from "../../storage/backend.ts";
+import { FilesystemBackend } from "../../storage/filesystem-backend.ts";
+import { metaFor, randomBytes } from "../../storage/object-fixtures.ts";
+import type { Clock } from "../clock.ts";
+import { emptyProgress } from "../job-model.ts";
+import { JobRunner } from "../runner.ts";
+import type { MaintenanceDeps } from "./maintenance-deps.ts";
+import { type MigrateState, migrateWorker } from "./migrate.ts";
+import { storedDigest } from "./raw-copy.ts";
+
+interface World {
+  store: JobsStore;
+  source: FilesystemBackend;
+  target: FilesystemBackend;
+  bodies: Map<string, Uint8Array>;
+  flips: string[];
+}
+
+async function withWorld(fn: (world: World) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "svc-migrate-" });
+  const db = await openConfigDb({ dir: `${dir}/db`, passwordHash: HASH_A });
+  try {
+    const source = await FilesystemBackend.open(`${dir}/source`);
+    const target = await FilesystemBackend.open(`${dir}/target`);
+    await source.createBucket("b");
+    const bodies = new Map<string, Uint8Array>();
+    for (let i = 0; i < 12; i++) {
+      const key = i === 5 ? "dir/reference.bin" : `k/${String(i).padStart(2, "0")}`;
+      const bytes = randomBytes(500 + i * 300);
+      const staged = await source.stageObject("b", key, ReadableStream.from([bytes]));
+      await staged.commit(metaFor(bytes));
+      bodies.set(key, bytes);
+    }
+    await fn({ store: new JobsStore(db), source, target, bodies, flips: [] });
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The target, counting the objects staged on it and failing the keys in `failing`. */
+function counted(target: Backend, failing: Set<string> = new Set()) {
+  const staged: string[] = [];
+  const backend = new Proxy(target, {
+    get(object, name, receiver) {
+      if (name === "stageObject") {
+        return (bucket: string, key: string, body: ReadableStream<Uint8Array>) => {
+          staged.push(key);
+          if (failing.has(key)) {
+            return body.cancel().then(() => Promise.reject(new Error("disk on fire")));
+          }
+          return target.stageObject(bucket, key, body);
+        };
+      }
+      const value = Reflect.get(object, name, receiver);
+      return typeof value === "function" ? value.bind(object) : value;
+    },
+  });
+  return { backend, staged };
+}
+
+function depsFor(world: World, target: Backend, clock: Clock, gate: BucketWriteGate) {
+  const backends = new Map<string, Backend>([["fs", world.source], ["remote", target]]);
+  const deps: MaintenanceDeps = {
+    store: world.store,
+    clock,
+    gate,
+    route: (bucket) =>
+      Promise.resolve({
+        name: world.flips.length > 0 ? "remote" : "fs",
+        backend: world.flips.length > 0 ? target : world.source,
+        real: bucket,
+      }),
+    routedTo: () => world.flips.length > 0 ? "remote" : undefined,
+    backend: (name) => backends.get(name),
+    routeBucket: (bucket, backend) => {
+      world.flips.push(`${bucket}->${backend}`);
+      return Promise.resolve();
+    },
+    settings: () => ({ batchSize: 5, paceMs: 1, attempts: 2 }),
+    audit: () => {},
+  };
+  return deps;
+}
+
+/** A clock whose `sleep` runs `onSleep` with the call count first. */
+function hookedClock(onSleep: (n: number) => void): Clock {
+  let calls = 0;
+  return {
+    now: () => 1_000,
+    sleep(_ms, signal) {
+      onSleep(++calls);
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      return Promise.resolve();
+    },
+  };
+}
+
+async function createJob(world: World, deleteSource: boolean) {
+  const state: MigrateState = {
+    from: "fs",
+    to: "remote",
+    real: "b",
+    deleteSource,
+    cursor: null,
+    createdTarget: false,
+    flipped: false,
+    cleanupCursor: null,
+  };
+  return await world.store.createMaintenance({
+    type: "migrate",
+    scope: { bucket: "b", prefix: "", target: "remote" },
+    progress: emptyProgress("queued"),
+    state,
+    createdBy: "t",
+  });
+}
+
+Deno.test("an interrupted migration resumes at its cursor: nothing skipped, nothing redone", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, true);
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    const first = counted(world.target);
+    const runners: JobRunner[] = [];
+    const clock = hookedClock((n) => {
+      if (n === 4) void runners[0].stop(); // a shutdown after the 4th object
+    });
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(depsFor(world, first.backend, clock, gate)),
+    });
+    runners.push(runner);
+    runner.enqueue(job.id);
+    await runner.idle();
+    const interrupted = await world.store.get(job.id);
+    assert.equal(interrupted?.status, "running");
+    assert.equal(interrupted?.progress.objects_done, 4);
+    assert.equal(first.staged.length, 4);
+    assert.equal(world.flips.length, 0);
+
+    // The next boot.
+    await world.store.requeueUnfinished();
+    const second = counted(world.target);
+    const resumed = new JobRunner({
+      store: world.store,
+      clock: hookedClock(() => {}),
+      concurrency: 1,
+      workerFor: () => migrateWorker(depsFor(world, second.backend, hookedClock(() => {}), gate)),
+    });
+    resumed.enqueue(job.id);
+    await resumed.idle();
+    const done = await world.store.get(job.id);
+    assert.equal(done?.status, "succeeded", done?.error ?? "");
+    assert.equal(done?.progress.objects_done, world.bodies.size);
+    // Each object staged exactly once across both runs.
+    assert.deepEqual([...first.staged, ...second.staged].sort(), [...world.bodies.keys()].sort());
+    assert.deepEqual(world.flips, ["b->remote"]);
+    assert.equal(gate.holder("b"), undefined, "the flip lifted the gate");
+    for (const [key, bytes] of world.bodies) {
+      const copy = await storedDigest({ backend: world.target, bucket: "b" }, key);
+      assert.equal(copy?.bytes, bytes.length, key);
+      const head = await world.target.headObject("b", key);
+      assert.equal(head?.meta.sha256, metaFor(bytes).sha256);
+    }
+    // delete_source: the source bucket is gone.
+    assert.equal(await world.source.headBucket("b"), null);
+  });
+});
+
+Deno.test("a failed copy unwinds: source intact, target clean, no flip, reason recorded", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, true);
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    const target = counted(world.target, new Set(["k/07"]));
+    const clock = hookedClock(() => {});
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(depsFor(world, target.backend, clock, gate)),
+    });
+    runner.enqueue(job.id);
+    await runner.idle();
+    const failed = await world.store.get(job.id);
+    assert.equal(failed?.status, "failed");
+    assert.match(
+      failed?.error ?? "",
+      /1 object\(s\) could not be copied; the bucket stays on "fs"/,
+    );
+    assert.equal(failed?.progress.phase, "failed");
+    assert.equal(target.staged.filter((k) => k === "k/07").length, 2, "two attempts");
+    const failures = await world.store.failures(job.id, 10);
+    assert.deepEqual(failures.map((f) => [f.key, f.message]), [["k/07", "disk on fire"]]);
+    assert.deepEqual(world.flips, []);
+    assert.equal(await world.target.headBucket("b"), null, "the bucket it created is gone");
+    for (const key of world.bodies.keys()) {
+      assert.notEqual(await world.source.headObject("b", key), null, key);
+    }
+  });
+});
+
+Deno.test("a routing flip that fails unwinds the copies and keeps the bucket where it was", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, true);
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    const clock = hookedClock(() => {});
+    const deps = depsFor(world, world.target, clock, gate);
+    deps.routeBucket = () => Promise.reject(new Error("config file is read-only"));
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(deps),
+    });
+    runner.enqueue(job.id);
+    await runner.idle();
+    const failed = await world.store.get(job.id);
+    assert.equal(failed?.status, "failed");
+    assert.equal(failed?.error, "Routing flip failed: config file is read-only");
+    assert.equal(await world.target.headBucket("b"), null);
+    assert.equal(gate.holder("b"), job.id, "the service lifts it when the job ends");
+    for (const key of world.bodies.keys()) {
+      assert.notEqual(await world.source.headObject("b", key), null, key);
+    }
+  });
+});
