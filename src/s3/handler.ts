@@ -3,6 +3,7 @@
  * failure becomes an S3 error document. The server stays up whatever a request throws.
  */
 import type { Authenticator } from "../auth/authenticator.ts";
+import { clientIp } from "../auth/client-ip.ts";
 import { isNoSpaceError, SvcError } from "../errors.ts";
 import type { Semaphore } from "../http/semaphore.ts";
 import { watchForStalls } from "../http/stall-watch.ts";
@@ -173,7 +174,9 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       try {
         // Admission runs first: an anonymous reader of a public prefix never meets the
         // authenticator, and a denied request is refused before its signature is checked.
-        const anonymous = admit(options.services.admission(), request, remoteAddress);
+        const chain = options.services.admission();
+        request.clientIp = clientIp(request.headers, remoteAddress, chain.trustProxyHeaders);
+        const anonymous = admit(chain, request, remoteAddress);
         if (anonymous !== null) {
           request.anonymous = anonymous;
           request.auth = { principal: null };
