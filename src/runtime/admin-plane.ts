@@ -20,6 +20,8 @@ import { LoginLimiter } from "../admin/login-limiter.ts";
 import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
 import { logRoutes } from "../admin/log-routes.ts";
+import { outboxRoutes } from "../admin/outbox-routes.ts";
+import { type EventOutbox, openEventOutbox } from "../events/event-outbox.ts";
 import { statsRoute } from "../admin/stats-route.ts";
 import type { StorageView } from "../admin/storage-admin.ts";
 import { usageCounterOf } from "../objects/usage.ts";
@@ -42,6 +44,8 @@ export interface AdminPlane {
   /** Admin-plane routes outside that prefix: `/_/api/whoami`, `/_/stats` (mounted at `/_`). */
   operator: Hono<AdminEnv>;
   db: ConfigDb;
+  /** The event outbox: writer (a write observer), dispatcher, store. */
+  events: EventOutbox;
   /** Why S3 must answer 503 now, or null when it may serve. */
   s3Unavailable(): string | null;
   /** The config database's readiness check. */
@@ -93,6 +97,12 @@ export async function openAdminPlane(
     }),
   });
   const limiter = new LoginLimiter();
+  const events = openEventOutbox({
+    db,
+    config: () => holder.current.advanced.event_delivery,
+    metrics: services.metrics.events,
+    observe: (observer) => services.addWriteObserver(observer),
+  });
   // The backend and bucket routes see the storage stack in use (a config change may replace it).
   const storageDeps = {
     config: runtime,
@@ -116,6 +126,7 @@ export async function openAdminPlane(
       configRoutes({ config: runtime, audit }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes(storageDeps), // with the bucket routes
+      outboxRoutes({ store: events.store, audit }),
     ],
   });
 
@@ -137,6 +148,7 @@ export async function openAdminPlane(
     api,
     operator,
     db,
+    events,
     s3Unavailable: () =>
       db.state.status === "mismatch"
         ? "The config database is being recovered after a bootstrap password hash change; " +
@@ -155,6 +167,8 @@ export async function openAdminPlane(
     },
     async close() {
       terminatePasswordWorker();
+      // Before the database closes: the dispatcher stops, buffered events are committed.
+      await events.close();
       await db.close();
     },
   };
