@@ -55,6 +55,11 @@ const slackRouteSchema = strict({
 });
 
 export const eventDeliverySchema = strict({
+  /**
+   * Record object events in the outbox (src/events/); on by default. false records nothing,
+   * so nothing can be delivered (a delivery that is enabled too is refused by the checks).
+   */
+  outbox: v.optional(bool, true),
   enabled: v.optional(bool, false),
   format: v.optional(oneOf(["raw", "slack"]), "raw"),
   webhook_url: v.optional(nonEmpty),

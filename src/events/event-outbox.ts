@@ -38,6 +38,7 @@ export function openEventOutbox(deps: EventOutboxDeps): EventOutbox {
   const writer = new OutboxWriter({
     store,
     deliver: () => deps.config().enabled,
+    record: () => deps.config().outbox,
     metrics: deps.metrics,
   });
   const unobserve = deps.observe(writer);

@@ -71,6 +71,9 @@ function toRow(row: Record<string, unknown>): OutboxRow {
   };
 }
 
+/** Rows per INSERT statement (9 values each, far below SQLite's variable limit). */
+const APPEND_ROWS = 200;
+
 /** `(?, ?, …)` for `n` values. */
 function placeholders(n: number): string {
   return `(${new Array(n).fill("?").join(", ")})`;
@@ -90,11 +93,16 @@ export class OutboxStore {
   async append(events: readonly ObjectEvent[], deliver: boolean, now: number): Promise<void> {
     if (events.length === 0) return;
     const status: OutboxStatus = deliver ? "pending" : "recorded";
-    await this.#db.batch(
-      events.map((event) => ({
+    // Multi-row INSERTs (one statement per APPEND_ROWS events): each statement is a call into
+    // SQLite on the main thread, so fewer statements keep the event loop free.
+    const statements = [];
+    for (let start = 0; start < events.length; start += APPEND_ROWS) {
+      const chunk = events.slice(start, start + APPEND_ROWS);
+      statements.push({
         sql: `INSERT INTO event_outbox (event_id, kind, bucket, object_key, payload, occurred_at,
-          status, next_attempt_at, finished_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        args: [
+          status, next_attempt_at, finished_at, updated_at) VALUES
+          ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, 0, ?, ?)").join(", ")}`,
+        args: chunk.flatMap((event) => [
           event.id,
           event.kind,
           event.bucket,
@@ -102,13 +110,12 @@ export class OutboxStore {
           JSON.stringify(event),
           Date.parse(event.time),
           status,
-          0,
           deliver ? null : now,
           now,
-        ],
-      })),
-      "write",
-    );
+        ]),
+      });
+    }
+    await this.#db.batch(statements, "write");
   }
 
   /**

@@ -25,6 +25,8 @@ export interface OutboxWriterOptions {
   store: Pick<OutboxStore, "append">;
   /** Whether delivery is on now: new rows are `pending` then, else `recorded`. */
   deliver: () => boolean;
+  /** Whether events are recorded at all now (`event_delivery.outbox`); default always. */
+  record?: () => boolean;
   /** How long an event may wait for companions before its batch commits (ms). */
   flushDelayMs?: number;
   /** Events per commit; a full batch commits at once. */
@@ -48,6 +50,7 @@ export class OutboxWriter implements WriteObserver {
   readonly needsReplaced = false;
   readonly #store: Pick<OutboxStore, "append">;
   readonly #deliver: () => boolean;
+  readonly #record: () => boolean;
   readonly #flushDelayMs: number;
   readonly #maxBatch: number;
   readonly #maxBuffered: number;
@@ -63,8 +66,9 @@ export class OutboxWriter implements WriteObserver {
   constructor(options: OutboxWriterOptions) {
     this.#store = options.store;
     this.#deliver = options.deliver;
-    this.#flushDelayMs = options.flushDelayMs ?? 25;
-    this.#maxBatch = options.maxBatch ?? 500;
+    this.#record = options.record ?? (() => true);
+    this.#flushDelayMs = options.flushDelayMs ?? 500;
+    this.#maxBatch = options.maxBatch ?? 1000;
     this.#maxBuffered = options.maxBuffered ?? 100_000;
     this.#retryDelayMs = options.retryDelayMs ?? 1000;
     this.#metrics = options.metrics;
@@ -76,15 +80,18 @@ export class OutboxWriter implements WriteObserver {
     return this.#buffer.length;
   }
 
+  /** Off (`event_delivery.outbox: false`): writes skip even the removed object's read. */
   tracks(_bucket: string): boolean {
-    return true;
+    return this.#record();
   }
 
   committed(bucket: string, info: ObjectInfo, _replaced: unknown, context?: WriteContext): void {
+    if (!this.#record()) return;
     this.#push(createdEvent(bucket, info, context, this.#now()));
   }
 
   removed(bucket: string, info: ObjectInfo, context?: WriteContext): void {
+    if (!this.#record()) return;
     this.#push(deletedEvent(bucket, info, context, this.#now()));
   }
 
