@@ -510,3 +510,24 @@ Deno.test("Slack bot token: chat.postMessage per matching route, fallback channe
     await receiver.close();
   }
 });
+
+Deno.test("delivery turned on by a live config change; events made while off stay recorded", async () => {
+  const receiver = startReceiver();
+  const { svc, admin } = await startWithEvents({ tick_interval: "50ms" });
+  try {
+    await createBucket(svc, "evb");
+    await put(svc, "evb", "before", "1");
+    await waitFor("recorded", async () => (await outbox(admin)).counts.recorded === 1);
+    const applied = await admin.json<{ applied: string[] }>("PUT", "/config/section/advanced", {
+      event_delivery: { enabled: true, webhook_url: `${receiver.url}/hook` },
+    });
+    assert.ok(applied.applied.includes("advanced.event_delivery.enabled"), JSON.stringify(applied));
+    await put(svc, "evb", "after", "2");
+    await waitFor("delivered", async () => (await outbox(admin)).counts.delivered === 1);
+    assert.deepEqual(eventsOf(receiver).map((e) => e.key), ["after"]);
+    assert.equal((await outbox(admin)).counts.recorded, 1);
+  } finally {
+    await svc.stop();
+    await receiver.close();
+  }
+});
