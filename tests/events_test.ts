@@ -531,3 +531,21 @@ Deno.test("delivery turned on by a live config change; events made while off sta
     await receiver.close();
   }
 });
+
+Deno.test("a graceful stop commits the events still buffered", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-events-stop-" });
+  let { svc, admin } = await startWithEvents({}, dataDir);
+  try {
+    await createBucket(svc, "evb");
+    for (let i = 0; i < 5; i++) await put(svc, "evb", `k${i}`, `${i}`);
+    // At once: well inside the 500 ms batch window, so the events are still in memory.
+    await svc.stop();
+    ({ svc, admin } = await startWithEvents({}, dataDir));
+    const rows = await outbox(admin, "?order=asc");
+    assert.equal(rows.total, 5);
+    assert.deepEqual(rows.counts.recorded, 5);
+  } finally {
+    await svc.stop();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
