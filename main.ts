@@ -112,9 +112,11 @@ async function main(args: string[]): Promise<number> {
     });
     const admin = await openAdminPlane(services, runtime, { env: Deno.env.toObject() });
     const server = await startServer(services, admin);
+    // Awaited before exit: stopping closes the admin plane, which commits buffered events.
+    let stopped: Promise<void> | undefined;
     const stop = () => {
       log.info("shutting down");
-      server.stop();
+      stopped ??= server.stop();
     };
     Deno.addSignalListener("SIGINT", stop);
     Deno.addSignalListener("SIGTERM", stop);
@@ -125,6 +127,7 @@ async function main(args: string[]): Promise<number> {
       env: () => Deno.env.toObject(),
     });
     await server.finished;
+    await stopped;
     return 0;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof StartupError) {

@@ -31,6 +31,7 @@ export const SECRET_FIELDS: ReadonlySet<string> = new Set([
   "bootstrap_password_hash",
   "client_secret",
   "slack_bot_token",
+  "webhook_secret",
   // Webhook headers usually carry a bearer token or an API key: the whole map is a secret.
   "webhook_headers",
 ]);

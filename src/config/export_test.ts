@@ -79,6 +79,7 @@ Deno.test("export: secrets are stripped (omitted) wherever they appear", () => {
     format: "slack",
     slack_bot_token: LEAK,
     slack_channel: "#x",
+    webhook_secret: LEAK,
   };
   const yaml = exportConfig(withMore as never);
   assert.ok(!yaml.includes(LEAK), yaml);

@@ -219,6 +219,7 @@ advanced:
     secure_cookies: true,
     tls: { enabled: false },
     event_delivery: {
+      outbox: true,
       enabled: false,
       format: "raw",
       webhook_urls: [],
@@ -237,6 +238,7 @@ advanced:
       slack_include_globs: [],
       slack_exclude_globs: [],
       slack_routes: [],
+      slack_api_url: "https://slack.com/api",
     },
   });
 });

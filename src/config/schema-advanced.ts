@@ -55,11 +55,18 @@ const slackRouteSchema = strict({
 });
 
 export const eventDeliverySchema = strict({
+  /**
+   * Record object events in the outbox (src/events/); on by default. false records nothing,
+   * so nothing can be delivered (a delivery that is enabled too is refused by the checks).
+   */
+  outbox: v.optional(bool, true),
   enabled: v.optional(bool, false),
   format: v.optional(oneOf(["raw", "slack"]), "raw"),
   webhook_url: v.optional(nonEmpty),
   webhook_urls: v.optional(list(nonEmpty), []),
   webhook_headers: v.optional(record(str), {}),
+  /** HMAC-SHA256 key of the `X-Svc-Signature` header (src/events/signing.ts); a secret. */
+  webhook_secret: v.optional(nonEmpty),
   tick_interval: v.optional(duration(0.001), "10s"),
   batch_size: v.optional(int(1), 50),
   request_timeout: v.optional(duration(0.001), "5s"),
@@ -78,6 +85,8 @@ export const eventDeliverySchema = strict({
   slack_include_globs: v.optional(list(str), []),
   slack_exclude_globs: v.optional(list(str), []),
   slack_routes: v.optional(list(slackRouteSchema), []),
+  /** Slack Web API base of bot-token mode (tests point it at a local receiver). */
+  slack_api_url: v.optional(nonEmpty, "https://slack.com/api"),
 });
 
 export const tlsSchema = strict({

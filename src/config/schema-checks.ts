@@ -265,6 +265,9 @@ export function checkAdvanced(config: Config, problems: Problems): void {
   }
   const path = "advanced.event_delivery";
   const hasUrl = events.webhook_url !== undefined || events.webhook_urls.length > 0;
+  if (events.enabled && !events.outbox) {
+    problems.errors.push([`${path}.outbox`, "delivery (enabled: true) needs the outbox on"]);
+  }
   if (events.format === "raw") {
     if (events.enabled && !hasUrl) {
       problems.errors.push([

@@ -260,6 +260,9 @@ const INVALID: [string, unknown, string[]][] = [
   ["events bad duration", { advanced: { event_delivery: { retry_max: "5 parsecs" } } }, [
     "advanced.event_delivery.retry_max",
   ]],
+  ["delivery without the outbox", {
+    advanced: { event_delivery: { enabled: true, outbox: false, webhook_url: "http://h" } },
+  }, ["advanced.event_delivery.outbox"]],
 ];
 
 for (const [description, document, fragments] of INVALID) {

@@ -75,10 +75,6 @@ const UNBUILT: Unbuilt[] = [
     consequence: "lifecycle rules never run; nothing expires or transitions",
   },
   {
-    path: (config) => config.advanced.event_delivery.enabled ? ["advanced.event_delivery"] : [],
-    consequence: "no event is recorded or delivered",
-  },
-  {
     path: (config) => config.advanced.tls.enabled ? ["advanced.tls"] : [],
     consequence: "svc serves plain HTTP",
   },

@@ -133,6 +133,40 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO meta (key, value) VALUES ('maintenance_seq', '0')`,
     ],
   },
+  {
+    version: 4,
+    name: "event_outbox",
+    sql: [
+      // The durable record of every object mutation (src/events/). `id` is the monotonic cursor
+      // (AUTOINCREMENT: never reused, even after the newest rows are pruned); `event_id` is the
+      // id receivers dedupe on; `payload` the event as JSON. Delivery state: `status` pending |
+      // delivering | delivered | failed | recorded (appended while delivery was off),
+      // `delivered_targets` a JSON list of endpoints that already took the event. Times are Unix
+      // milliseconds. No index on the random `event_id` (a UUID): random b-tree inserts were the
+      // dearest part of an append, and nothing looks rows up by it.
+      `CREATE TABLE event_outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        object_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        occurred_at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        claimed_at INTEGER,
+        claim_token TEXT,
+        delivered_targets TEXT NOT NULL DEFAULT '[]',
+        last_error TEXT,
+        finished_at INTEGER,
+        updated_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX event_outbox_due ON event_outbox (status, next_attempt_at, id)`,
+      `CREATE INDEX event_outbox_finished ON event_outbox (status, finished_at)`,
+      `CREATE INDEX event_outbox_occurred ON event_outbox (occurred_at)`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

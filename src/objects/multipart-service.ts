@@ -34,6 +34,7 @@ import {
   type WritePrecondition,
 } from "./object-service.ts";
 import { PartHashChain } from "./part-hash-chain.ts";
+import type { WriteContext } from "./write-observer.ts";
 
 export interface MultipartLimits {
   maxUploads: number;
@@ -158,6 +159,7 @@ export class MultipartService {
     requested: CompletedPart[],
     precondition: WritePrecondition | undefined,
     signal?: AbortSignal,
+    context?: WriteContext,
   ): Promise<CompletionAnswer> {
     return this.#completeLock.run(uploadId, async () => {
       const done = await this.#completed.get(uploadId);
@@ -171,7 +173,7 @@ export class MultipartService {
       }
       const info = await this.#track(
         bucket,
-        this.#completeOnce(bucket, key, uploadId, requested, precondition, signal),
+        this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
       );
       await this.#completed.record({
         uploadId,
@@ -195,6 +197,7 @@ export class MultipartService {
     requested: CompletedPart[],
     precondition: WritePrecondition | undefined,
     signal?: AbortSignal,
+    context?: WriteContext,
   ): Promise<ObjectInfo> {
     const record = await this.upload(bucket, key, uploadId);
     const stored = new Map((await this.#store.listParts(uploadId)).map((p) => [p.partNumber, p]));
@@ -223,6 +226,7 @@ export class MultipartService {
       plan,
       precondition,
       signal,
+      context,
     );
     if (fast !== null) return fast;
 
@@ -242,6 +246,7 @@ export class MultipartService {
       md5: false,
       precondition,
       signal,
+      context,
     });
     return await work;
   }
@@ -260,6 +265,7 @@ export class MultipartService {
     plan: CommitPlan,
     precondition: WritePrecondition | undefined,
     signal: AbortSignal | undefined,
+    context: WriteContext | undefined,
   ): Promise<ObjectInfo | null> {
     const backend = this.#objects.backend;
     if (!backend.stageExtents) return null;
@@ -287,7 +293,7 @@ export class MultipartService {
         ...(metadata.tags ? { tags: metadata.tags } : {}),
       };
       signal?.throwIfAborted();
-      return await this.#objects.commitStaged(bucket, key, staged, meta, precondition);
+      return await this.#objects.commitStaged(bucket, key, staged, meta, precondition, context);
     } catch (err) {
       await staged.abort();
       throw err;

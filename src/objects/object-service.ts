@@ -22,7 +22,7 @@ import { KeyLock } from "./key-lock.ts";
 import { ObjectChangedError, openPlannedRead } from "./planned-read.ts";
 
 export { ObjectChangedError } from "./planned-read.ts";
-import { WriteObservers } from "./write-observer.ts";
+import { needReplaced, type WriteContext, WriteObservers } from "./write-observer.ts";
 
 export interface ObjectLimits {
   /** Largest object or upload body in bytes; 0 refuses every upload. */
@@ -51,6 +51,8 @@ export interface PutOptions {
   expectedSha256?: string;
   precondition?: WritePrecondition;
   signal?: AbortSignal;
+  /** Who wrote, for the observers (event outbox). */
+  context?: WriteContext;
 }
 
 export interface CopyOptions {
@@ -62,6 +64,8 @@ export interface CopyOptions {
   sourceCheck?: (source: ObjectInfo) => void;
   precondition?: WritePrecondition;
   signal?: AbortSignal;
+  /** Who wrote, for the observers (event outbox). */
+  context?: WriteContext;
 }
 
 /** What a finished body turns into: the digests plus how the ETag is formed. */
@@ -193,6 +197,7 @@ export class ObjectService {
       },
       precondition: options.precondition,
       signal: options.signal,
+      context: options.context,
     });
   }
 
@@ -214,6 +219,7 @@ export class ObjectService {
       signal?: AbortSignal;
       /** The body's length when known before it arrives (lets a delta encode stop early). */
       expectedSize?: number;
+      context?: WriteContext;
     },
   ): Promise<ObjectInfo> {
     const digest = new BodyDigest(plan.maxBytes, { md5: plan.md5 });
@@ -249,7 +255,7 @@ export class ObjectService {
         ...(partSizes !== undefined ? { partSizes } : {}),
       };
       plan.signal?.throwIfAborted();
-      return await this.commitStaged(bucket, key, staged, meta, plan.precondition);
+      return await this.commitStaged(bucket, key, staged, meta, plan.precondition, plan.context);
     } catch (err) {
       await staged.abort();
       throw err;
@@ -266,16 +272,17 @@ export class ObjectService {
     staged: StagedObject,
     meta: ObjectMeta,
     precondition: WritePrecondition | undefined,
+    context?: WriteContext,
   ): Promise<ObjectInfo> {
     return this.#locks.run(`${bucket}/${key}`, async () => {
       const observers = this.observers.of(bucket);
       // One metadata read serves the precondition and the observers' replaced object.
-      const existing = precondition || observers.length > 0
+      const existing = precondition || needReplaced(observers)
         ? await this.backend.headObject(bucket, key)
         : null;
       if (precondition) precondition(existing);
       const info = await staged.commit(meta);
-      for (const observer of observers) observer.committed(bucket, info, existing);
+      for (const observer of observers) observer.committed(bucket, info, existing, context);
       return info;
     });
   }
@@ -314,6 +321,7 @@ export class ObjectService {
       },
       precondition: options.precondition,
       signal: options.signal,
+      context: options.context,
     });
   }
 
@@ -370,9 +378,9 @@ export class ObjectService {
    * Deletes one key; a key ending in `/` deletes every object under that prefix (the marker
    * itself included). A missing key is success. Returns how many objects were removed.
    */
-  async delete(bucket: string, key: string): Promise<number> {
+  async delete(bucket: string, key: string, context?: WriteContext): Promise<number> {
     await this.headBucket(bucket);
-    if (!key.endsWith("/")) return (await this.deleteOne(bucket, key)) ? 1 : 0;
+    if (!key.endsWith("/")) return (await this.deleteOne(bucket, key, context)) ? 1 : 0;
     let removed = 0;
     let startAfter: string | undefined;
     for (;;) {
@@ -382,7 +390,7 @@ export class ObjectService {
         maxKeys: 1000,
       });
       for (const object of page.objects) {
-        if (await this.deleteOne(bucket, object.key)) removed++;
+        if (await this.deleteOne(bucket, object.key, context)) removed++;
       }
       if (!page.isTruncated || page.nextStartAfter === undefined) return removed;
       startAfter = page.nextStartAfter;
@@ -390,12 +398,13 @@ export class ObjectService {
   }
 
   /** Deletes exactly one key (no prefix semantics); false when it did not exist. */
-  deleteOne(bucket: string, key: string): Promise<boolean> {
+  deleteOne(bucket: string, key: string, context?: WriteContext): Promise<boolean> {
     return this.#locks.run(`${bucket}/${key}`, () =>
       this.observers.removal(
         bucket,
         () => this.backend.headObject(bucket, key),
         () => this.backend.deleteObject(bucket, key),
+        context,
       ));
   }
 }

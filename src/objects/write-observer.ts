@@ -5,13 +5,44 @@
  */
 import type { ObjectInfo } from "../storage/backend.ts";
 
+/** The S3 operation behind a write, as events name it. */
+export type WriteOperation =
+  | "put"
+  | "post"
+  | "copy"
+  | "complete_multipart"
+  | "delete"
+  | "delete_objects";
+
+/**
+ * Who caused a write and through which request: handed from the S3 handlers through the object
+ * service to the observers (the event outbox records it). Absent for writes svc makes itself.
+ */
+export interface WriteContext {
+  operation: WriteOperation;
+  /** The principal's name; null for anonymous or open access. */
+  principal: string | null;
+  sourceIp: string | null;
+  requestId: string | null;
+}
+
 export interface WriteObserver {
   /** Whether changes to this bucket are wanted; untracked buckets cost no extra metadata read. */
   tracks(bucket: string): boolean;
+  /**
+   * false when `committed` never looks at `replaced`: with no observer needing it, a write skips
+   * the metadata read that finds it (and gets null). Absent means true.
+   */
+  readonly needsReplaced?: boolean;
   /** `replaced` is the object the commit overwrote, null for a new key. Must not throw. */
-  committed(bucket: string, info: ObjectInfo, replaced: ObjectInfo | null): void;
+  committed(
+    bucket: string,
+    info: ObjectInfo,
+    replaced: ObjectInfo | null,
+    context?: WriteContext,
+  ): void;
   /** Must not throw. */
-  removed(bucket: string, info: ObjectInfo): void;
+  removed(bucket: string, info: ObjectInfo, context?: WriteContext): void;
 }
 
 export class WriteObservers {
@@ -37,16 +68,22 @@ export class WriteObservers {
     bucket: string,
     head: () => Promise<ObjectInfo | null>,
     remove: () => Promise<boolean>,
+    context?: WriteContext,
   ): Promise<boolean> {
     const observers = this.of(bucket);
     if (observers.length === 0) return await remove();
     const existing = await head();
     const removed = await remove();
     if (removed && existing !== null) {
-      for (const observer of observers) observer.removed(bucket, existing);
+      for (const observer of observers) observer.removed(bucket, existing, context);
     }
     return removed;
   }
 }
 
 const NONE: readonly WriteObserver[] = [];
+
+/** Whether some of `observers` needs the object a commit replaces. */
+export function needReplaced(observers: readonly WriteObserver[]): boolean {
+  return observers.some((observer) => observer.needsReplaced !== false);
+}

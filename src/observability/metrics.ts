@@ -29,6 +29,7 @@ import process from "node:process";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AuthStats } from "../auth/authenticator.ts";
 import type { OperationLabel } from "../s3/router.ts";
+import type { EventMetrics } from "../events/event-metrics.ts";
 
 export type RequestOperation = OperationLabel | "health" | "stats" | "metrics";
 export type DeltaDecision = "delta" | "passthrough" | "reference";
@@ -113,6 +114,8 @@ export interface Metrics {
     objects: LabelledCounterHandle<{ type: string; outcome: "done" | "failed" }>;
     bytes: LabelledCounterHandle<{ type: string }>;
   };
+  /** The event outbox and its dispatcher (src/events/event-metrics.ts lists them). */
+  events: EventMetrics;
 }
 
 export type IamDecisionReason = "allow" | "explicit_deny" | "no_match" | "unknown_principal";
@@ -139,6 +142,7 @@ export const RATIO_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.
  * is one svc serves, else `other` (a path a client made up never becomes a label value).
  */
 const ADMIN_AREAS = new Set([
+  "event-outbox",
   "login",
   "logout",
   "session",
@@ -472,6 +476,29 @@ export function createMetrics(options: MetricsOptions): Metrics {
     bytes: counter("svc_job_bytes_total", "Bytes copied by maintenance jobs.", ["type"]),
   };
 
+  const LAG_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
+  const events: EventMetrics = {
+    appended: counter("svc_events_appended_total", "Events buffered by the outbox writer."),
+    committed: counter("svc_events_committed_total", "Events committed to the outbox."),
+    dropped: counter("svc_events_dropped_total", "Events lost: outbox buffer full or closed."),
+    commitFailures: counter("svc_events_commit_failures_total", "Failed outbox batch commits."),
+    commitLag: histogram(
+      "svc_events_commit_lag_seconds",
+      "From an event's append to its commit in the outbox.",
+      LAG_BUCKETS,
+    ),
+    depth: gauge("svc_event_outbox_rows", "Outbox rows per status.", ["status"]),
+    deliveries: counter("svc_event_deliveries_total", "Outbox row delivery outcomes.", ["result"]),
+    requests: counter("svc_event_delivery_requests_total", "Requests to event endpoints.", [
+      "result",
+    ]),
+    requestDuration: histogram(
+      "svc_event_delivery_duration_seconds",
+      "One request to an event endpoint, until its answer.",
+      DURATION_BUCKETS,
+    ),
+  };
+
   return {
     observeRequest,
     observeAdminRequest,
@@ -486,5 +513,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     replication,
     iam,
     jobs,
+    events,
   };
 }

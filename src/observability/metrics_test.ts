@@ -248,6 +248,16 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_jobs: ["gauge", ["kind", "status"]],
   svc_job_objects_total: ["counter", ["type", "outcome"]],
   svc_job_bytes_total: ["counter", ["type"]],
+  // The event outbox and its dispatcher (issue 16; src/events/event-metrics.ts).
+  svc_events_appended_total: ["counter", []],
+  svc_events_committed_total: ["counter", []],
+  svc_events_dropped_total: ["counter", []],
+  svc_events_commit_failures_total: ["counter", []],
+  svc_events_commit_lag_seconds: ["histogram", []],
+  svc_event_outbox_rows: ["gauge", ["status"]],
+  svc_event_deliveries_total: ["counter", ["result"]],
+  svc_event_delivery_requests_total: ["counter", ["result"]],
+  svc_event_delivery_duration_seconds: ["histogram", []],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);
@@ -259,6 +269,9 @@ Deno.test("every metric of the table exists with its type and labels; nothing el
   metrics.sweep.runs.inc({ phase: "uploads" });
   metrics.sweep.duration.observe({ phase: "uploads" }, 0.2);
   metrics.sweep.sweptUploads.inc({ state: "idle" }, 2);
+  metrics.events.depth.set({ status: "pending" }, 3);
+  metrics.events.deliveries.inc({ result: "delivered" });
+  metrics.events.requests.inc({ result: "timeout" });
   const { types, samples } = await scrape(metrics);
   const linux = Deno.build.os === "linux";
   const expected = [...Object.keys(TABLE), ...(linux ? PROCESS_LINUX : [])].sort();
@@ -283,6 +296,8 @@ Deno.test("every metric of the table exists with its type and labels; nothing el
     1,
   );
   assert.equal(value("svc_multipart_swept_uploads_total", { state: "idle" }), 2);
+  assert.equal(value("svc_event_outbox_rows", { status: "pending" }), 3);
+  assert.equal(value("svc_event_delivery_requests_total", { result: "timeout" }), 1);
   assert.equal(value("svc_multipart_uploads_inflight"), 0);
   assert.equal(value("svc_replication_dirs_completed_total"), 0);
   // Without a codec the semaphore gauge has HELP/TYPE and no sample.

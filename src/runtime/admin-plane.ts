@@ -36,6 +36,8 @@ import { JobsService } from "../jobs/jobs-service.ts";
 import type { MaintenanceSettings } from "../jobs/maintenance/maintenance-deps.ts";
 import { routeBucketVia } from "../jobs/maintenance/route-flip.ts";
 import { logRoutes } from "../admin/log-routes.ts";
+import { outboxRoutes } from "../admin/outbox-routes.ts";
+import { type EventOutbox, openEventOutbox } from "../events/event-outbox.ts";
 import { statsRoute } from "../admin/stats-route.ts";
 import type { StorageView } from "../admin/storage-admin.ts";
 import { usageCounterOf } from "../objects/usage.ts";
@@ -62,6 +64,8 @@ export interface AdminPlane {
   db: ConfigDb;
   /** The IAM index in effect (rebuilt after every IAM change). */
   iam: IamIndexHolder;
+  /** The event outbox: writer (a write observer), dispatcher, store. */
+  events: EventOutbox;
   /** Why S3 must answer 503 now, or null when it may serve. */
   s3Unavailable(): string | null;
   /** The config database's readiness check. */
@@ -148,6 +152,12 @@ export async function openAdminPlane(
     }),
   });
   const limiter = new LoginLimiter();
+  const events = openEventOutbox({
+    db,
+    config: () => holder.current.advanced.event_delivery,
+    metrics: services.metrics.events,
+    observe: (observer) => services.addWriteObserver(observer),
+  });
   // The backend and bucket routes see the storage stack in use (a config change may replace it).
   const storageDeps = {
     config: runtime,
@@ -224,6 +234,7 @@ export async function openAdminPlane(
         indexVersion: () => iam.version,
       }),
       jobsRoutes({ jobs, audit }),
+      outboxRoutes({ store: events.store, audit }),
     ],
   });
 
@@ -252,6 +263,7 @@ export async function openAdminPlane(
     operator,
     db,
     iam,
+    events,
     s3Unavailable: () =>
       db.state.status === "mismatch"
         ? "The config database is being recovered after a bootstrap password hash change; " +
@@ -272,6 +284,8 @@ export async function openAdminPlane(
       // Interrupted jobs keep their status and cursor: the next start re-queues them.
       await jobs.stop();
       terminatePasswordWorker();
+      // Before the database closes: the dispatcher stops, buffered events are committed.
+      await events.close();
       await db.close();
     },
   };

@@ -18,6 +18,7 @@ import { activeLogging, type Logging } from "../observability/log.ts";
 import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { usageCounterOf } from "../objects/usage.ts";
 import type { S3Access } from "../s3/access.ts";
+import type { WriteObserver } from "../objects/write-observer.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { createS3Handler, type S3Handler } from "../s3/handler.ts";
 import { BucketWriteGate } from "../s3/write-gate.ts";
@@ -44,6 +45,11 @@ export interface Services {
   /** The storage stack in use (replaced when a config change rebuilds it). */
   readonly storage: StorageStack;
   replaceStorage(next: StorageStack): StorageStack;
+  /**
+   * Registers a write observer with the object service in use and with every one a config
+   * change brings (the event outbox); returns the unregistration.
+   */
+  addWriteObserver(observer: WriteObserver): () => void;
   credentials: () => CredentialStore;
   authenticator: Authenticator;
   metrics: Metrics;
@@ -159,6 +165,9 @@ export async function openServices(config: Config): Promise<Services> {
     debugHeaders: () => holder.current.advanced.debug_headers,
     trustProxyHeaders: () => holder.current.advanced.trust_proxy_headers,
   });
+  // Each observer's registrations; an old stack keeps its own (writes in flight on it during a
+  // swap are still observed).
+  const observers = new Map<WriteObserver, (() => void)[]>();
   return {
     config: holder,
     get storage() {
@@ -167,7 +176,17 @@ export async function openServices(config: Config): Promise<Services> {
     replaceStorage(next) {
       const old = stack!;
       stack = next;
+      for (const [observer, registrations] of observers) {
+        registrations.push(next.objects.observers.add(observer));
+      }
       return old;
+    },
+    addWriteObserver(observer) {
+      observers.set(observer, [stack!.objects.observers.add(observer)]);
+      return () => {
+        for (const unregister of observers.get(observer) ?? []) unregister();
+        observers.delete(observer);
+      };
     },
     credentials,
     authenticator,

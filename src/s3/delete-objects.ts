@@ -6,6 +6,7 @@ import { SvcError, toSvcError } from "../errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import { readSmallBody } from "./bucket-ops.ts";
 import type { BucketRequest } from "./routes.ts";
+import { writeContextOf } from "./request.ts";
 import { xmlResponse } from "./response.ts";
 import { childrenNamed, childText, parseXml } from "./xml.ts";
 
@@ -44,12 +45,13 @@ export async function deleteObjects(
   const bucket = request.bucket;
   const { keys, quiet } = parseDeleteRequest(await readSmallBody(request, 2 << 20));
   await objects.headBucket(bucket);
+  const context = writeContextOf(request, "delete_objects");
   const deleted: { Key: string }[] = [];
   const errors: { Key: string; Code: string; Message: string }[] = [];
   for (const key of keys) {
     try {
       authorizeKey(key);
-      await objects.deleteOne(bucket, key);
+      await objects.deleteOne(bucket, key, context);
       deleted.push({ Key: key });
     } catch (err) {
       const error = toSvcError(err);

@@ -16,7 +16,7 @@ import {
 } from "./object-ops.ts";
 import { uploadBody } from "./request-body.ts";
 import { compareUtf8 } from "../storage/fs-walk.ts";
-import { intParam, type S3Request } from "./request.ts";
+import { intParam, type S3Request, writeContextOf } from "./request.ts";
 import type { BucketRequest, ObjectRequest } from "./routes.ts";
 import {
   isoDate,
@@ -169,6 +169,7 @@ export async function completeMultipartUpload(
     parts,
     precondition,
     request.signal,
+    writeContextOf(request, "complete_multipart"),
   );
   const headers = new Headers();
   if (answer.info) setStorageDebugHeaders(headers, answer.info);

@@ -26,7 +26,7 @@ import { parseUserMetadata, validateObjectKey } from "./names.ts";
 import { contentRange, parseRange } from "./range.ts";
 import { partRange } from "../objects/part-layout.ts";
 import { uploadBody } from "./request-body.ts";
-import type { S3Request } from "./request.ts";
+import { type S3Request, writeContextOf } from "./request.ts";
 import type { ObjectRequest } from "./routes.ts";
 import { tagCount, taggingHeader } from "./tagging.ts";
 import {
@@ -173,6 +173,7 @@ export async function putObject(objects: ObjectService, request: ObjectRequest):
     expectedSha256: body.expectedSha256,
     precondition: writePrecondition(request.headers),
     signal: request.signal,
+    context: writeContextOf(request, "put"),
   });
   const headers = new Headers({ etag: quoteEtag(info.meta.etag) });
   setStorageDebugHeaders(headers, info);
@@ -238,6 +239,7 @@ export async function copyObject(
     sourceCheck: copySourceCheck(request.headers),
     precondition: writePrecondition(request.headers),
     signal: request.signal,
+    context: writeContextOf(request, "copy"),
   });
   return xmlResponse("CopyObjectResult", {
     LastModified: isoDate(info.meta.lastModified),
@@ -249,6 +251,6 @@ export async function deleteObject(
   objects: ObjectService,
   request: ObjectRequest,
 ): Promise<Response> {
-  await objects.delete(request.bucket, request.key);
+  await objects.delete(request.bucket, request.key, writeContextOf(request, "delete"));
   return new Response(null, { status: 204 });
 }

@@ -29,7 +29,7 @@ import {
 } from "./form-data.ts";
 import { validateContentMd5, validateObjectKey } from "./names.ts";
 import { clientMetadata } from "./object-ops.ts";
-import type { S3Request } from "./request.ts";
+import { type S3Request, writeContextOf } from "./request.ts";
 import type { BucketRequest } from "./routes.ts";
 import { parseTaggingXml } from "./tagging.ts";
 import { quoteEtag, urlEncodeKey, xmlResponse } from "./response.ts";
@@ -98,7 +98,12 @@ export async function postObject(
       bucket,
       key,
       withLengthRange(file.body, verified.contentLength),
-      { metadata, expectedMd5, signal: request.signal },
+      {
+        metadata,
+        expectedMd5,
+        signal: request.signal,
+        context: { ...writeContextOf(request, "post"), principal: verified.principal.name },
+      },
     );
     return answer(request, bucket, key, info.meta.etag, values);
   } catch (err) {

@@ -6,6 +6,7 @@ import type { AuthOutcome } from "../auth/authenticator.ts";
 import type { AnonymousAdmission } from "./admission.ts";
 import { SvcError } from "../errors.ts";
 import { parseRequestContext, type RequestContext } from "../http/request-context.ts";
+import type { WriteContext, WriteOperation } from "../objects/write-observer.ts";
 
 export { splitRawUrl } from "../http/request-context.ts";
 
@@ -20,8 +21,18 @@ export interface S3Request extends RequestContext {
    * verified (reading the fields holds no slot). Set by the S3 handler.
    */
   takeSlot?: () => Promise<void>;
-  /** The client address (`aws:SourceIp`; proxy headers believed only when trusted). */
+  /** The client address (proxy headers believed only when trusted); set by the S3 handler. */
   clientIp?: string;
+}
+
+/** Who made this write and through which request, for the object service's observers. */
+export function writeContextOf(request: S3Request, operation: WriteOperation): WriteContext {
+  return {
+    operation,
+    principal: request.auth?.principal?.name ?? null,
+    sourceIp: request.clientIp ?? null,
+    requestId: request.requestId,
+  };
 }
 
 export function parseS3Request(raw: Request, requestId: string, signal: AbortSignal): S3Request {

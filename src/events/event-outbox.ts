@@ -1,0 +1,62 @@
+/**
+ * The event outbox of a running svc: the buffered writer registered as a write observer of the
+ * object service, and the dispatcher loop, over the config database. Built by the admin plane
+ * (which owns the database); closed before the database closes: the dispatcher stops (requests in
+ * flight are cut; their rows are reclaimed at the next start), then the writer commits what it
+ * holds.
+ *
+ * While the config database awaits recovery (a bootstrap-hash mismatch), S3 answers 503, so no
+ * write happens and no event is made; the outbox lives in the fresh database from then on.
+ */
+import type { EventDeliveryConfig } from "../config/schema-advanced.ts";
+import type { DbClient } from "../db/config-db.ts";
+import type { WriteObserver } from "../objects/write-observer.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import type { EventMetrics } from "./event-metrics.ts";
+import { OutboxStore } from "./outbox-store.ts";
+import { OutboxWriter } from "./outbox-writer.ts";
+
+export interface EventOutboxDeps {
+  db: DbClient;
+  /** The current delivery settings (read at each append batch and each tick). */
+  config: () => EventDeliveryConfig;
+  metrics: EventMetrics;
+  /** Registers the writer with every object service svc uses; returns the unregistration. */
+  observe: (observer: WriteObserver) => () => void;
+  fetch?: typeof fetch;
+}
+
+export interface EventOutbox {
+  store: OutboxStore;
+  writer: OutboxWriter;
+  dispatcher: Dispatcher;
+  close(): Promise<void>;
+}
+
+export function openEventOutbox(deps: EventOutboxDeps): EventOutbox {
+  const store = new OutboxStore(deps.db);
+  const writer = new OutboxWriter({
+    store,
+    deliver: () => deps.config().enabled,
+    record: () => deps.config().outbox,
+    metrics: deps.metrics,
+  });
+  const unobserve = deps.observe(writer);
+  const dispatcher = new Dispatcher({
+    store,
+    config: deps.config,
+    metrics: deps.metrics,
+    fetch: deps.fetch,
+  });
+  dispatcher.start();
+  return {
+    store,
+    writer,
+    dispatcher,
+    async close() {
+      unobserve();
+      await dispatcher.stop();
+      await writer.close();
+    },
+  };
+}
