@@ -36,6 +36,7 @@ import {
   HEADER_SIZE,
   newHeader,
   parseHeader,
+  plainSizeOf,
   storedSizeOf,
 } from "./frame-format.ts";
 import type { KeyRing } from "./key-ring.ts";
@@ -71,16 +72,17 @@ export class EncryptingBackend implements Backend {
     return this.inner.deleteBucket(bucket);
   }
 
-  headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
-    return this.inner.headObject(bucket, key);
+  async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
+    return unmarked(await this.inner.headObject(bucket, key));
   }
 
   deleteObject(bucket: string, key: string): Promise<boolean> {
     return this.inner.deleteObject(bucket, key);
   }
 
-  listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
-    return this.inner.listObjects(bucket, options);
+  async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
+    const page = await this.inner.listObjects(bucket, options);
+    return { ...page, objects: page.objects.map((info) => unmarked(info)) };
   }
 
   async getObject(
@@ -90,22 +92,37 @@ export class EncryptingBackend implements Backend {
     check?: (info: ObjectInfo) => void,
   ): Promise<ObjectBody | null> {
     if (range === undefined) {
-      const got = await this.inner.getObject(bucket, key, undefined, check);
+      const got = await this.inner.getObject(
+        bucket,
+        key,
+        undefined,
+        check && ((info) => check(unmarked(info))),
+      );
       const keyId = got?.info.meta.encryptionKeyId;
-      if (!got || keyId === undefined) return got;
-      return await this.#decrypt(got.info, new ExactReader(got.body), 0, got.info.meta.size - 1);
+      if (!got || keyId === undefined) return got && { ...got, info: unmarked(got.info) };
+      const reader = new ExactReader(got.body);
+      const size = await this.#sealedSize(got.info, reader);
+      return await this.#decrypt(got.info, size, reader, 0, size - 1);
     }
     for (let attempt = 0; attempt < RANGE_ATTEMPTS; attempt++) {
       const head = await this.inner.headObject(bucket, key);
       if (!head) return null;
       if (head.meta.encryptionKeyId === undefined) {
-        const got = await this.inner.getObject(bucket, key, range, check);
-        if (!got || got.info.meta.encryptionKeyId === undefined) return got;
+        const got = await this.inner.getObject(
+          bucket,
+          key,
+          range,
+          check && ((info) => check(unmarked(info))),
+        );
+        if (!got) return null;
+        if (got.info.meta.encryptionKeyId === undefined) {
+          return { ...got, info: unmarked(got.info) };
+        }
         await got.body.cancel().catch(() => {}); // encrypted in between: read it again
         continue;
       }
-      check?.(head);
-      const size = head.meta.size;
+      check?.(unmarked(head));
+      const size = await this.#sealedSize(head);
       if (range.start < 0 || range.end < range.start || range.end >= size) {
         throw new SvcError(
           "InvalidRange",
@@ -128,7 +145,7 @@ export class EncryptingBackend implements Backend {
       const [first, second] = got as ObjectBody[];
       const headerReader = new ExactReader(first.body);
       const framesReader = second ? new ExactReader(second.body) : headerReader;
-      return await this.#decrypt(head, framesReader, range.start, range.end, headerReader);
+      return await this.#decrypt(head, size, framesReader, range.start, range.end, headerReader);
     }
     throw new SvcError("SlowDown", `Object "${key}" is being replaced too often to be read`);
   }
@@ -159,17 +176,18 @@ export class EncryptingBackend implements Backend {
     return new MarkedStagedObject(staged, () => progress.plainBytes, current.id);
   }
 
-  updateObjectMeta(
+  async updateObjectMeta(
     bucket: string,
     key: string,
     update: (meta: ObjectMeta) => ObjectMeta,
   ): Promise<ObjectInfo | null> {
     // The stored bytes stay as they are, so their encryption marker must too.
-    return this.inner.updateObjectMeta(
+    const updated = await this.inner.updateObjectMeta(
       bucket,
       key,
-      (stored) => withMarker(update(stored), stored.encryptionKeyId),
+      (stored) => withMarker(update(withMarker(stored, undefined)), stored.encryptionKeyId),
     );
+    return unmarked(updated);
   }
 
   async stageExtents(
@@ -190,6 +208,7 @@ export class EncryptingBackend implements Backend {
    */
   async #decrypt(
     info: ObjectInfo,
+    size: number,
     reader: ExactReader,
     start: number,
     end: number,
@@ -208,15 +227,29 @@ export class EncryptingBackend implements Backend {
       }
       if (headerReader !== reader) await headerReader.cancel();
       const key = await objectKey(entry.master, header);
-      decryptor = new FrameDecryptor(reader, { key, header, size: info.meta.size, start, end });
+      decryptor = new FrameDecryptor(reader, { key, header, size, start, end });
       const { pieces } = await prefetch(decryptor, PIPELINE_DEPTH);
       const body = decryptedStream(decryptor, pieces, (err) => this.#failed(err));
-      return { info, body };
+      return { info: unmarked(info), body };
     } catch (err) {
       await (decryptor ? decryptor.cancel(err) : reader.cancel(err));
       if (headerReader !== reader) await headerReader.cancel(err);
       throw this.#failed(err);
     }
+  }
+
+  /** The plaintext size of a sealed object (see plainSizeOf); a failure when there is none. */
+  async #sealedSize(info: ObjectInfo, reader?: ExactReader): Promise<number> {
+    const size = plainSizeOf(info.storedSize);
+    if (size !== null) return size;
+    await reader?.cancel();
+    throw this.#failed(
+      new EncryptionError(
+        "truncated",
+        `Encrypted object "${info.key}" is truncated: ${info.storedSize} stored bytes are no ` +
+          "whole number of frames",
+      ),
+    );
   }
 
   /** Counts a decrypt failure and turns it into the S3 error a client gets. */
@@ -246,6 +279,15 @@ function sameVersion(a: ObjectInfo, b: ObjectInfo): boolean {
     a.meta.encryptionKeyId === b.meta.encryptionKeyId;
 }
 
+/**
+ * `info` as the layers above see it: without the marker, which this layer alone sets and reads
+ * (so a record read here and committed elsewhere never claims bytes are sealed when they are not).
+ */
+function unmarked<T extends ObjectInfo | null>(info: T): T {
+  if (!info || info.meta.encryptionKeyId === undefined) return info;
+  return { ...info, meta: withMarker(info.meta, undefined) };
+}
+
 /** `meta` with the encryption marker of the bytes it describes (none: plaintext). */
 function withMarker(meta: ObjectMeta, keyId: string | undefined): ObjectMeta {
   const { encryptionKeyId: _drop, ...rest } = meta;
@@ -268,8 +310,8 @@ class MarkedStagedObject implements StagedObject {
     return this.sizeOf();
   }
 
-  commit(meta: ObjectMeta): Promise<ObjectInfo> {
-    return this.staged.commit(withMarker(meta, this.keyId));
+  async commit(meta: ObjectMeta): Promise<ObjectInfo> {
+    return unmarked(await this.staged.commit(withMarker(meta, this.keyId)));
   }
 
   abort(): Promise<void> {

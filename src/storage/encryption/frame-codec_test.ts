@@ -13,6 +13,7 @@ import {
   HEADER_SIZE,
   newHeader,
   parseHeader,
+  plainSizeOf,
   SEALED_FRAME_SIZE,
   storedSizeOf,
   TAG_SIZE,
@@ -101,6 +102,16 @@ Deno.test("frame format: stored size and frame positions", () => {
     storedStart: frameOffset(1),
     storedEnd: frameOffset(2) - 1,
   });
+});
+
+Deno.test("frame format: the plaintext size comes back from any stored size, or null", () => {
+  for (
+    const size of [0, 1, 15, 16, FRAME_SIZE - 1, FRAME_SIZE, FRAME_SIZE + 1, 7 * FRAME_SIZE + 9]
+  ) {
+    assert.equal(plainSizeOf(storedSizeOf(size)), size, `size ${size}`);
+  }
+  assert.equal(plainSizeOf(HEADER_SIZE + TAG_SIZE - 1), null, "no room for one tag");
+  assert.equal(plainSizeOf(frameOffset(1) + 5), null, "a final frame shorter than its tag");
 });
 
 Deno.test("frame format: the header round-trips and a foreign one is refused", () => {

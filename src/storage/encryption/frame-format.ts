@@ -86,6 +86,21 @@ export function storedSizeOf(size: number): number {
   return HEADER_SIZE + size + frameCount(size) * TAG_SIZE;
 }
 
+/**
+ * The plaintext size of a sealed object from its stored size (the inverse of storedSizeOf); null
+ * when no plaintext seals to that many bytes (a truncated or padded object). The stored size,
+ * not the meta record's `size`, fixes the frame count: a delta's record holds the logical size
+ * of the object it rebuilds, not of its own bytes.
+ */
+export function plainSizeOf(storedSize: number): number | null {
+  const afterHeader = storedSize - HEADER_SIZE;
+  if (afterHeader < TAG_SIZE) return null;
+  const frames = Math.ceil(afterHeader / SEALED_FRAME_SIZE);
+  const lastFrame = afterHeader - (frames - 1) * SEALED_FRAME_SIZE;
+  if (lastFrame < TAG_SIZE) return null;
+  return afterHeader - frames * TAG_SIZE;
+}
+
 /** Plaintext bytes of frame `index` of an object of `size` bytes. */
 export function framePlainSize(index: number, size: number): number {
   return Math.min(FRAME_SIZE, size - index * FRAME_SIZE);
