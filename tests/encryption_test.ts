@@ -31,6 +31,7 @@ import {
   startSvc,
   type SvcProcess,
 } from "./helpers/svc.ts";
+import { AdminClient } from "./helpers/admin.ts";
 import { codeOf, md5Hex } from "./helpers/assertions.ts";
 import { layoutOf, sha256Hex } from "./helpers/delta.ts";
 import { mutate, tar } from "./helpers/tar.ts";
@@ -306,6 +307,14 @@ Deno.test("encryption: the legacy key reads old objects; a key-id mismatch names
     const metrics = await (await fetch(`${svc.url}/_/metrics`)).text();
     assert.match(metrics, /svc_encryption_decrypt_failures_total\{reason="key-mismatch"\} 1/);
     assert.ok(!metrics.includes(KEY_B));
+    const admin = new AdminClient(svc.url);
+    await admin.login();
+    for (const path of ["/config", "/config/export", "/config/trace", "/backends"]) {
+      const text = await (await admin.request("GET", path)).text();
+      assert.ok(!text.includes(KEY_B) && !text.includes(KEY_A), `${path} shows no key`);
+    }
+    const exported = await (await admin.request("GET", "/config/export")).text();
+    assert.match(exported, /aes256-gcm-proxy/);
   } finally {
     await Deno.remove(s.root, { recursive: true }).catch(() => {});
   }
