@@ -328,3 +328,32 @@ Deno.test("encryption: sse modes on a filesystem backend are refused at startup"
     await Deno.remove(s.root, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("encryption: turning it on by a config reload rebuilds storage; older objects stay readable", async () => {
+  const s = await setup();
+  try {
+    await using svc = await start(s, ["mode: none"], { SVC_BACKEND_VAULT_ENCRYPTION_KEY: KEY_A });
+    const s3 = svc.client();
+    assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "plain.txt", Body: PLAIN_MARKER }));
+    assert.ok(fileContains(`${s.objects}/${BUCKET}/plain.txt`, PLAIN_MARKER));
+    // Same file, the mode changed: SIGHUP reloads it.
+    const yaml = await Deno.readTextFile(`${s.root}/svc.yaml`);
+    await Deno.writeTextFile(
+      `${s.root}/svc.yaml`,
+      yaml.replace("mode: none", "mode: aes256-gcm-proxy"),
+    );
+    const mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    for (let i = 0; !svc.logs.slice(mark).some((l) => /config reloaded/.test(l)); i++) {
+      if (i > 200) throw new Error(`no reload:\n${svc.logs.slice(mark).join("\n")}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: "sealed.txt", Body: MARKER }));
+    assert.ok(!fileContains(`${s.objects}/${BUCKET}/sealed.txt`, MARKER), "sealed after reload");
+    assert.equal(new TextDecoder().decode((await get(s3, "sealed.txt")).bytes), MARKER);
+    assert.equal(new TextDecoder().decode((await get(s3, "plain.txt")).bytes), PLAIN_MARKER);
+  } finally {
+    await Deno.remove(s.root, { recursive: true }).catch(() => {});
+  }
+});
