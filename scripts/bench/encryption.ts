@@ -4,12 +4,14 @@
  * (alternating which goes first): a large PUT and GET (streamed), then 1 MiB range reads at
  * random offsets of that object (a range decrypts only the frames it covers, so it should cost
  * about what a plaintext one does). Ratios are taken inside each round; the spread across rounds
- * is printed, since the machine is shared. Ends with the peak RSS (VmHWM) of both servers.
+ * is printed, since the machine is shared. Server CPU seconds per PUT and GET are recorded too
+ * (steadier than wall time when other work shares the cores). Ends with the peak RSS (VmHWM) of
+ * both servers.
  *
  *   node_modules/.bin/deno run -A scripts/bench/encryption.ts [--size-mib 1024] [--rounds 3]
  *     [--ranges 40]
  */
-import { drain, fmt, GiB, MiB, peakRss, rawPut, startProcess, timed } from "./lib.ts";
+import { cpuSeconds, drain, fmt, GiB, MiB, peakRss, rawPut, startProcess, timed } from "./lib.ts";
 
 const option = (name: string) => {
   const i = Deno.args.indexOf(name);
@@ -63,14 +65,17 @@ try {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
       await new Deno.Command("sync").output();
+      const cpuStart = await cpuSeconds(t.pid);
       const put = await timed(async () => {
         const { status, response } = await rawPut(`${t.url}/big`, sizeBytes);
         if (status !== 200) throw new Error(`${t.name} PUT ${status}: ${response}`);
       });
+      const cpuPut = await cpuSeconds(t.pid);
       const get = await timed(async () => {
         const n = await drain((await fetch(`${t.url}/big`)).body);
         if (n !== sizeBytes) throw new Error(`${t.name} GET got ${n} bytes`);
       });
+      const cpuGet = await cpuSeconds(t.pid);
       const ranged = await timed(async () => {
         for (let i = 0; i < rangeCount; i++) {
           const start = Math.floor(Math.random() * (sizeBytes - MiB));

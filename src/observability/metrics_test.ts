@@ -239,6 +239,8 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_replication_dirs_completed_total: ["counter", []],
   // Beyond the spec's table: the admin plane's requests (the spec's operation label has no room).
   svc_admin_requests_total: ["counter", ["area", "method", "status"]],
+  // Encrypted objects that could not be read, by a fixed set of reasons (storage/encryption/).
+  svc_encryption_decrypt_failures_total: ["counter", ["reason"]],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);
