@@ -93,6 +93,9 @@ try {
       );
       record(`${label} PUT (MiB/s)`, round, t.name, sizeBytes / MiB / put.seconds);
       record(`${label} GET (MiB/s)`, round, t.name, sizeBytes / MiB / get.seconds);
+      // Server CPU: steadier than wall time on a shared machine.
+      record(`${label} PUT, server CPU (s)`, round, t.name, cpuPut - cpuStart);
+      record(`${label} GET, server CPU (s)`, round, t.name, cpuGet - cpuPut);
       record(
         `1 MiB range read of ${label} (ms)`,
         round,
