@@ -112,14 +112,13 @@ Deno.test("config lint: a setting accepted but not built yet is named in a warni
   secret_access_key: s3cr3t
 storage:
   filesystem: ./data
-  backend_encryption:
-    mode: aes256-gcm-proxy
-    key: ${"ab".repeat(32)}
+advanced:
+  cors_permissive: true
 `;
   const run = await runSvc(["config", "lint", "svc.yaml"], { "svc.yaml": file });
   assert.equal(run.code, 0, "a warning never fails lint");
   assert.match(
     run.stderr,
-    /storage\.backend_encryption: accepted but not built yet.*WITHOUT encryption/,
+    /advanced\.cors_permissive: accepted but not built yet.*no CORS headers/,
   );
 });

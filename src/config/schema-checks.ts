@@ -113,7 +113,15 @@ function checkEncryption(
   path: string,
   envHint: string,
   problems: Problems,
+  backendType: string | undefined,
 ): void {
+  if ((block?.mode === "sse-s3" || block?.mode === "sse-kms") && backendType === "filesystem") {
+    problems.errors.push([
+      `${path}.mode`,
+      `"${block.mode}" is encryption by an S3 store and cannot apply to a filesystem backend ` +
+      "(use aes256-gcm-proxy)",
+    ]);
+  }
   if (block?.mode === "aes256-gcm-proxy" && block.key === undefined) {
     problems.errors.push([
       `${path}.key`,
@@ -147,6 +155,11 @@ export function checkStorage(config: Config, problems: Problems): void {
     "storage.backend_encryption",
     "SVC_ENCRYPTION_KEY",
     problems,
+    storage.backends.length > 0
+      ? undefined
+      : storage.s3 !== undefined
+      ? "s3"
+      : storage.backend?.type ?? "filesystem",
   );
 
   const names = unique(
@@ -175,6 +188,7 @@ export function checkStorage(config: Config, problems: Problems): void {
       `${path}.encryption`,
       `SVC_BACKEND_${backendEnvName(backend.name)}_ENCRYPTION_KEY`,
       problems,
+      backend.type,
     );
   });
   if (storage.default_backend !== undefined && !names.has(storage.default_backend)) {

@@ -47,20 +47,6 @@ const UNBUILT: Unbuilt[] = [
   },
   {
     path: (config) => {
-      const paths = [];
-      const single = config.storage.backend_encryption;
-      if (single && single.mode !== "none") paths.push("storage.backend_encryption");
-      for (const backend of config.storage.backends ?? []) {
-        if (backend.encryption && backend.encryption.mode !== "none") {
-          paths.push(`storage.backends[${backend.name}].encryption`);
-        }
-      }
-      return paths;
-    },
-    consequence: "objects are stored WITHOUT encryption at rest",
-  },
-  {
-    path: (config) => {
       // `enabled` defaults to true: only rules make replication do something.
       const rules = config.storage.replication.rules ?? [];
       return rules.length > 0 ? ["storage.replication.rules"] : [];

@@ -24,19 +24,29 @@ Deno.test("unbuilt settings: each one the operator sets is named with what reall
   const { config, warnings } = buildConfig(document, { env });
   const found = unbuiltSettings(config, document);
   assert.ok(found.some((w) => w.startsWith("access.iam_users:") && /ignored/.test(w)));
-  assert.ok(
-    found.some((w) => w.startsWith("storage.backend_encryption:") && /WITHOUT encryption/.test(w)),
-  );
+  // Encryption at rest is built (storage/encryption/): no warning for it.
+  assert.ok(!found.some((w) => w.startsWith("storage.backend_encryption")));
   assert.ok(found.some((w) => w.startsWith("advanced.tls:")));
   assert.ok(found.some((w) => w.startsWith("advanced.max_total_multipart_bytes:")));
   assert.ok(found.some((w) => w.startsWith("advanced.blocking_threads:")));
   for (const warning of found) assert.ok(warnings.includes(warning), "load reports it too");
 });
 
-Deno.test("unbuilt settings: an encryption block with mode none is not a warning", () => {
+Deno.test("unbuilt settings: encryption blocks, of any mode, are not a warning", () => {
   const document = {
     access: { authentication: "none" },
-    storage: { filesystem: "./data", backend_encryption: { mode: "none" } },
+    storage: {
+      backends: [
+        { name: "a", type: "filesystem", path: "./a", encryption: { mode: "none" } },
+        {
+          name: "b",
+          type: "filesystem",
+          path: "./b",
+          encryption: { mode: "aes256-gcm-proxy", key: "b".repeat(64) },
+        },
+        { name: "c", type: "s3", endpoint: "http://s3", encryption: { mode: "sse-s3" } },
+      ],
+    },
   };
   const { config } = buildConfig(document, { env });
   assert.deepEqual(unbuiltSettings(config, document), []);

@@ -88,6 +88,8 @@ export interface Metrics {
   /** The two cache ratios are derived from these at scrape time. */
   cache: { hits: CounterHandle; misses: CounterHandle } & Record<CacheGauge, GaugeHandle>;
   multipart: { inflight: GaugeHandle };
+  /** `reason`: one of DecryptFailure (storage/encryption/encryption-error.ts), a fixed set. */
+  encryption: { decryptFailures: LabelledCounterHandle<{ reason: string }> };
   /** `phase` and `state` must come from small fixed sets of constants of the sweeper. */
   sweep: {
     runs: LabelledCounterHandle<{ phase: string }>;
@@ -431,6 +433,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
     () => auth().failures,
   );
 
+  const encryption = {
+    decryptFailures: counter(
+      "svc_encryption_decrypt_failures_total",
+      "Encrypted objects that could not be read (auth, truncated, header, key-mismatch).",
+      ["reason"],
+    ),
+  };
+
   const replication = {
     listCalls: counter("svc_replication_list_calls_total", "Replication list calls."),
     headCalls: counter("svc_replication_head_calls_total", "Replication head calls."),
@@ -509,6 +519,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     delta,
     cache,
     multipart,
+    encryption,
     sweep,
     replication,
     iam,

@@ -258,6 +258,8 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_event_deliveries_total: ["counter", ["result"]],
   svc_event_delivery_requests_total: ["counter", ["result"]],
   svc_event_delivery_duration_seconds: ["histogram", []],
+  // Encrypted objects that could not be read, by a fixed set of reasons (storage/encryption/).
+  svc_encryption_decrypt_failures_total: ["counter", ["reason"]],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);

@@ -53,7 +53,7 @@ export function needsRebuild(stack: StorageStack, next: Config): boolean {
 export async function openStorageStack(
   config: Config,
   current: () => Config,
-  metrics: Pick<Metrics, "sweep" | "delta" | "cache">,
+  metrics: Pick<Metrics, "sweep" | "delta" | "cache" | "encryption">,
   options: OpenOptions,
 ): Promise<StorageStack> {
   const stateDir = stateDirOf(config);
@@ -62,7 +62,8 @@ export async function openStorageStack(
   const backends = new Map<string, ObservedBackend>();
   for (const spec of plan.specs) {
     const backendSpool = `${stateDir}/.svc/backend-spool/${spec.name}`;
-    backends.set(spec.name, await openBackend(spec, config, backendSpool));
+    const onDecryptFailure = (reason: string) => metrics.encryption.decryptFailures.inc({ reason });
+    backends.set(spec.name, await openBackend(spec, config, backendSpool, onDecryptFailure));
   }
   const entries = [...backends].map(([name, backend]) => ({ name, backend }));
   const health = new BackendHealth(entries, config.advanced.s3_connect_timeout_secs * 1000);

@@ -48,6 +48,12 @@ export interface ObjectMeta {
   storage: StorageKind;
   /** Object tags (S3 object tagging), in the order the client gave them; absent when none. */
   tags?: Record<string, string>;
+  /**
+   * Present when the stored bytes are sealed by svc's `aes256-gcm-proxy` (storage/encryption/):
+   * the id of the key they are sealed under (`svc-encryption-key-id` on S3 backends). Set and
+   * kept by the encryption layer only; every size and digest above stays the plaintext's.
+   */
+  encryptionKeyId?: string;
 }
 
 export interface ObjectInfo {

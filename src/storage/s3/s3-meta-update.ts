@@ -41,7 +41,7 @@ export async function rewriteMeta(
     "x-amz-copy-source": `/${stored.bucket}/${encodeKeyPath(stored.key)}`,
     "x-amz-copy-source-if-match": stored.backendEtag,
   };
-  const headers = metaToHeaders(meta);
+  const headers = { ...metaToHeaders(meta), ...settings.writeHeaders };
   if (isListable(meta, stored.storedSize) && stored.storedSize <= MAX_COPY_BYTES) {
     const response = await client.send({
       method: "PUT",

@@ -3,7 +3,8 @@
  *
  * Content-Type and the STORED_HEADERS travel as the real headers, so other S3 clients of the
  * same bucket see them too. svc's own fields are user metadata named `x-amz-meta-svc-<field>`:
- * `svc-size`, `svc-etag`, `svc-md5`, `svc-sha256`, `svc-parts`, `svc-storage`, `svc-tags` (the
+ * `svc-size`, `svc-etag`, `svc-md5`, `svc-sha256`, `svc-parts`, `svc-storage`,
+ * `svc-encryption-key-id` (the key an aes256-gcm-proxy object is sealed under), `svc-tags` (the
  * object's tags as a JSON list of pairs: compact, since a store allows 2 KB of user metadata in
  * all, so many long tags get MetadataTooLarge from it), and
  * `svc-x-<name>` for any extra string field a layer above adds (the delta layer's
@@ -47,6 +48,7 @@ const KNOWN_FIELDS = new Set([
   "partsCount",
   "storage",
   "tags",
+  "encryptionKeyId",
 ]);
 const STORAGE_KINDS = new Set<string>(["passthrough", "delta", "reference"]);
 const PLAIN_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
@@ -68,6 +70,7 @@ export function metaToHeaders(meta: ObjectMeta): Record<string, string> {
   if (meta.sha256) own("sha256", meta.sha256);
   if (meta.partsCount !== undefined) own("parts", String(meta.partsCount));
   own("storage", meta.storage);
+  if (meta.encryptionKeyId !== undefined) own("encryption-key-id", meta.encryptionKeyId);
   if (meta.tags && Object.keys(meta.tags).length > 0) {
     own("tags", encodeValue(JSON.stringify(Object.entries(meta.tags))));
   }
@@ -132,6 +135,7 @@ export function metaFromHeaders(headers: Headers, storedSize: number): ObjectMet
   const storage = ours.get("storage") ?? "passthrough";
   const parts = ours.get("parts");
   const tags = ours.get("tags");
+  const encryptionKeyId = ours.get("encryption-key-id");
   const meta: ObjectMeta = {
     size,
     etag,
@@ -146,6 +150,7 @@ export function metaFromHeaders(headers: Headers, storedSize: number): ObjectMet
     ...(parts !== undefined ? { partsCount: Number(parts) } : {}),
     storage: (STORAGE_KINDS.has(storage) ? storage : "passthrough") as StorageKind,
     ...(tags ? { tags: parseTags(decodeValue(tags)) } : {}),
+    ...(encryptionKeyId !== undefined ? { encryptionKeyId } : {}),
   };
   return Object.assign(meta, extras);
 }

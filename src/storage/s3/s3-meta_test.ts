@@ -67,8 +67,17 @@ Deno.test("extra fields must be strings with simple names", () => {
     () => metaToHeaders({ ...base, count: 3 } as unknown as ObjectMeta),
     /Metadata field "count" cannot be stored/,
   );
-  const headers = metaToHeaders({ ...base, encryptionKeyId: "k1" } as unknown as ObjectMeta);
-  assert.equal(headers["x-amz-meta-svc-x-encryption-key-id"], "k1");
+  const headers = metaToHeaders({ ...base, buildNumber: "k1" } as unknown as ObjectMeta);
+  assert.equal(headers["x-amz-meta-svc-x-build-number"], "k1");
+});
+
+Deno.test("the encryption key id travels as svc-encryption-key-id (SPEC's name) and back", () => {
+  const headers = metaToHeaders({ ...base, encryptionKeyId: "key.1" });
+  assert.equal(headers["x-amz-meta-svc-encryption-key-id"], "key.1");
+  assert.equal(headers["x-amz-meta-svc-x-encryption-key-id"], undefined);
+  const back = metaFromHeaders(new Headers({ ...headers, etag: '"x-1"' }), 500);
+  assert.equal(back.encryptionKeyId, "key.1");
+  assert.equal(metaFromHeaders(new Headers(metaToHeaders(base)), 1).encryptionKeyId, undefined);
 });
 
 Deno.test("objects svc did not write are read from the plain headers", () => {

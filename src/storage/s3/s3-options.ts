@@ -37,6 +37,11 @@ export interface S3BackendOptions {
   maxAttempts?: number;
   /** First backoff before a retry, doubled each time, with full jitter (default 200 ms). */
   retryBaseMs?: number;
+  /**
+   * Headers added to every request that creates an object (PUT, CreateMultipartUpload, the
+   * metadata-rewriting copy): the `sse-s3` / `sse-kms` headers (encryption/sse-headers.ts).
+   */
+  writeHeaders?: Record<string, string>;
 }
 
 /** The fields a backend block of the config (single or named, or the shorthand) carries. */

@@ -40,6 +40,8 @@ export interface UploadSettings {
   streamCopyThreshold: number;
   partSize: number;
   uploadConcurrency: number;
+  /** Added to every object-creating request (see S3BackendOptions.writeHeaders). */
+  writeHeaders?: Record<string, string>;
 }
 
 const log = getLogger("svc::storage::s3");
@@ -91,7 +93,7 @@ export async function uploadSpool(
   spool: Spool,
   meta: ObjectMeta,
 ): Promise<void> {
-  const headers = metaToHeaders(meta);
+  const headers = { ...metaToHeaders(meta), ...settings.writeHeaders };
   if (isListable(meta, spool.size) && spool.size < settings.streamCopyThreshold) {
     const response = await client.send({
       method: "PUT",
@@ -127,7 +129,8 @@ export async function uploadFiles(
   meta: ObjectMeta,
 ): Promise<void> {
   const pieces = files.map((file) => ({ path: file.path, start: 0, length: file.size }));
-  await multipartUpload(client, settings, target, pieces, metaToHeaders(meta));
+  const headers = { ...metaToHeaders(meta), ...settings.writeHeaders };
+  await multipartUpload(client, settings, target, pieces, headers);
 }
 
 /**
