@@ -138,6 +138,7 @@ const ADMIN_AREAS = new Set([
   "groups",
   "iam",
   "policies",
+  "backup",
 ]);
 
 export function adminArea(path: string): string {

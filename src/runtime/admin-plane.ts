@@ -20,6 +20,7 @@ import { LoginLimiter } from "../admin/login-limiter.ts";
 import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
 import { iamRoutes } from "../admin/iam-routes.ts";
+import { backupRoutes } from "../admin/backup-routes.ts";
 import { IamStore } from "../db/iam-store.ts";
 import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
@@ -133,6 +134,14 @@ export async function openAdminPlane(
         audit,
         onChange: () => iam.rebuild(),
         indexVersion: () => iam.version,
+      }),
+      backupRoutes({
+        db,
+        store: iamStore,
+        config: runtime,
+        audit,
+        onChange: () => iam.rebuild(),
+        svcVersion: VERSION,
       }),
     ],
   });
