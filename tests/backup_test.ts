@@ -209,6 +209,8 @@ Deno.test("backup of a populated instance restores users, groups, memberships an
     "name_exists",
   ]);
   assert.deepEqual(await admin.json("GET", "/iam/version"), versionBefore);
+  const metrics = await (await fetch(`${target.url}/_/metrics`)).text();
+  assert.match(metrics, /svc_admin_requests_total\{area="backup",method="POST",status="200"\} 2/);
   const importAudit = JSON.stringify(await admin.json("GET", "/audit"));
   assert.match(importAudit, /backup_imported/);
   assert.equal(importAudit.includes(users.alice.secret_access_key!), false);

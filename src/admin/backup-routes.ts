@@ -29,6 +29,7 @@ import {
   importFromParts,
 } from "../backup/backup-parts.ts";
 import { BackupFormatError } from "../backup/backup-zip.ts";
+import { SvcError } from "../errors.ts";
 import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
 import type { AuditFn, ConfigPort } from "./admin-deps.ts";
@@ -86,8 +87,13 @@ async function readBody(c: Context<AdminEnv>, limit: number): Promise<Uint8Array
   if (c.req.raw.body === null) throw new AdminError("bad_request", "The backup body is empty");
   try {
     return await readBounded(c.req.raw.body, limit);
-  } catch {
-    throw new AdminError("payload_too_large", `Backup exceeds ${limit} bytes`);
+  } catch (err) {
+    // readBounded refuses an oversized body with an SvcError; anything else (a client that
+    // went away) is not the client's size problem.
+    if (err instanceof SvcError) {
+      throw new AdminError("payload_too_large", `Backup exceeds ${limit} bytes`);
+    }
+    throw err;
   }
 }
 
