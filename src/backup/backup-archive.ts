@@ -13,6 +13,8 @@ export const BACKUP_FORMAT = "svc-backup";
 /** Bumped when a reader of the previous version could misread an archive. */
 export const BACKUP_FORMAT_VERSION = 1;
 export const MANIFEST_NAME = "manifest.json";
+/** Part names: plain file names (no path, no `__proto__`-style keys). */
+const PART_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export interface PartInfo {
   /** Lower-case hex sha256 of the stored bytes. */
@@ -71,7 +73,10 @@ export async function writeBackup(
     parts: {},
   };
   for (const part of parts) {
-    if (part.name === MANIFEST_NAME || manifest.parts[part.name]) {
+    if (
+      !PART_NAME.test(part.name) || part.name === MANIFEST_NAME ||
+      Object.hasOwn(manifest.parts, part.name)
+    ) {
       throw new Error(`Backup part name "${part.name}" is reserved or repeated`);
     }
     const sealed = sealer ? await sealer.seal(part.name, part.bytes) : undefined;
@@ -133,6 +138,7 @@ export function parseManifest(bytes: Uint8Array | undefined): Manifest {
   if (!isPlainObject(value.parts)) fail(`${MANIFEST_NAME} has no parts object`);
   const parts: Record<string, PartInfo> = {};
   for (const [name, info] of Object.entries(value.parts)) {
+    if (!PART_NAME.test(name)) fail(`${MANIFEST_NAME} lists a part named ${JSON.stringify(name)}`);
     if (
       !isPlainObject(info) || typeof info.sha256 !== "string" ||
       !/^[0-9a-f]{64}$/.test(info.sha256) ||

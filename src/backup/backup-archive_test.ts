@@ -95,6 +95,13 @@ Deno.test("parseManifest names what is wrong with a manifest", () => {
   bad({ format: "svc-backup", format_version: "1" }, /no valid format_version/);
   bad({ format: "svc-backup", format_version: 1 }, /no parts object/);
   bad({ format: "svc-backup", format_version: 1, parts: { a: { sha256: "xyz", size: 1 } } }, /"a"/);
+  const sha256 = "0".repeat(64);
+  for (const name of ["__proto__", "../etc/passwd", "a/b", ""]) {
+    bad(
+      { format: "svc-backup", format_version: 1, parts: { [name]: { sha256, size: 1 } } },
+      /named/,
+    );
+  }
   bad(
     { format: "svc-backup", format_version: 1, encryption: { algorithm: "ROT13" }, parts: {} },
     /encryption block/,

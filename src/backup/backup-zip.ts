@@ -92,6 +92,10 @@ export function readZip(bytes: Uint8Array, limits: ReadZipLimits): Map<string, U
         if (file.name.endsWith("/")) {
           return refuse(new BackupFormatError(`The zip holds a directory "${file.name}"`));
         }
+        // A backup is flat; and `__proto__` would not survive fflate's plain result object.
+        if (/[/\\]/.test(file.name) || file.name === "__proto__") {
+          return refuse(new BackupFormatError(`The zip holds a file named "${file.name}"`));
+        }
         if (file.compression !== 0 && file.compression !== 8) {
           return refuse(
             new BackupFormatError(

@@ -46,6 +46,8 @@ Deno.test("readZip refuses what is not a zip, duplicates, directories and too ma
   refusal(() => readZip(strToU8("not a zip at all, just text"), LIMITS), /not a readable zip/);
   const dir = zipSync({ "d/": new Uint8Array(), "x": strToU8("x") });
   refusal(() => readZip(dir, LIMITS), /directory "d\/"/);
+  const nested = zipSync({ "d/x": strToU8("x") });
+  refusal(() => readZip(nested, LIMITS), /file named "d\/x"/);
   const many: Record<string, Uint8Array> = {};
   for (let i = 0; i < 9; i++) many[`f${i}`] = strToU8("x");
   refusal(() => readZip(zipSync(many), LIMITS), /more than 8 files/);

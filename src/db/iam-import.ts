@@ -114,11 +114,11 @@ async function insertUsers(
             "backup nor on this instance",
         );
       }
-      await tx.execute({
+      const inserted = await tx.execute({
         sql: "INSERT OR IGNORE INTO iam_memberships (group_id, user_id) VALUES (?, ?)",
         args: [String(group.id), id],
       });
-      counts.memberships_created++;
+      counts.memberships_created += inserted.rowsAffected;
     }
   }
 }
