@@ -5,121 +5,23 @@
  * declarative mode are driven the same way.
  */
 import assert from "node:assert/strict";
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { strFromU8, strToU8, unzipSync } from "fflate";
 import {
-  CreateBucketCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from "@aws-sdk/client-s3";
-import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
-import { AdminClient } from "./helpers/admin.ts";
-import { bytesOf, startSvc, type SvcProcess } from "./helpers/svc.ts";
-
-const BUCKET = "backup-bucket";
-const OTHER_BUCKET = "backup-other";
-
-interface User {
-  id: string;
-  name: string;
-  access_key_id: string;
-  secret_access_key?: string;
-  enabled: boolean;
-  groups: string[];
-  permissions: unknown[];
-}
-interface Group {
-  id: string;
-  name: string;
-  description: string;
-  members: string[];
-  permissions: unknown[];
-}
-
-function s3As(svc: SvcProcess, user: { access_key_id: string; secret_access_key?: string }) {
-  return new S3Client({
-    endpoint: svc.url,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: user.access_key_id, secretAccessKey: user.secret_access_key! },
-  });
-}
-
-async function loggedIn(svc: SvcProcess): Promise<AdminClient> {
-  const admin = new AdminClient(svc.url);
-  await admin.login();
-  return admin;
-}
-
-async function createBuckets(svc: SvcProcess) {
-  const root = svc.client();
-  for (const bucket of [BUCKET, OTHER_BUCKET]) {
-    const response = await root.send(new CreateBucketCommand({ Bucket: bucket }));
-    assert.equal(response.$metadata.httpStatusCode, 200);
-  }
-}
-
-/** Populates: two groups, three users (one disabled), one membership added via the route. */
-async function populate(admin: AdminClient): Promise<Record<string, User>> {
-  const writers = await admin.json<Group>("POST", "/groups", {
-    name: "writers",
-    description: "may write the backup bucket",
-    permissions: [{ effect: "Allow", actions: ["read", "write", "list"], resources: [BUCKET] }],
-  }, 201);
-  await admin.json("POST", "/groups", { name: "auditors", permissions: [] }, 201);
-  const alice = await admin.json<User>("POST", "/users", { name: "alice" }, 201);
-  const bob = await admin.json<User>("POST", "/users", {
-    name: "bob",
-    groups: ["auditors"],
-    permissions: [{ actions: ["read", "list"], resources: [`${BUCKET}/shared/*`] }],
-  }, 201);
-  const carol = await admin.json<User>("POST", "/users", { name: "carol", enabled: false }, 201);
-  await admin.json("POST", `/groups/${writers.id}/members`, { user_id: alice.id });
-  return { alice, bob, carol };
-}
-
-async function download(admin: AdminClient, headers: Record<string, string> = {}) {
-  const response = await admin.request("GET", "/backup", undefined, headers);
-  assert.equal(response.status, 200, await response.clone().text());
-  return { response, zip: new Uint8Array(await response.arrayBuffer()) };
-}
-
-async function upload(admin: AdminClient, zip: Uint8Array, headers: Record<string, string> = {}) {
-  // AdminClient sends strings only; zips go through fetch directly with the session cookie.
-  return await fetch(`${admin.base}/backup`, {
-    method: "POST",
-    headers: { cookie: admin.cookie!, "content-type": "application/zip", ...headers },
-    body: zip as Uint8Array<ArrayBuffer>,
-  });
-}
-
-/** Users as comparable records (ids and times differ between instances by design). */
-async function usersOf(admin: AdminClient) {
-  const { users } = await admin.json<{ users: User[] }>("GET", "/users");
-  return users.map(({ name, access_key_id, enabled, groups, permissions }) => ({
-    name,
-    access_key_id,
-    enabled,
-    groups,
-    permissions,
-  }));
-}
-
-async function groupsOf(admin: AdminClient) {
-  const { groups } = await admin.json<{ groups: Group[] }>("GET", "/groups");
-  return groups.map(({ name, description, members, permissions }) => ({
-    name,
-    description,
-    members,
-    permissions,
-  }));
-}
-
-function rezip(zip: Uint8Array, edit: (files: Record<string, Uint8Array>) => void): Uint8Array {
-  const files = unzipSync(zip);
-  edit(files);
-  return zipSync(files);
-}
+  BUCKET,
+  createBuckets,
+  download,
+  groupsOf,
+  loggedIn,
+  OTHER_BUCKET,
+  populate,
+  rezip,
+  s3As,
+  upload,
+  type User,
+  usersOf,
+} from "./helpers/backup.ts";
+import { bytesOf, startSvc } from "./helpers/svc.ts";
 
 Deno.test("backup of a populated instance restores users, groups, memberships and working keys into a fresh one", async () => {
   await using source = await startSvc();
