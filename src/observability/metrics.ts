@@ -161,6 +161,7 @@ const ADMIN_AREAS = new Set([
   "iam",
   "policies",
   "jobs",
+  "backup",
 ]);
 
 export function adminArea(path: string): string {

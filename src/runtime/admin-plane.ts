@@ -26,6 +26,7 @@ import {
   iamSessionRoutes,
   sessionEntitlement,
 } from "../admin/iam-session-routes.ts";
+import { backupRoutes } from "../admin/backup-routes.ts";
 import { IamStore } from "../db/iam-store.ts";
 import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
@@ -235,6 +236,14 @@ export async function openAdminPlane(
       }),
       jobsRoutes({ jobs, audit }),
       outboxRoutes({ store: events.store, audit }),
+      backupRoutes({
+        db,
+        store: iamStore,
+        config: runtime,
+        audit,
+        onChange: () => iam.rebuild(),
+        svcVersion: VERSION,
+      }),
     ],
   });
 
