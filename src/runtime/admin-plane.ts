@@ -21,6 +21,10 @@ import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
 import { iamRoutes } from "../admin/iam-routes.ts";
 import { IamStore } from "../db/iam-store.ts";
+import { IamReconciler } from "../db/iam-reconciler.ts";
+import { declarativeIamRoutes } from "../admin/declarative-iam-routes.ts";
+import { declarativeIamExport } from "../iam/declarative-export.ts";
+import { reconcileAtBoot } from "./config-iam-boot.ts";
 import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
 import { logRoutes } from "../admin/log-routes.ts";
@@ -94,6 +98,11 @@ export async function openAdminPlane(
   const iamStore = new IamStore(db);
   const iam = new IamIndexHolder(iamStore);
   await iam.rebuild();
+  // Declarative IAM: the file is authoritative from the first request on, and every later
+  // config apply reconciles through the runtime's one apply path.
+  const reconciler = new IamReconciler(db, { onChange: () => iam.rebuild() });
+  await reconcileAtBoot(reconciler, holder.current.access, audit);
+  runtime.attachIamReconciler(reconciler);
   services.attachIam({ credentials: new IamCredentials(iam), access: iamS3Access(iam) });
   const sessions = new AdminSessions({
     store: new SessionStore(db),
@@ -133,6 +142,12 @@ export async function openAdminPlane(
         audit,
         onChange: () => iam.rebuild(),
         indexVersion: () => iam.version,
+      }),
+      declarativeIamRoutes({
+        config: runtime,
+        audit,
+        exportIam: async (includeSecrets) =>
+          declarativeIamExport(await reconciler.state(), includeSecrets),
       }),
     ],
   });
