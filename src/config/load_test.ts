@@ -154,7 +154,6 @@ advanced:
   // Then the settings this build accepts but does not act on yet, each named.
   assert.deepEqual(warnings.map((w) => w.split(":")[0]), [
     "advanced.cache_size_mb",
-    "access.iam_mode",
     "advanced.cors_permissive",
   ]);
   assert.deepEqual(config.access, {

@@ -32,18 +32,15 @@ function setInAdvanced(names: string[]) {
 
 const UNBUILT: Unbuilt[] = [
   {
-    path: (config) => {
-      const access = config.access;
-      const paths = [];
-      if (access.iam_mode === "declarative") paths.push("access.iam_mode");
-      for (const key of ["iam_users", "iam_groups", "auth_providers", "group_mapping_rules"]) {
-        const list = (access as Record<string, unknown>)[key];
-        if (Array.isArray(list) && list.length > 0) paths.push(`access.${key}`);
-      }
-      return paths;
-    },
-    consequence: "IAM users, groups and providers are ignored; only the bootstrap key signs " +
-      "S3 requests",
+    // Declarative IAM stores providers and mapping rules (and reconciles them), but no OIDC
+    // login reads them yet.
+    path: (config) =>
+      ["auth_providers", "group_mapping_rules"].filter((key) => {
+        const list = (config.access as Record<string, unknown>)[key];
+        return config.access.iam_mode === "declarative" && Array.isArray(list) && list.length > 0;
+      }).map((key) => `access.${key}`),
+    consequence: "providers and group mapping rules are stored, but OIDC login is not built; " +
+      "no one can log in through them",
   },
   {
     path: (config) => {
@@ -92,11 +89,26 @@ const UNBUILT: Unbuilt[] = [
 ];
 
 /**
+ * IAM lists in a gui-mode config: valid, but the database is authoritative there (SPEC `access`
+ * section), so they are ignored. Not an unbuilt feature: a mode the operator chose.
+ */
+function ignoredIamLists(config: Config): string[] {
+  if (config.access.iam_mode === "declarative") return [];
+  return ["iam_users", "iam_groups", "auth_providers", "group_mapping_rules"].filter((key) => {
+    const list = (config.access as Record<string, unknown>)[key];
+    return Array.isArray(list) && list.length > 0;
+  }).map((key) =>
+    `access.${key}: ignored while access.iam_mode is gui (the config database holds IAM); ` +
+    "set iam_mode: declarative to make the YAML authoritative"
+  );
+}
+
+/**
  * One warning per unbuilt setting the configuration uses. `document` is the sectioned input
  * (before defaults), so a default value never warns.
  */
 export function unbuiltSettings(config: Config, document?: Doc): string[] {
-  const warnings: string[] = [];
+  const warnings: string[] = ignoredIamLists(config);
   for (const row of UNBUILT) {
     for (const path of row.path(config, document)) {
       warnings.push(`${path}: accepted but not built yet in this version: ${row.consequence}`);

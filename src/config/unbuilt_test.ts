@@ -51,3 +51,23 @@ Deno.test("unbuilt settings: encryption blocks, of any mode, are not a warning",
   const { config } = buildConfig(document, { env });
   assert.deepEqual(unbuiltSettings(config, document), []);
 });
+
+Deno.test("unbuilt settings: declarative IAM lists are built; providers still warn about OIDC login", () => {
+  const document = {
+    access: {
+      authentication: "none",
+      iam_mode: "declarative",
+      iam_groups: [{ name: "team" }],
+      iam_users: [{ name: "ann", access_key_id: "AKIAANN0000000000000", secret_access_key: "s" }],
+      auth_providers: [{ name: "idp", client_id: "c", issuer_url: "https://idp.example" }],
+    },
+  };
+  const { config } = buildConfig(document, { env });
+  const found = unbuiltSettings(config, document);
+  assert.equal(found.some((w) => /^access\.(iam_mode|iam_users|iam_groups)/.test(w)), false);
+  assert.ok(found.some((w) => w.startsWith("access.auth_providers:") && /OIDC login/.test(w)));
+
+  const gui = { access: { ...document.access, iam_mode: "gui" } };
+  const inGui = unbuiltSettings(buildConfig(gui, { env }).config, gui);
+  assert.ok(inGui.some((w) => /^access\.iam_users: ignored while access\.iam_mode is gui/.test(w)));
+});

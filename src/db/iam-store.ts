@@ -202,6 +202,10 @@ export class IamStore {
     return this.#change(async (tx) => {
       const user = withoutSecret(await userWithSecret(tx, id));
       await tx.execute({ sql: "DELETE FROM iam_memberships WHERE user_id = ?", args: [id] });
+      await tx.execute({
+        sql: "DELETE FROM iam_external_identities WHERE user_id = ?",
+        args: [id],
+      });
       await tx.execute({ sql: "DELETE FROM iam_users WHERE id = ?", args: [id] });
       return user;
     });
@@ -299,6 +303,10 @@ export class IamStore {
     return this.#change(async (tx) => {
       const group = await requireGroupRecord(tx, id);
       await tx.execute({ sql: "DELETE FROM iam_memberships WHERE group_id = ?", args: [id] });
+      await tx.execute({
+        sql: "DELETE FROM iam_group_mapping_rules WHERE group_id = ?",
+        args: [id],
+      });
       await tx.execute({ sql: "DELETE FROM iam_groups WHERE id = ?", args: [id] });
       return group;
     });

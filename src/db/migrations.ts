@@ -167,6 +167,54 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX event_outbox_occurred ON event_outbox (occurred_at)`,
     ],
   },
+  {
+    version: 5,
+    name: "iam_providers",
+    sql: [
+      // OIDC providers and group mapping rules: stored records (declarative YAML or backup);
+      // the OIDC login that would use them is not built. The client secret sits in the
+      // encrypted file like the users' secrets.
+      `CREATE TABLE iam_auth_providers (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        provider_type TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        priority INTEGER NOT NULL,
+        display_name TEXT,
+        client_id TEXT NOT NULL,
+        client_secret TEXT,
+        issuer_url TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      )`,
+      // Rules keep the YAML order in `position`; they are wiped and rebuilt as a whole.
+      // provider_id NULL = every provider.
+      `CREATE TABLE iam_group_mapping_rules (
+        id TEXT PRIMARY KEY,
+        position INTEGER NOT NULL,
+        provider_id TEXT,
+        priority INTEGER NOT NULL,
+        match_type TEXT NOT NULL,
+        match_field TEXT NOT NULL,
+        match_value TEXT NOT NULL,
+        group_id TEXT NOT NULL
+      )`,
+      // Bindings of IdP subjects to users (written by an OAuth callback or an import), unique
+      // per provider. Removed with their user or provider, in the same transaction.
+      `CREATE TABLE iam_external_identities (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        provider_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        email TEXT,
+        claims TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (provider_id, subject)
+      )`,
+      `CREATE INDEX iam_external_identities_user ON iam_external_identities (user_id)`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

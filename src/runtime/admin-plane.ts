@@ -28,6 +28,10 @@ import {
 } from "../admin/iam-session-routes.ts";
 import { backupRoutes } from "../admin/backup-routes.ts";
 import { IamStore } from "../db/iam-store.ts";
+import { IamReconciler } from "../db/iam-reconciler.ts";
+import { declarativeIamRoutes } from "../admin/declarative-iam-routes.ts";
+import { declarativeIamExport } from "../iam/declarative-export.ts";
+import { reconcileAtBoot } from "./config-iam-boot.ts";
 import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
 import { jobsRoutes } from "../admin/jobs-routes.ts";
@@ -136,6 +140,11 @@ export async function openAdminPlane(
   });
   await iam.rebuild();
   iamMetrics.attach(() => ({ users: iam.current.userCount, version: iam.version }));
+  // Declarative IAM: the file is authoritative from the first request on, and every later
+  // config apply reconciles through the runtime's one apply path.
+  const reconciler = new IamReconciler(db, { onChange: () => iam.rebuild() });
+  await reconcileAtBoot(reconciler, holder.current.access, audit);
+  runtime.attachIamReconciler(reconciler);
   services.attachIam({
     credentials: new IamCredentials(iam),
     access: iamS3Access(iam, (decision) =>
@@ -243,6 +252,12 @@ export async function openAdminPlane(
         audit,
         onChange: () => iam.rebuild(),
         svcVersion: VERSION,
+      }),
+      declarativeIamRoutes({
+        config: runtime,
+        audit,
+        exportIam: async (includeSecrets) =>
+          declarativeIamExport(await reconciler.state(), includeSecrets),
       }),
     ],
   });

@@ -17,11 +17,12 @@ import { ConfigPersistError, writeConfigFile } from "../config/config-file.ts";
 import { buildConfig, expandPlaceholders } from "../config/load.ts";
 import { type Config, ConfigError } from "../config/schema.ts";
 import { getLogger, setLogFilter } from "../observability/log.ts";
-import { resolveLogLevel } from "../observability/log-level.ts";
+import { type LogLevel, resolveLogLevel } from "../observability/log-level.ts";
 import { planApply } from "./apply.ts";
 import type { Services } from "./services.ts";
 import { checkStartupAuth, StartupError } from "./startup-checks.ts";
 import { checkRemovedBackends, needsRebuild, openStorageStack } from "./storage-stack.ts";
+import { auditModeChange, type IamReconcilePort, prepareIamStep } from "./config-iam.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -37,6 +38,12 @@ export interface ConfigRuntimeOptions {
 }
 
 type Json = unknown;
+
+/** An apply that carries its own IAM to reconcile (`/config/declarative-iam-apply`). */
+export interface IamApplyRequest extends ApplyRequest {
+  /** The `access` fragment with export-only fields (auth_source, external_identities). */
+  iamAccess?: Record<string, unknown>;
+}
 
 /** Expands placeholders only in strings equal to the previous document's at the same place. */
 export function expandUnchanged(
@@ -68,6 +75,7 @@ export class ConfigRuntime implements ConfigPort {
   readonly #options: ConfigRuntimeOptions;
   #document: Record<string, unknown>;
   #queue: Promise<unknown> = Promise.resolve();
+  #iam: IamReconcilePort | null = null;
 
   constructor(services: Services, options: ConfigRuntimeOptions) {
     this.#services = services;
@@ -87,7 +95,12 @@ export class ConfigRuntime implements ConfigPort {
     return structuredClone(this.#document);
   }
 
-  apply(request: ApplyRequest): Promise<ApplyOutcome> {
+  /** Declarative IAM reconciles through `port` from now on (the admin plane, once the DB opened). */
+  attachIamReconciler(port: IamReconcilePort): void {
+    this.#iam = port;
+  }
+
+  apply(request: IamApplyRequest): Promise<ApplyOutcome> {
     const run = this.#queue.then(() => this.#apply(request));
     this.#queue = run.catch(() => {});
     return run;
@@ -114,7 +127,7 @@ export class ConfigRuntime implements ConfigPort {
     return built;
   }
 
-  async #apply(request: ApplyRequest): Promise<ApplyOutcome> {
+  async #apply(request: IamApplyRequest): Promise<ApplyOutcome> {
     const services = this.#services;
     const built = this.#build(request);
     const running = services.config.current;
@@ -128,6 +141,14 @@ export class ConfigRuntime implements ConfigPort {
       persisted: false,
       persisted_path: persistPath,
     };
+    // Declarative IAM is checked against the database before anything is written.
+    const iamStep = await prepareIamStep(this.#iam, {
+      running: running.access,
+      next: built.config.access,
+      iamAccess: request.iamAccess,
+      dryRun: request.dryRun,
+    });
+    warnings.push(...iamStep.warnings);
     if (request.dryRun) return outcome;
 
     // Prepare: backends that fail to open (no xattrs, no access, one removed while in use)
@@ -152,7 +173,25 @@ export class ConfigRuntime implements ConfigPort {
       outcome.persisted = true;
     }
 
-    // Commit.
+    // Commit. The IAM transaction goes first: when it fails, the file is put back and nothing
+    // else has changed.
+    const who = {
+      source: request.source,
+      user: request.actor?.user ?? null,
+      ip: request.actor?.ip ?? null,
+    };
+    const audit = (event: string, fields: Record<string, unknown>, level?: LogLevel) =>
+      void services.logging.auditRing.record(event, fields, level);
+    if (iamStep.commit !== null) {
+      try {
+        warnings.push(...await iamStep.commit(audit, who));
+      } catch (err) {
+        fresh?.stop();
+        if (outcome.persisted) await writeConfigFile(persistPath!, this.#document).catch(() => {});
+        throw err;
+      }
+    }
+    auditModeChange(running.access, snapshot.access, audit, who);
     this.#document = structuredClone(request.document);
     services.config.swap(snapshot);
     if (fresh) {
