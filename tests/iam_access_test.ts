@@ -19,25 +19,9 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
+import { awsAvailable, clientAs, type CreatedUser } from "./helpers/iam.ts";
 import { signedPostForm } from "./helpers/post-form.ts";
-import { startSvc, type SvcProcess } from "./helpers/svc.ts";
-
-interface CreatedUser {
-  id: string;
-  name: string;
-  access_key_id: string;
-  secret_access_key: string;
-}
-
-function clientAs(svc: SvcProcess, user: { access_key_id: string; secret_access_key: string }) {
-  return new S3Client({
-    endpoint: svc.url,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: user.access_key_id, secretAccessKey: user.secret_access_key },
-    maxAttempts: 1,
-  });
-}
+import { startSvc } from "./helpers/svc.ts";
 
 /** "ok", or the S3 error code the request failed with. */
 async function outcome(run: () => Promise<unknown>): Promise<string> {
@@ -346,19 +330,6 @@ Deno.test("iam: users and their keys survive a restart", async () => {
     await Deno.remove(dataDir, { recursive: true });
   }
 });
-
-async function awsAvailable(): Promise<boolean> {
-  try {
-    const { success } = await new Deno.Command("aws", {
-      args: ["--version"],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return success;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test({
   name: "iam: awscli signs as an IAM user; its permissions decide",

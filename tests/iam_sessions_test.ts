@@ -12,14 +12,8 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
+import { type CreatedUser } from "./helpers/iam.ts";
 import { ACCESS_KEY, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
-
-interface CreatedUser {
-  id: string;
-  name: string;
-  access_key_id: string;
-  secret_access_key: string;
-}
 
 function pairOf(user: CreatedUser) {
   return { access_key_id: user.access_key_id, secret_access_key: user.secret_access_key };
