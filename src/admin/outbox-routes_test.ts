@@ -1,29 +1,12 @@
+import { sampleEvent } from "../events/event-fixtures.ts";
 import assert from "node:assert/strict";
 import { HASH_A } from "../../tests/helpers/config-db.ts";
 import { opsAdminApp, TEST_CLIENT_IP } from "../../tests/helpers/ops-admin-app.ts";
 import { openConfigDb } from "../db/config-db.ts";
-import type { ObjectEvent } from "../events/event.ts";
 import { OutboxStore } from "../events/outbox-store.ts";
 import { outboxRoutes } from "./outbox-routes.ts";
 
-function event(key: string, at: number): ObjectEvent {
-  return {
-    id: crypto.randomUUID(),
-    kind: "ObjectCreated",
-    operation: "put",
-    bucket: "b",
-    key,
-    size: 1,
-    etag: "e",
-    sha256: null,
-    storage: "passthrough",
-    content_type: null,
-    principal: null,
-    source_ip: null,
-    request_id: null,
-    time: new Date(at).toISOString(),
-  };
-}
+const event = sampleEvent;
 
 Deno.test("event-outbox routes: paging, counts, validation, requeue one and all, audit", async () => {
   const dir = await Deno.makeTempDir({ prefix: "svc-outbox-routes-" });

@@ -1,33 +1,16 @@
+import { sampleEvent } from "./event-fixtures.ts";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { HASH_A } from "../../tests/helpers/config-db.ts";
 import { eventDeliverySchema } from "../config/schema-advanced.ts";
 import { type ConfigDb, openConfigDb } from "../db/config-db.ts";
 import { backoffMs, Dispatcher } from "./dispatcher.ts";
-import type { ObjectEvent } from "./event.ts";
 import { OutboxStore } from "./outbox-store.ts";
 
 type Settings = v.InferInput<typeof eventDeliverySchema>;
 const settings = (input: Settings) => v.parse(eventDeliverySchema, input);
 
-function event(key: string, at = 1_000): ObjectEvent {
-  return {
-    id: crypto.randomUUID(),
-    kind: "ObjectCreated",
-    operation: "put",
-    bucket: "b",
-    key,
-    size: 1,
-    etag: "e",
-    sha256: null,
-    storage: "passthrough",
-    content_type: null,
-    principal: null,
-    source_ip: null,
-    request_id: null,
-    time: new Date(at).toISOString(),
-  };
-}
+const event = sampleEvent;
 
 /** A fetch that answers from `answer(url)` and records each call. */
 function fakeFetch(answer: (url: string) => number | Error) {
