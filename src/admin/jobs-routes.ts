@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import type { JobsService } from "../jobs/jobs-service.ts";
 import { MAX_REENCRYPT_BUCKETS } from "../jobs/jobs-service.ts";
-import { JOB_ACTIONS, type JobAction, jobRow, KIND_ACTIONS } from "../jobs/job-model.ts";
+import { JOB_ACTIONS, type JobAction, KIND_ACTIONS } from "../jobs/job-model.ts";
 import type { AuditFn } from "./admin-deps.ts";
 import { actorFields, type AdminEnv } from "./admin-env.ts";
 import { AdminError, jsonBody } from "./admin-error.ts";
@@ -75,7 +75,7 @@ export function jobsRoutes(deps: JobsRoutesDeps): Hono<AdminEnv> {
   app.get("/jobs/:id", async (c) => {
     requireAdmin(c);
     const job = await jobs.job(c.req.param("id"));
-    return c.json(jobRow(job));
+    return c.json(await jobs.row(job));
   });
 
   app.get("/jobs/:id/runs", async (c) => {
@@ -109,9 +109,8 @@ export function jobsRoutes(deps: JobsRoutesDeps): Hono<AdminEnv> {
         { supported },
       );
     }
-    // Only maintenance jobs exist so far, and cancel is their one action.
-    const updated = await jobs.cancel(job, actor);
-    return c.json(jobRow(updated), 202);
+    const outcome = await jobs.action(job, action, actor);
+    return c.json(outcome.body, outcome.status as 200 | 202);
   });
 
   app.post("/buckets/:bucket/migrate", async (c) => {

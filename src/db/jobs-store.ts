@@ -56,7 +56,8 @@ type Row = Record<string, unknown>;
 
 const nullableNumber = (value: unknown) => value === null ? null : Number(value);
 
-function toJob(row: Row): JobRecord {
+/** A `jobs` row as a JobRecord. */
+export function toJob(row: Row): JobRecord {
   return {
     id: String(row.id),
     kind: String(row.kind) as JobKind,
@@ -73,6 +74,20 @@ function toJob(row: Row): JobRecord {
     startedAt: nullableNumber(row.started_at),
     finishedAt: nullableNumber(row.finished_at),
     updatedAt: Number(row.updated_at),
+  };
+}
+
+/** A `job_runs` row as a RunRecord. */
+export function toRun(row: Row): RunRecord {
+  return {
+    id: Number(row.id),
+    jobId: String(row.job_id),
+    triggeredBy: String(row.triggered_by),
+    status: String(row.status) as JobStatus,
+    counters: JSON.parse(String(row.counters)),
+    error: row.error === null ? null : String(row.error),
+    startedAt: Number(row.started_at),
+    finishedAt: nullableNumber(row.finished_at),
   };
 }
 
@@ -96,7 +111,8 @@ export class JobsStore {
   createMaintenance(job: NewMaintenanceJob): Promise<JobRecord> {
     return this.#db.transaction(async (tx) => {
       const busy = await tx.execute({
-        sql: `SELECT id FROM jobs WHERE bucket = ? AND status IN (${ACTIVE_LIST}) LIMIT 1`,
+        sql: `SELECT id FROM jobs WHERE kind = 'maintenance' AND bucket = ?
+          AND status IN (${ACTIVE_LIST}) LIMIT 1`,
         args: [job.scope.bucket],
       });
       if (busy.rows.length > 0) {
@@ -144,11 +160,11 @@ export class JobsStore {
     return result.rows.map(toJob);
   }
 
-  /** The active job of a bucket (queued, running or cancelling), or null. */
+  /** The active maintenance job of a bucket (queued, running or cancelling), or null. */
   async activeForBucket(bucket: string): Promise<JobRecord | null> {
     const result = await this.#db.execute({
-      sql: `SELECT * FROM jobs WHERE bucket = ? AND status IN (${ACTIVE_LIST})
-        ORDER BY created_at DESC LIMIT 1`,
+      sql: `SELECT * FROM jobs WHERE kind = 'maintenance' AND bucket = ?
+        AND status IN (${ACTIVE_LIST}) ORDER BY created_at DESC LIMIT 1`,
       args: [bucket],
     });
     return result.rows[0] ? toJob(result.rows[0]) : null;
@@ -277,15 +293,6 @@ export class JobsStore {
       sql: "SELECT * FROM job_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?",
       args: [jobId, limit],
     });
-    return result.rows.map((row) => ({
-      id: Number(row.id),
-      jobId: String(row.job_id),
-      triggeredBy: String(row.triggered_by),
-      status: String(row.status) as JobStatus,
-      counters: JSON.parse(String(row.counters)),
-      error: row.error === null ? null : String(row.error),
-      startedAt: Number(row.started_at),
-      finishedAt: nullableNumber(row.finished_at),
-    }));
+    return result.rows.map(toRun);
   }
 }

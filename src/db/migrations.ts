@@ -215,6 +215,26 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX iam_external_identities_user ON iam_external_identities (user_id)`,
     ],
   },
+  {
+    version: 6,
+    name: "rule_state",
+    sql: [
+      // Replication and lifecycle rules keep their state row in `jobs` (id `replication:<name>`,
+      // `lifecycle:<name>`; `state` holds the resume cursor, next due time and lifetime
+      // counters), their runs in `job_runs` and failures in `job_failures`. What they add: the
+      // node-local leader lease of a rule (one runner at a time; `token` changes with every
+      // acquisition so a holder that lost its lease cannot renew it by accident).
+      `CREATE TABLE job_leases (
+        job_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        token TEXT NOT NULL,
+        acquired_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+      // The replication event consumer's position in event_outbox (the last id it handled).
+      `INSERT INTO meta (key, value) VALUES ('replication_outbox_cursor', '0')`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

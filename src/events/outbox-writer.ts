@@ -95,6 +95,12 @@ export class OutboxWriter implements WriteObserver {
     this.#push(deletedEvent(bucket, info, context, this.#now()));
   }
 
+  /** Appends an event svc makes itself (lifecycle), in order with the write events. */
+  record(event: ObjectEvent): void {
+    if (!this.#record()) return;
+    this.#push(event);
+  }
+
   #push(event: ObjectEvent): void {
     if (this.#closed || this.#buffer.length >= this.#maxBuffered) {
       this.#metrics?.dropped.inc();

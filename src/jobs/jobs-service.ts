@@ -27,6 +27,8 @@ import type { MaintenanceDeps } from "./maintenance/maintenance-deps.ts";
 import { type MigrateState, migrateWorker } from "./maintenance/migrate.ts";
 import { reencryptWorker } from "./maintenance/reencrypt.ts";
 import { messageOf } from "./maintenance/job-steps.ts";
+import type { RulesRoom } from "./rules/rules-room.ts";
+import type { JobAction } from "./job-model.ts";
 
 const log = getLogger("svc::jobs");
 
@@ -47,6 +49,8 @@ export interface JobsServiceOptions {
   /** Maintenance jobs running at once. */
   concurrency?: number;
   gauge?: JobsGauge;
+  /** Replication and lifecycle rules (their rows, runs and actions). */
+  rules?: RulesRoom;
 }
 
 export class JobsService {
@@ -54,9 +58,11 @@ export class JobsService {
   readonly #store: JobsStore;
   readonly #runner: JobRunner;
   readonly #gauge?: JobsGauge;
+  readonly #rules?: RulesRoom;
 
   constructor(options: JobsServiceOptions) {
     const deps = options.deps;
+    this.#rules = options.rules;
     this.#deps = deps;
     this.#store = deps.store;
     this.#gauge = options.gauge;
@@ -93,19 +99,44 @@ export class JobsService {
       log.info("maintenance job re-queued after a restart", { job: job.id, type: job.type });
       this.#runner.enqueue(job.id);
     }
+    await this.#rules?.start(this.#deps.clock.now());
     await this.refreshGauge();
   }
 
   async stop(): Promise<void> {
-    await this.#runner.stop();
+    await Promise.all([this.#runner.stop(), this.#rules?.stop()]);
   }
 
   async list(): Promise<Record<string, unknown>[]> {
-    return (await this.#store.list()).map(jobRow);
+    await this.#rules?.sync();
+    const jobs = await this.#store.list();
+    const rules = await this.#rules?.rows(jobs);
+    return jobs.map((job) => rules?.get(job.id) ?? jobRow(job));
+  }
+
+  /** The row of one job as `GET /jobs` shows it. */
+  async row(job: JobRecord): Promise<Record<string, unknown>> {
+    return (await this.#rules?.rows([job]))?.get(job.id) ?? jobRow(job);
+  }
+
+  /** An action of the job's kind (the route checked the matrix). */
+  async action(
+    job: JobRecord,
+    action: JobAction,
+    actor: Actor,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    if (job.kind === "maintenance") {
+      return { status: 202, body: jobRow(await this.cancel(job, actor)) };
+    }
+    if (!this.#rules) throw new AdminError("not_found", `No job "${job.id}"`);
+    const outcome = await this.#rules.act(job, action, actor);
+    await this.refreshGauge();
+    return outcome;
   }
 
   /** The job of an id from a URL (`maintenance:<n>`, or just `<n>`); 404 when unknown. */
   async job(id: string): Promise<JobRecord> {
+    if (!/^maintenance:|^\d+$/.test(id)) await this.#rules?.sync();
     const full = /^\d+$/.test(id) ? `maintenance:${id}` : id;
     const job = await this.#store.get(full);
     if (job === null) throw new AdminError("not_found", `No job "${id}"`);

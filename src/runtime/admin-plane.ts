@@ -40,6 +40,13 @@ import { systemClock } from "../jobs/clock.ts";
 import { JobsService } from "../jobs/jobs-service.ts";
 import type { MaintenanceSettings } from "../jobs/maintenance/maintenance-deps.ts";
 import { routeBucketVia } from "../jobs/maintenance/route-flip.ts";
+import { RuleStore } from "../db/rule-store.ts";
+import { DbLeases } from "../jobs/rules/leases.ts";
+import { RuleJobs } from "../jobs/rules/rule-jobs.ts";
+import type { RuleEnv } from "../jobs/rules/rule-env.ts";
+import { RulesRoom } from "../jobs/rules/rules-room.ts";
+import { replicationDriver } from "../jobs/replication/replication-driver.ts";
+import { lifecycleDriver } from "../jobs/lifecycle/lifecycle-driver.ts";
 import { logRoutes } from "../admin/log-routes.ts";
 import { outboxRoutes } from "../admin/outbox-routes.ts";
 import { type EventOutbox, openEventOutbox } from "../events/event-outbox.ts";
@@ -100,6 +107,45 @@ export function maintenanceSettings(env: Record<string, string | undefined>): Ma
     paceMs: int("SVC_MAINTENANCE_PACE_MS", 0, 0),
     attempts: 3,
   };
+}
+
+/**
+ * Replication and lifecycle: both schedulers over the config database, their runs reaching the
+ * storage stack in use. Leases are node-local (the config database) under an id of this process.
+ */
+function openRulesRoom(
+  services: Services,
+  runtime: ConfigRuntime,
+  db: ConfigDb,
+  events: EventOutbox,
+  audit: AuditFn,
+): RulesRoom {
+  const store = new RuleStore(db);
+  const leases = new DbLeases(store, `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID()}`);
+  const env: RuleEnv = {
+    objects: () => services.storage.objects,
+    backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
+    gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
+    recordEvent: (event) => events.writer.record(event),
+    metrics: services.metrics,
+    clock: systemClock,
+  };
+  const options = {
+    store,
+    config: () => services.config.current,
+    clock: systemClock,
+    leases: () => leases,
+    audit,
+  };
+  return new RulesRoom({
+    store,
+    config: runtime,
+    audit,
+    kinds: [
+      new RuleJobs(replicationDriver(env), options),
+      new RuleJobs(lifecycleDriver(env), options),
+    ],
+  });
 }
 
 /** The state directory of the admin plane: `<data>/.svc`. */
@@ -190,6 +236,7 @@ export async function openAdminPlane(
   };
   const jobMetrics = services.metrics.jobs;
   const pacing = maintenanceSettings(options.env);
+  const rules = openRulesRoom(services, runtime, db, events, audit);
   const jobs = new JobsService({
     deps: {
       store: new JobsStore(db),
@@ -207,6 +254,7 @@ export async function openAdminPlane(
       },
     },
     gauge: jobMetrics.count,
+    rules,
   });
   // Before the listener opens: a re-queued job's write gate is engaged before any S3 write.
   await jobs.start();

@@ -1,0 +1,24 @@
+/**
+ * What replication and lifecycle runs reach in the running svc: the object service of the
+ * storage stack in use (logical objects: each bucket's own delta compression and encryption
+ * apply, write observers — usage counters, the event outbox — hear every change), the kind of
+ * backend a bucket lives on, the maintenance write gate, and the outbox for the events svc
+ * makes itself. Built in runtime/admin-plane.ts.
+ */
+import type { ObjectEvent } from "../../events/event.ts";
+import type { Metrics } from "../../observability/metrics.ts";
+import type { ObjectService } from "../../objects/object-service.ts";
+import type { Clock } from "../clock.ts";
+
+export interface RuleEnv {
+  /** The object service in use (a config change may replace it: call it each time). */
+  objects(): ObjectService;
+  /** `filesystem` or `s3`: the kind of backend `bucket` routes to. Throws for a bad bucket. */
+  backendKind(bucket: string): Promise<"filesystem" | "s3">;
+  /** The maintenance job holding `bucket`'s write gate, or undefined when writes are open. */
+  gatedBy(bucket: string): string | undefined;
+  /** Appends an event to the outbox (no-op when the outbox is off). */
+  recordEvent(event: ObjectEvent): void;
+  metrics: Metrics;
+  clock: Clock;
+}

@@ -1,0 +1,130 @@
+/**
+ * Replication and lifecycle on the jobs surface: both schedulers, their rows as `GET /jobs` shows
+ * them, and the actions of their matrix (pause, resume, run-now, preview, verify, kill, delete).
+ * The jobs service hands every non-maintenance row and action here.
+ */
+import { AdminError } from "../../admin/admin-error.ts";
+import type { ConfigPort } from "../../admin/admin-deps.ts";
+import type { RuleStore } from "../../db/rule-store.ts";
+import { type JobAction, type JobRecord, jobRow, runRow } from "../job-model.ts";
+import { removeRuleFromConfig } from "./rule-config.ts";
+import type { RuleJobs } from "./rule-jobs.ts";
+
+export type RuleKind = "replication" | "lifecycle";
+
+export interface RulesRoomOptions {
+  store: RuleStore;
+  config: ConfigPort;
+  kinds: RuleJobs[];
+  audit: (event: string, fields: Record<string, unknown>, level?: "info" | "warn") => void;
+}
+
+export class RulesRoom {
+  readonly #options: RulesRoomOptions;
+  readonly #kinds = new Map<string, RuleJobs>();
+
+  constructor(options: RulesRoomOptions) {
+    this.#options = options;
+    for (const kind of options.kinds) this.#kinds.set(kind.kind, kind);
+  }
+
+  of(kind: RuleKind): RuleJobs | undefined {
+    return this.#kinds.get(kind);
+  }
+
+  /** Boot: runs a dead process left running become failed; rows follow the config; loops start. */
+  async start(now: number): Promise<void> {
+    const recovered = await this.#options.store.failAbandonedRuns(now);
+    if (recovered.length > 0) {
+      this.#options.audit("job_runs_abandoned", { runs: recovered }, "warn");
+    }
+    for (const kind of this.#kinds.values()) {
+      await kind.sync();
+      kind.start();
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.#kinds.values()].map((kind) => kind.stop()));
+  }
+
+  /** Rows follow the config before anyone reads them. */
+  async sync(): Promise<void> {
+    for (const kind of this.#kinds.values()) await kind.sync();
+  }
+
+  /** The normalized row of a rule: the common fields plus its last run, schedule and switches. */
+  async rows(jobs: JobRecord[]): Promise<Map<string, Record<string, unknown>>> {
+    const rules = jobs.filter((job) => this.#kinds.has(job.kind));
+    const last = await this.#options.store.lastRuns(rules.map((job) => job.id));
+    const out = new Map<string, Record<string, unknown>>();
+    for (const job of rules) {
+      const kind = this.#kinds.get(job.kind)!;
+      const name = job.id.slice(job.kind.length + 1);
+      const state = job.state as { next_due_at?: number; last_run_at?: number; lifetime?: unknown };
+      const rule = kind.rule(name);
+      out.set(job.id, {
+        ...jobRow(job),
+        name,
+        enabled: (rule?.enabled ?? false) && kind.settings().enabled,
+        running: kind.isRunning(name),
+        last_run: runRow(last.get(job.id) ?? null),
+        next_run_at: state.next_due_at !== undefined
+          ? new Date(state.next_due_at).toISOString()
+          : null,
+        lifetime: state.lifetime ?? {},
+      });
+    }
+    return out;
+  }
+
+  /** One action of the kind's matrix (the route already refused the others with 405). */
+  async act(
+    job: JobRecord,
+    action: JobAction,
+    actor: { user: string; ip: string },
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const kind = this.#kinds.get(job.kind);
+    if (!kind) throw new AdminError("not_found", `No job "${job.id}"`);
+    const name = job.id.slice(job.kind.length + 1);
+    const audit = (event: string) =>
+      this.#options.audit(
+        event,
+        { ...actor, job: job.id },
+        event === "job_deleted" ? "warn" : "info",
+      );
+    switch (action) {
+      case "pause":
+      case "resume":
+        await kind.setPaused(name, action === "pause");
+        audit(action === "pause" ? "job_paused" : "job_resumed");
+        return { status: 200, body: await this.#row(job.id) };
+      case "run-now":
+        return { status: 200, body: { ...await kind.runNow(name, actor.user) } };
+      case "preview":
+        return { status: 200, body: { ...await kind.preview(name) } };
+      case "verify":
+        return { status: 200, body: await kind.verify(name, actor.user) };
+      case "kill":
+        kind.kill(name, actor.user);
+        audit("job_killed");
+        return { status: 202, body: { killed: job.id } };
+      case "delete": {
+        if (kind.busy(name)) {
+          throw new AdminError("conflict", `Rule "${name}" is running or being verified`);
+        }
+        await removeRuleFromConfig(this.#options.config, kind.kind, name, actor);
+        await this.#options.store.remove(job.id);
+        audit("job_deleted");
+        return { status: 200, body: { deleted: job.id } };
+      }
+      default:
+        throw new AdminError("method_not_allowed", `Action "${action}" is not supported`);
+    }
+  }
+
+  async #row(id: string): Promise<Record<string, unknown>> {
+    const jobs = await this.#options.store.jobs([id]);
+    return (await this.rows(jobs)).get(id) ?? {};
+  }
+}
