@@ -67,7 +67,8 @@ const UNBUILT: Unbuilt[] = [
   },
   {
     path: (config) => config.advanced.config_sync_bucket ? ["advanced.config_sync_bucket"] : [],
-    consequence: "the config database is not synchronised between instances",
+    consequence: "the config database is not synchronised between instances (the bucket holds " +
+      "replication leases only)",
   },
   {
     path: setInAdvanced(["max_total_multipart_bytes"]),

@@ -42,6 +42,7 @@ import type { MaintenanceSettings } from "../jobs/maintenance/maintenance-deps.t
 import { routeBucketVia } from "../jobs/maintenance/route-flip.ts";
 import { RuleStore } from "../db/rule-store.ts";
 import { DbLeases } from "../jobs/rules/leases.ts";
+import { coordinationLeases } from "../jobs/rules/coordination.ts";
 import { RuleJobs } from "../jobs/rules/rule-jobs.ts";
 import type { RuleEnv } from "../jobs/rules/rule-env.ts";
 import { RulesRoom } from "../jobs/rules/rules-room.ts";
@@ -113,15 +114,19 @@ export function maintenanceSettings(env: Record<string, string | undefined>): Ma
  * Replication and lifecycle: both schedulers over the config database, their runs reaching the
  * storage stack in use. Leases are node-local (the config database) under an id of this process.
  */
-function openRulesRoom(
+async function openRulesRoom(
   services: Services,
   runtime: ConfigRuntime,
   db: ConfigDb,
   events: EventOutbox,
   audit: AuditFn,
-): RulesRoom {
+): Promise<RulesRoom> {
   const store = new RuleStore(db);
-  const leases = new DbLeases(store, `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID()}`);
+  const instance = `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  const leases = new DbLeases(store, instance);
+  // Replication leases live in the coordination bucket when one is set (checked now: svc
+  // refuses to start when it cannot hold them); lifecycle leases stay node-local.
+  const shared = await coordinationLeases(services.config.current, instance);
   const env: RuleEnv = {
     objects: () => services.storage.objects,
     backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
@@ -137,12 +142,13 @@ function openRulesRoom(
     leases: () => leases,
     audit,
   };
+  const replicationOptions = { ...options, leases: () => shared ?? leases };
   return new RulesRoom({
     store,
     config: runtime,
     audit,
     kinds: [
-      new RuleJobs(replicationDriver(env), options),
+      new RuleJobs(replicationDriver(env), replicationOptions),
       new RuleJobs(lifecycleDriver(env), options),
     ],
   });
@@ -236,7 +242,7 @@ export async function openAdminPlane(
   };
   const jobMetrics = services.metrics.jobs;
   const pacing = maintenanceSettings(options.env);
-  const rules = openRulesRoom(services, runtime, db, events, audit);
+  const rules = await openRulesRoom(services, runtime, db, events, audit);
   const jobs = new JobsService({
     deps: {
       store: new JobsStore(db),

@@ -1,0 +1,40 @@
+/**
+ * The coordination bucket (`advanced.config_sync_bucket`): when it is set, replication leases are
+ * lease objects in it (s3-leases.ts) instead of rows of the node-local config database, so svc
+ * instances sharing a rule never run it at once. It must live on an S3 backend (the bucket's
+ * routed backend, else the default one) that honours conditional writes: both are checked at
+ * boot, and svc refuses to start otherwise.
+ */
+import type { Config } from "../../config/schema.ts";
+import { backendPlanOf } from "../../runtime/backends.ts";
+import { S3Client } from "../../storage/s3/s3-client.ts";
+import { s3OptionsFromConfig } from "../../storage/s3/s3-options.ts";
+import { checkConditionalWrites, S3Leases } from "./s3-leases.ts";
+
+export async function coordinationLeases(
+  config: Config,
+  instance: string,
+): Promise<S3Leases | null> {
+  const bucket = config.advanced.config_sync_bucket;
+  if (!bucket) return null;
+  const plan = backendPlanOf(config);
+  const name = config.storage.buckets[bucket]?.backend ?? plan.defaultName;
+  const spec = plan.specs.find((candidate) => candidate.name === name);
+  if (spec?.type !== "s3") {
+    throw new Error(
+      `advanced.config_sync_bucket "${bucket}" must live on an S3 backend; backend "${name}" ` +
+        `is ${spec?.type ?? "unknown"}`,
+    );
+  }
+  const client = new S3Client(s3OptionsFromConfig(spec, config.advanced, "/nonexistent"));
+  try {
+    await checkConditionalWrites(client, bucket);
+  } catch (err) {
+    throw new Error(
+      `advanced.config_sync_bucket "${bucket}" cannot hold leases: ${
+        err instanceof Error ? err.message : String(err)
+      }`,
+    );
+  }
+  return new S3Leases(client, bucket, instance);
+}
