@@ -48,6 +48,8 @@ export class MultipartService {
   readonly #limits: () => MultipartLimits;
   /** Completions in flight per bucket; DeleteBucket waits for them. */
   readonly #completing = new Map<string, Set<Promise<unknown>>>();
+  /** DeleteBucket in progress per bucket; completions wait for it. */
+  readonly #deleting = new Map<string, Promise<unknown>>();
   readonly #createLock = new KeyLock();
   /** Per upload: the object's sha256 so far, hashed as parts arrive (part-hash-chain.ts). */
   readonly #chains = new Map<string, PartHashChain>();
@@ -173,7 +175,7 @@ export class MultipartService {
       }
       const info = await this.#track(
         bucket,
-        this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
+        () => this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
       );
       await this.#completed.record({
         uploadId,
@@ -316,12 +318,25 @@ export class MultipartService {
     return (await this.#store.list()).filter((u) => u.bucket === bucket);
   }
 
-  /** Runs `work` once no completion is writing into the bucket. */
+  /**
+   * Runs `work` (a DeleteBucket) once no completion is writing into the bucket; completions that
+   * start meanwhile wait for it, so none can stage into a bucket while it is being removed.
+   */
   async whileBucketQuiet<T>(bucket: string, work: () => Promise<T>): Promise<T> {
     for (;;) {
-      const pending = this.#completing.get(bucket);
-      if (!pending || pending.size === 0) return await work();
-      await Promise.allSettled([...pending]);
+      const busy = this.#completing.get(bucket)?.size ? [...this.#completing.get(bucket)!] : [];
+      const deleting = this.#deleting.get(bucket);
+      if (deleting) busy.push(deleting);
+      if (busy.length === 0) break;
+      await Promise.allSettled(busy);
+    }
+    // Claimed synchronously after the check: no completion can slip in between.
+    const running = work();
+    this.#deleting.set(bucket, running);
+    try {
+      return await running;
+    } finally {
+      if (this.#deleting.get(bucket) === running) this.#deleting.delete(bucket);
     }
   }
 
@@ -348,9 +363,18 @@ export class MultipartService {
     return result;
   }
 
-  async #track<T>(bucket: string, work: Promise<T>): Promise<T> {
+  async #track<T>(bucket: string, start: () => Promise<T>): Promise<T> {
+    // A DeleteBucket in progress goes first; this completion then finds the bucket gone.
+    for (
+      let deleting = this.#deleting.get(bucket);
+      deleting;
+      deleting = this.#deleting.get(bucket)
+    ) {
+      await deleting.catch(() => {});
+    }
     let set = this.#completing.get(bucket);
     if (!set) this.#completing.set(bucket, set = new Set());
+    const work = start();
     set.add(work);
     try {
       return await work;
