@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { DAY, withLifecycle } from "./lifecycle-fixtures.ts";
+import { expireObject } from "./lifecycle-actions.ts";
+import { DAY, ruleOf, withLifecycle } from "./lifecycle-fixtures.ts";
+import { planOf } from "./lifecycle-plan.ts";
 
 const expire30d = {
   bucket: "b",
@@ -104,9 +106,6 @@ Deno.test("expiry never removes a version written after the listing decided", as
     // The delete re-checks under the key lock: a young object at the key now is kept.
     const listed = (await t.objects.listObjects("b", { prefix: "", maxKeys: 10 })).objects[0];
     await t.put("b", "k", 0, 5);
-    const { expireObject } = await import("./lifecycle-actions.ts");
-    const { planOf } = await import("./lifecycle-plan.ts");
-    const { ruleOf } = await import("./lifecycle-fixtures.ts");
     const acted = await expireObject(t.env, planOf(ruleOf(expire30d)), listed, t.clock.now());
     assert.equal(acted, false);
     assert.deepEqual(await t.keys("b"), ["k"]);
@@ -186,4 +185,37 @@ Deno.test("transition: a missing destination bucket fails the run; its own copie
     assert.deepEqual(second.candidates.map((c) => c.destination_key), ["archive/a"]);
     assert.deepEqual(await t.keys("b"), ["a", "archive/a"]);
   });
+});
+
+Deno.test("transition: a destination HEAD that disagrees keeps the source (a failure row)", async () => {
+  await withLifecycle(async (t) => {
+    await t.put("b", "a", 40 * DAY, 30);
+    await t.put("b", "z", 40 * DAY, 31);
+    // The destination reads back other bytes for "a" (a backend that lost or changed them).
+    const real = t.objects.head.bind(t.objects);
+    t.objects.head = async (bucket, key) => {
+      const info = await real(bucket, key);
+      return bucket === "cold" && key === "a"
+        ? { ...info, meta: { ...info.meta, sha256: "0".repeat(64) } }
+        : info;
+    };
+    const report = await t.run({
+      bucket: "b",
+      action: {
+        type: "transition",
+        destination: { bucket: "cold" },
+        delete_source_after_success: true,
+      },
+    });
+    assert.equal(report.status, "succeeded"); // one of two failed: the run goes on
+    assert.equal(report.errors, 1);
+    assert.equal(report.failures[0].key, "a");
+    assert.match(report.failures[0].message, /failed verification/);
+    assert.deepEqual(report.candidates.map((c) => c.key), ["z"]);
+    assert.deepEqual(await t.keys("b"), ["a"]);
+    assert.deepEqual(t.events.map((e) => [e.kind, e.key]), [
+      ["LifecycleTransitioned", "z"],
+      ["LifecycleExpired", "z"],
+    ]);
+  }, ["b", "cold"]);
 });
