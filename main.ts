@@ -14,6 +14,11 @@ import { startServer } from "./src/runtime/server.ts";
 import { checkStartupAuth, StartupError } from "./src/runtime/startup-checks.ts";
 import { ConfigRuntime } from "./src/runtime/config-runtime.ts";
 import { openServices } from "./src/runtime/services.ts";
+import {
+  processClock,
+  TEST_CLOCK_VARIABLE,
+  testClockOffsetSecs,
+} from "./src/runtime/test-clock.ts";
 import { openAdminPlane } from "./src/runtime/admin-plane.ts";
 import { VERSION } from "./src/version.ts";
 
@@ -102,7 +107,14 @@ async function main(args: string[]): Promise<number> {
     for (const warning of loaded.warnings) log.warn(warning);
     log.info(`svc ${VERSION} starting`, { config: loaded.path ?? "(embedded defaults)" });
     for (const warning of checkStartupAuth(loaded.config.access)) log.warn(warning);
-    const services = await openServices(loaded.config);
+    const clockOffset = testClockOffsetSecs(env);
+    if (clockOffset !== 0) {
+      log.warn(
+        `${TEST_CLOCK_VARIABLE}=${clockOffset}: object timestamps and job ages are shifted by ` +
+          `${clockOffset} s (a test aid; never set it in production)`,
+      );
+    }
+    const services = await openServices(loaded.config, { clock: processClock(env) });
     const runtime = new ConfigRuntime(services, {
       document: loaded.document,
       persistPath: loaded.persistPath,

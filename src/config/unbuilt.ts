@@ -51,13 +51,6 @@ const UNBUILT: Unbuilt[] = [
     consequence: "replication rules never run; target buckets receive nothing",
   },
   {
-    path: (config) => {
-      const l = config.storage.lifecycle;
-      return l.enabled || (l.rules?.length ?? 0) > 0 ? ["storage.lifecycle"] : [];
-    },
-    consequence: "lifecycle rules never run; nothing expires or transitions",
-  },
-  {
     path: (config) => config.advanced.tls.enabled ? ["advanced.tls"] : [],
     consequence: "svc serves plain HTTP",
   },

@@ -71,3 +71,20 @@ Deno.test("unbuilt settings: declarative IAM lists are built; providers still wa
   const inGui = unbuiltSettings(buildConfig(gui, { env }).config, gui);
   assert.ok(inGui.some((w) => /^access\.iam_users: ignored while access\.iam_mode is gui/.test(w)));
 });
+
+Deno.test("unbuilt settings: lifecycle rules run (jobs/lifecycle/): no warning", () => {
+  const document = {
+    access: { authentication: "none" },
+    storage: {
+      lifecycle: {
+        enabled: true,
+        rules: [{ name: "l", enabled: true, bucket: "b", action: "delete", expire_after: "1d" }],
+      },
+    },
+  };
+  const { config } = buildConfig(document, { env });
+  assert.equal(
+    unbuiltSettings(config, document).some((w) => w.startsWith("storage.lifecycle")),
+    false,
+  );
+});

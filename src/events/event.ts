@@ -7,12 +7,22 @@
  * - `ObjectCreated`: PutObject, POST form upload, CopyObject, CompleteMultipartUpload.
  * - `ObjectDeleted`: DeleteObject (one event per object a prefix delete removed) and each key of
  *   DeleteObjects that existed. A delete of a missing key changes nothing and records nothing.
- * (`LifecycleExpired` / `LifecycleTransitioned` are reserved for the lifecycle jobs.)
+ * - `LifecycleExpired`: a lifecycle rule deleted the object (expiry, retain-newest, or the source
+ *   of a transition that moves: `lifecycle.action` says which). Its removal also records an
+ *   `ObjectDeleted` with operation `lifecycle`.
+ * - `LifecycleTransitioned`: a lifecycle rule copied the object to its destination (`bucket`/`key`
+ *   are the source; the copy also records an `ObjectCreated` with operation `lifecycle`).
+ * The lifecycle kinds carry `lifecycle` (built in jobs/lifecycle/lifecycle-events.ts).
  */
 import type { ObjectInfo } from "../storage/backend.ts";
 import type { WriteContext } from "../objects/write-observer.ts";
 
-export const EVENT_KINDS = ["ObjectCreated", "ObjectDeleted"] as const;
+export const EVENT_KINDS = [
+  "ObjectCreated",
+  "ObjectDeleted",
+  "LifecycleExpired",
+  "LifecycleTransitioned",
+] as const;
 export type EventKind = typeof EVENT_KINDS[number];
 
 /** The raw envelope's schema name; bumped when a field changes meaning. */
@@ -45,6 +55,29 @@ export interface ObjectEvent {
   request_id: string | null;
   /** When svc committed the change, ISO 8601 UTC with milliseconds. */
   time: string;
+  /** The lifecycle kinds only: which rule did what. */
+  lifecycle?: LifecycleDetail;
+}
+
+/** What a lifecycle event adds (SPEC Events 1). */
+export interface LifecycleDetail {
+  rule: string;
+  /** `expire`, `retain-newest`, `transition-source-delete` (Expired); `transition` (Transitioned). */
+  action: string;
+  /** The object's created_at (its Last-Modified), ISO 8601. */
+  object_created_at: string;
+  /** Expired: the object's age when it went, in whole seconds. */
+  expiration_age_seconds?: number;
+  /** Expired: the rule's `expire_after` as written; null for retain-newest. */
+  expire_after?: string | null;
+  /** Logical bytes of the object (Expired: removed; Transitioned: copied). */
+  content_length: number;
+  /** Transitioned: where the copy went. */
+  source_bucket?: string;
+  source_key?: string;
+  destination_bucket?: string;
+  destination_key?: string;
+  copied_bytes?: number;
 }
 
 /** A delivered event also carries its outbox position (monotonic; orders events of one key). */

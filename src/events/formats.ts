@@ -93,10 +93,21 @@ function slackEscape(text: string): string {
 
 /** The message text: what happened, where, how big, by whom. */
 export function slackText(event: ObjectEvent): string {
+  const where = `\`${slackEscape(event.bucket)}/${slackEscape(event.key)}\``;
+  const rule = event.lifecycle ? ` by lifecycle rule ${slackEscape(event.lifecycle.rule)}` : "";
+  if (event.kind === "LifecycleTransitioned") {
+    const to = `${event.lifecycle?.destination_bucket ?? "?"}/${
+      event.lifecycle?.destination_key ?? "?"
+    }`;
+    return `Object transitioned: ${where} → \`${slackEscape(to)}\`` +
+      ` (${humanSize(event.size)})${rule}`;
+  }
+  if (event.kind === "LifecycleExpired") {
+    return `Object expired: ${where} (${humanSize(event.size)})${rule}`;
+  }
   const verb = event.kind === "ObjectCreated" ? "created" : "deleted";
   const who = event.principal ? ` by ${slackEscape(event.principal)}` : "";
-  return `Object ${verb}: \`${slackEscape(event.bucket)}/${slackEscape(event.key)}\`` +
-    ` (${humanSize(event.size)})${who}`;
+  return `Object ${verb}: ${where} (${humanSize(event.size)})${who}`;
 }
 
 function slackStyle(config: EventDeliveryConfig): Record<string, string> {

@@ -105,3 +105,53 @@ Deno.test("slack text escapes Slack's control characters and names size and prin
   const text = slackText({ ...event("b", "a<b>&c"), principal: "<!channel>" });
   assert.equal(text, "Object created: `b/a&lt;b&gt;&amp;c` (2.0 KiB) by &lt;!channel&gt;");
 });
+
+Deno.test("lifecycle events: raw carries the lifecycle detail; slack names the rule", () => {
+  const expired: DeliveredEvent = {
+    ...event("b", "logs/old.txt", "LifecycleExpired"),
+    operation: "lifecycle",
+    principal: null,
+    lifecycle: {
+      rule: "expire-logs",
+      action: "expire",
+      object_created_at: "2025-12-01T00:00:00.000Z",
+      expiration_age_seconds: 2_678_400,
+      expire_after: "30d",
+      content_length: 2048,
+    },
+  };
+  const [raw] = deliveryRequests(expired, settings({ webhook_url: "http://a/h" }), 0);
+  assert.deepEqual(JSON.parse(raw.body).event.lifecycle, expired.lifecycle);
+  assert.equal(
+    slackText(expired),
+    "Object expired: `b/logs/old.txt` (2.0 KiB) by lifecycle rule expire-logs",
+  );
+  const moved: DeliveredEvent = {
+    ...expired,
+    kind: "LifecycleTransitioned",
+    lifecycle: {
+      rule: "archive",
+      action: "transition",
+      object_created_at: "2025-12-01T00:00:00.000Z",
+      content_length: 2048,
+      source_bucket: "b",
+      source_key: "logs/old.txt",
+      destination_bucket: "cold",
+      destination_key: "logs/old.txt",
+      copied_bytes: 2048,
+    },
+  };
+  assert.equal(
+    slackText(moved),
+    "Object transitioned: `b/logs/old.txt` → `cold/logs/old.txt` (2.0 KiB) by lifecycle rule archive",
+  );
+  // Slack sends only the kinds asked for.
+  const slack = settings({ format: "slack", webhook_url: "http://s/h" });
+  assert.equal(slackWants(moved, slack), false);
+  const wanted = settings({
+    format: "slack",
+    webhook_url: "http://s/h",
+    slack_notify_kinds: ["LifecycleTransitioned"],
+  });
+  assert.equal(slackWants(moved, wanted), true);
+});

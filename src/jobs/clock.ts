@@ -46,3 +46,12 @@ export class ManualClock implements Clock {
     return Promise.resolve();
   }
 }
+
+/**
+ * The system clock shifted by `offsetMs` (negative: in the past). Sleeps are real: only the
+ * reading moves. Built from the test aid `SVC_TEST_CLOCK_OFFSET_SECS` (runtime/test-clock.ts).
+ */
+export function offsetClock(offsetMs: number): Clock {
+  if (offsetMs === 0) return systemClock;
+  return { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+}

@@ -288,7 +288,7 @@ export class MultipartService {
         contentType: metadata.contentType || DEFAULT_CONTENT_TYPE,
         userMeta: metadata.userMeta,
         headers: metadata.headers,
-        lastModified: Date.now(),
+        lastModified: this.#objects.now(),
         storage: "passthrough",
         partsCount: plan.partsCount,
         ...(plan.partSizes !== undefined ? { partSizes: plan.partSizes } : {}),

@@ -84,10 +84,16 @@ export class ObjectService {
   readonly #locks = new KeyLock();
   /** Told about every commit and removal (usage counters). */
   readonly observers = new WriteObservers();
+  /**
+   * The time objects are stamped with (Last-Modified, epoch ms). `Date.now` unless svc runs
+   * with the test aid `SVC_TEST_CLOCK_OFFSET_SECS` (runtime/test-clock.ts).
+   */
+  readonly now: () => number;
 
-  constructor(backend: Backend, limits: () => ObjectLimits) {
+  constructor(backend: Backend, limits: () => ObjectLimits, now: () => number = Date.now) {
     this.backend = backend;
     this.#limits = limits;
+    this.now = now;
   }
 
   get limits(): ObjectLimits {
@@ -248,7 +254,7 @@ export class ObjectService {
         contentType: plan.metadata.contentType || DEFAULT_CONTENT_TYPE,
         userMeta: plan.metadata.userMeta,
         headers: plan.metadata.headers,
-        lastModified: Date.now(),
+        lastModified: this.now(),
         storage: "passthrough",
         ...(partsCount !== undefined ? { partsCount } : {}),
         ...withTags(plan.metadata.tags),
@@ -406,6 +412,29 @@ export class ObjectService {
         () => this.backend.deleteObject(bucket, key),
         context,
       ));
+  }
+
+  /**
+   * Deletes one key only while `still` accepts the object there now, judged under the key lock
+   * (a job that decided on a listing never removes a version written after it looked). False
+   * when the key is gone or `still` refused.
+   */
+  deleteIf(
+    bucket: string,
+    key: string,
+    still: (current: ObjectInfo) => boolean,
+    context?: WriteContext,
+  ): Promise<boolean> {
+    return this.#locks.run(`${bucket}/${key}`, async () => {
+      const current = await this.backend.headObject(bucket, key);
+      if (current === null || !still(current)) return false;
+      return await this.observers.removal(
+        bucket,
+        () => Promise.resolve(current),
+        () => this.backend.deleteObject(bucket, key),
+        context,
+      );
+    });
   }
 }
 

@@ -12,7 +12,9 @@ export type WriteOperation =
   | "copy"
   | "complete_multipart"
   | "delete"
-  | "delete_objects";
+  | "delete_objects"
+  /** svc's own lifecycle rules (expiry, transition, retain-newest; jobs/lifecycle/). */
+  | "lifecycle";
 
 /**
  * Who caused a write and through which request: handed from the S3 handlers through the object

@@ -118,6 +118,14 @@ export interface Metrics {
   };
   /** The event outbox and its dispatcher (src/events/event-metrics.ts lists them). */
   events: EventMetrics;
+  /**
+   * Lifecycle runs (jobs/lifecycle/): `action` is `expire`, `transition` or `retain-newest`;
+   * `outcome` is `done` or `failed`. Previews are not counted.
+   */
+  lifecycle: {
+    objects: LabelledCounterHandle<{ action: string; outcome: "done" | "failed" }>;
+    bytes: LabelledCounterHandle<{ action: string }>;
+  };
 }
 
 export type IamDecisionReason = "allow" | "explicit_deny" | "no_match" | "unknown_principal";
@@ -510,6 +518,19 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ),
   };
 
+  const lifecycle = {
+    objects: counter(
+      "svc_lifecycle_objects_total",
+      "Objects lifecycle rules expired or transitioned, by action and outcome.",
+      ["action", "outcome"],
+    ),
+    bytes: counter(
+      "svc_lifecycle_bytes_total",
+      "Logical bytes lifecycle rules expired or transitioned, by action.",
+      ["action"],
+    ),
+  };
+
   return {
     observeRequest,
     observeAdminRequest,
@@ -526,5 +547,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     iam,
     jobs,
     events,
+    lifecycle,
   };
 }

@@ -258,6 +258,9 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_event_deliveries_total: ["counter", ["result"]],
   svc_event_delivery_requests_total: ["counter", ["result"]],
   svc_event_delivery_duration_seconds: ["histogram", []],
+  // Lifecycle runs (issue 17; jobs/lifecycle/): bounded action and outcome labels.
+  svc_lifecycle_objects_total: ["counter", ["action", "outcome"]],
+  svc_lifecycle_bytes_total: ["counter", ["action"]],
   // Encrypted objects that could not be read, by a fixed set of reasons (storage/encryption/).
   svc_encryption_decrypt_failures_total: ["counter", ["reason"]],
 };

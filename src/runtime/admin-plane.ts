@@ -36,7 +36,6 @@ import { IamCredentials, IamIndexHolder } from "../iam/index.ts";
 import { iamS3Access } from "../iam/s3-access.ts";
 import { jobsRoutes } from "../admin/jobs-routes.ts";
 import { JobsStore } from "../db/jobs-store.ts";
-import { systemClock } from "../jobs/clock.ts";
 import { JobsService } from "../jobs/jobs-service.ts";
 import type { MaintenanceSettings } from "../jobs/maintenance/maintenance-deps.ts";
 import { routeBucketVia } from "../jobs/maintenance/route-flip.ts";
@@ -133,12 +132,12 @@ async function openRulesRoom(
     gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
     recordEvent: (event) => events.writer.record(event),
     metrics: services.metrics,
-    clock: systemClock,
+    clock: services.clock,
   };
   const options = {
     store,
     config: () => services.config.current,
-    clock: systemClock,
+    clock: services.clock,
     leases: () => leases,
     audit,
   };
@@ -246,7 +245,7 @@ export async function openAdminPlane(
   const jobs = new JobsService({
     deps: {
       store: new JobsStore(db),
-      clock: systemClock,
+      clock: services.clock,
       gate: services.maintenanceGate,
       route: (bucket) => services.storage.router.route(bucket),
       routedTo: (bucket) => holder.current.storage.buckets[bucket]?.backend,

@@ -158,6 +158,7 @@ export class ConfigRuntime implements ConfigPort {
       await checkRemovedBackends(services.storage, snapshot);
       fresh = await openStorageStack(snapshot, () => services.config.current, services.metrics, {
         probe: snapshot.advanced.boot_backend_probe === "off" ? "off" : "warn",
+        now: services.clock.now,
       });
     }
     if (persistPath !== null) {

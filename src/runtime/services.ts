@@ -23,6 +23,7 @@ import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { createS3Handler, type S3Handler } from "../s3/handler.ts";
 import { BucketWriteGate } from "../s3/write-gate.ts";
 import { VERSION } from "../version.ts";
+import { type Clock, systemClock } from "../jobs/clock.ts";
 import { backendPlanOf } from "./backends.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
 
@@ -42,6 +43,11 @@ export class ConfigHolder {
 
 export interface Services {
   config: ConfigHolder;
+  /**
+   * The clock objects are stamped with and jobs judge ages by: the system clock, or shifted by
+   * the test aid `SVC_TEST_CLOCK_OFFSET_SECS` (runtime/test-clock.ts). Never request auth.
+   */
+  clock: Clock;
   /** The storage stack in use (replaced when a config change rebuilds it). */
   readonly storage: StorageStack;
   replaceStorage(next: StorageStack): StorageStack;
@@ -97,7 +103,11 @@ function authSettings(holder: ConfigHolder) {
   };
 }
 
-export async function openServices(config: Config): Promise<Services> {
+export async function openServices(
+  config: Config,
+  options: { clock?: Clock } = {},
+): Promise<Services> {
+  const clock = options.clock ?? systemClock;
   const holder = new ConfigHolder(config);
   const logging = activeLogging();
   // One credential store per config snapshot, rebuilt when a change swaps the snapshot.
@@ -130,6 +140,7 @@ export async function openServices(config: Config): Promise<Services> {
   });
   stack = await openStorageStack(config, () => holder.current, metrics, {
     probe: config.advanced.boot_backend_probe,
+    now: clock.now,
   });
   const admission = admissionChainSource(() => holder.current);
   admission(); // built now: its warnings (a bucket made entirely public) show at startup
@@ -170,6 +181,7 @@ export async function openServices(config: Config): Promise<Services> {
   const observers = new Map<WriteObserver, (() => void)[]>();
   return {
     config: holder,
+    clock,
     get storage() {
       return stack!;
     },

@@ -43,6 +43,8 @@ export interface StorageStack {
 export interface OpenOptions {
   /** Boot probe mode; a reload probes as `warn` (it never refuses for reachability). */
   probe: ProbeMode;
+  /** The time objects are stamped with (default `Date.now`; runtime/test-clock.ts). */
+  now?: () => number;
 }
 
 /** Whether `next` needs a new stack (other backends, or another state directory). */
@@ -87,7 +89,7 @@ export async function openStorageStack(
   const delta = await openDeltaStore(router, spoolDir, current, metrics);
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
-  }));
+  }), options.now);
   const multipart = new MultipartService(objects, store, completed, () => ({
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,

@@ -1,14 +1,20 @@
 /**
- * Lifecycle as a kind of the rule scheduler (jobs/rules/): its rules, scope and interval.
- * The run itself (expiry, transition, retain-newest) is being built.
+ * Lifecycle as a kind of the rule scheduler (jobs/rules/): its rules, scope and interval, and
+ * the run (lifecycle-run.ts): expiry, transition/archive, retain-newest.
  */
 import type { Config } from "../../config/schema.ts";
 import type { LifecycleRule } from "../../config/schema-jobs.ts";
 import { lifecycleSettings } from "../rules/rule-config.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RuleDriver } from "../rules/rule-model.ts";
+import { runLifecycle } from "./lifecycle-run.ts";
+import { RETAIN_NEWEST_CAP } from "./retain-newest.ts";
 
-export function lifecycleDriver(_env: RuleEnv): RuleDriver<LifecycleRule> {
+export function lifecycleDriver(
+  env: RuleEnv,
+  options: { retainCap?: number } = {},
+): RuleDriver<LifecycleRule> {
+  const retainCap = options.retainCap ?? RETAIN_NEWEST_CAP;
   return {
     kind: "lifecycle",
     settings: lifecycleSettings,
@@ -27,8 +33,6 @@ export function lifecycleDriver(_env: RuleEnv): RuleDriver<LifecycleRule> {
     }),
     // The scheduler's tick is the rule's interval: every tick runs every due rule.
     intervalMs: (_rule, config) => lifecycleSettings(config).tickMs,
-    run() {
-      return Promise.reject(new Error("Lifecycle runs are not built yet"));
-    },
+    run: (rule, context) => runLifecycle(rule, context, { env, retainCap }),
   };
 }
