@@ -12,7 +12,9 @@ export type WriteOperation =
   | "copy"
   | "complete_multipart"
   | "delete"
-  | "delete_objects";
+  | "delete_objects"
+  /** A replication rule copying or deleting at its destination (jobs/replication/). */
+  | "replication";
 
 /**
  * Who caused a write and through which request: handed from the S3 handlers through the object

@@ -44,6 +44,8 @@ import { RuleStore } from "../db/rule-store.ts";
 import { DbLeases } from "../jobs/rules/leases.ts";
 import { RuleJobs } from "../jobs/rules/rule-jobs.ts";
 import type { RuleEnv } from "../jobs/rules/rule-env.ts";
+import { OutboxConsumer } from "../jobs/replication/outbox-consumer.ts";
+import { OutboxCursor } from "../jobs/replication/outbox-cursor.ts";
 import { RulesRoom } from "../jobs/rules/rules-room.ts";
 import { replicationDriver } from "../jobs/replication/replication-driver.ts";
 import { lifecycleDriver } from "../jobs/lifecycle/lifecycle-driver.ts";
@@ -123,6 +125,7 @@ function openRulesRoom(
   const store = new RuleStore(db);
   const leases = new DbLeases(store, `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID()}`);
   const env: RuleEnv = {
+    config: () => services.config.current,
     objects: () => services.storage.objects,
     backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
     gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
@@ -137,14 +140,22 @@ function openRulesRoom(
     leases: () => leases,
     audit,
   };
+  const replication = new RuleJobs(replicationDriver(env), options);
+  const consumer = new OutboxConsumer({
+    env,
+    outbox: events.store,
+    cursor: new OutboxCursor(db),
+    rules: () => replication.driver.rules(services.config.current),
+    active: (name) => replication.active(name),
+    addFailures: (name, failures) => replication.addFailures(name, failures),
+    maxFailures: () => replication.settings().maxFailures,
+  });
   return new RulesRoom({
     store,
     config: runtime,
     audit,
-    kinds: [
-      new RuleJobs(replicationDriver(env), options),
-      new RuleJobs(lifecycleDriver(env), options),
-    ],
+    kinds: [replication, new RuleJobs(lifecycleDriver(env), options)],
+    companions: [consumer],
   });
 }
 
