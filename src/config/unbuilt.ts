@@ -44,14 +44,6 @@ const UNBUILT: Unbuilt[] = [
   },
   {
     path: (config) => {
-      // `enabled` defaults to true: only rules make replication do something.
-      const rules = config.storage.replication.rules ?? [];
-      return rules.length > 0 ? ["storage.replication.rules"] : [];
-    },
-    consequence: "replication rules never run; target buckets receive nothing",
-  },
-  {
-    path: (config) => {
       const l = config.storage.lifecycle;
       return l.enabled || (l.rules?.length ?? 0) > 0 ? ["storage.lifecycle"] : [];
     },
@@ -78,12 +70,7 @@ const UNBUILT: Unbuilt[] = [
     consequence: "passthrough objects are bounded by max_object_size only",
   },
   {
-    path: setInAdvanced([
-      "blocking_threads",
-      "parity_head_concurrency",
-      "parity_max_objects",
-      "replication_transfers",
-    ]),
+    path: setInAdvanced(["blocking_threads"]),
     consequence: "the setting has no effect",
   },
 ];

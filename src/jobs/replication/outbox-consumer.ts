@@ -18,6 +18,7 @@ import type { ObjectInfo } from "../../storage/backend.ts";
 import { mapConcurrent } from "../../storage/s3/s3-list.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { messageOf, type PendingFailure, RunRecorder } from "../rules/run-recorder.ts";
+import { ensureBucket } from "./reconcile-run.ts";
 import { RuleScope } from "./replication-scope.ts";
 import { Replicator } from "./replicator.ts";
 
@@ -116,6 +117,9 @@ export class OutboxConsumer {
           env.backendKind(scope.destinationBucket),
         ]);
         const replicator = new Replicator(rule, env, recorder, false, kinds.includes("s3"));
+        if (replicator.destinationBlocked() === null) {
+          await ensureBucket(env, scope.destinationBucket, false);
+        }
         await mapConcurrent(wanted, env.config().advanced.replication_transfers, async (k) => {
           if (signal.aborted) return;
           try {

@@ -75,7 +75,7 @@ export async function reconcileRun(
 }
 
 /** Creates the destination bucket when it does not exist (a preview only notes it). */
-async function ensureBucket(env: RuleEnv, bucket: string, dryRun: boolean): Promise<void> {
+export async function ensureBucket(env: RuleEnv, bucket: string, dryRun: boolean): Promise<void> {
   const objects = env.objects();
   const entry = await objects.backend.headBucket(bucket);
   if (entry === null && !dryRun) await objects.createBucket(bucket);

@@ -12,7 +12,9 @@
  *
  * Times are compared in whole seconds when either side is an S3 backend: an HTTP Last-Modified
  * has no milliseconds, so a fresh copy of an object written at 12:00:00.700 reads back as
- * 12:00:00 there and would otherwise look older than its source forever.
+ * 12:00:00 there and would otherwise look older than its source forever. A tie in whole seconds
+ * still copies when size or a digest both sides know differs (an overwrite within the second of
+ * the last copy).
  */
 import type { ReplicationRule } from "../../config/schema-jobs.ts";
 import type { ObjectMeta } from "../../storage/backend.ts";
@@ -20,7 +22,10 @@ import type { ObjectMeta } from "../../storage/backend.ts";
 export type ConflictPolicy = ReplicationRule["conflict"];
 
 /** What a side holds, as far as the planner looks. */
-export type SideMeta = Pick<ObjectMeta, "size" | "sha256" | "lastModified">;
+export type SideMeta = Pick<ObjectMeta, "size" | "sha256" | "lastModified"> & {
+  /** Hex MD5 of the body; "" when unknown (multipart). */
+  md5?: string;
+};
 
 export interface Plan {
   action: "copy" | "skip" | "delete";
@@ -59,11 +64,23 @@ export function plan(
     case "newer-wins":
     default: {
       const time = (ms: number) => options.wholeSeconds ? Math.floor(ms / 1000) : ms;
-      return time(source.lastModified) > time(destination.lastModified)
-        ? { action: "copy", reason: "the source is newer" }
-        : { action: "skip", reason: "the destination is as new or newer" };
+      const [s, d] = [time(source.lastModified), time(destination.lastModified)];
+      if (s > d) return { action: "copy", reason: "the source is newer" };
+      // Whole seconds can hide an overwrite made in the same second as the last copy: a tie
+      // there copies when the contents are known to differ.
+      if (s === d && options.wholeSeconds && knownDifferent(source, destination)) {
+        return { action: "copy", reason: "same second, different content" };
+      }
+      return { action: "skip", reason: "the destination is as new or newer" };
     }
   }
+}
+
+/** Whether the two bodies differ as far as size and the digests both sides know tell. */
+function knownDifferent(a: SideMeta, b: SideMeta): boolean {
+  if (a.size !== b.size) return true;
+  if (a.sha256 && b.sha256) return a.sha256 !== b.sha256;
+  return Boolean(a.md5 && b.md5 && a.md5 !== b.md5);
 }
 
 /** Whether the policy needs more than existence to decide about a key on both sides. */
