@@ -224,6 +224,12 @@ export async function openAdminPlane(
     config: () => holder.current.advanced.event_delivery,
     metrics: services.metrics.events,
     observe: (observer) => services.addWriteObserver(observer),
+    // While replication rules exist, rows its event consumer has not read yet are kept.
+    pruneFloor: async () => {
+      const replication = holder.current.storage.replication;
+      if (!replication.enabled || (replication.rules ?? []).length === 0) return undefined;
+      return await new OutboxCursor(db).read();
+    },
   });
   // The backend and bucket routes see the storage stack in use (a config change may replace it).
   const storageDeps = {
