@@ -38,6 +38,8 @@ const keys = Number(arg("--keys", "100000"));
 const dirs = Number(arg("--dirs", "100"));
 const rounds = Number(arg("--rounds", "3"));
 const root = arg("--dir", "/tmp/svc-bench-replication");
+/** `list` or `reconcile`: time only that (its peak RSS alone). */
+const only = arg("--only", "");
 const META = "user.svc.meta";
 
 /** Builds `<root>/<side>/<bucket>` with every key (child process: `--build`). */
@@ -98,7 +100,10 @@ const router = new BucketRouter(
   }),
 );
 const objects = new ObjectService(router, () => ({ maxObjectSize: 1 << 30 }));
-const config = buildConfig({ access: { authentication: "none" } }, { env: {} }).config;
+const config = buildConfig({
+  access: { authentication: "none" },
+  storage: { replication: { dir_concurrency: Number(arg("--dir-concurrency", "4")) } },
+}, { env: {} }).config;
 const env: RuleEnv = {
   config: () => config,
   objects: () => objects,
@@ -172,6 +177,11 @@ const ratios: number[] = [];
 for (let round = 1; round <= rounds; round++) {
   let listing: number;
   let walk: number;
+  if (only !== "") {
+    const seconds = await time(only === "list" ? listBoth : reconcile);
+    console.log(`| ${round} | ${only} only | ${fmt(seconds, 2)} s | |`);
+    continue;
+  }
   if (round % 2 === 1) {
     listing = await time(listBoth);
     walk = await time(reconcile);
@@ -183,6 +193,7 @@ for (let round = 1; round <= rounds; round++) {
   console.log(`| ${round} | ${fmt(listing, 2)} | ${fmt(walk, 2)} | ${fmt(walk / listing, 2)} |`);
 }
 const rss = await peakRss(Deno.pid);
+if (Deno.args.includes("--memory")) console.log(Deno.memoryUsage());
 console.log(
   `\n${keys} keys in ${dirs} directories; ratio ${fmt(Math.min(...ratios), 2)}–${
     fmt(Math.max(...ratios), 2)

@@ -127,7 +127,8 @@ export class ReconcileWalk {
         isDirectory(item) && !this.#scope.skipsTree(dir + item.rel) &&
         (item.source !== null || this.#o.replicator.planOptions.replicateDeletes)
       );
-      await mapConcurrent(objects, this.#o.transfers, (item) => this.#object(dir, item));
+      const work = objects.filter((item) => !this.#settled(dir, item));
+      await mapConcurrent(work, this.#o.transfers, (item) => this.#object(dir, item));
       await this.#children(dir, dirs);
       await this.#progress(dir + chunk[chunk.length - 1].rel, objects.length);
     }
@@ -174,6 +175,22 @@ export class ReconcileWalk {
       ahead[i] = undefined;
       await this.#walk(dir + dirs[i].rel, undefined, readers);
     }
+  }
+
+  /** Whether the key needs nothing: never replicated, or a skip the listings already decide. */
+  #settled(dir: string, item: Item): boolean {
+    const key = dir + item.rel;
+    const { replicator } = this.#o;
+    if (this.#scope.skipReason(key) !== null) return true;
+    if (item.source === null && !replicator.planOptions.replicateDeletes) return true;
+    const source = item.source?.info ?? null;
+    const destination = item.destination?.info ?? null;
+    const conflict = replicator.planOptions.conflict;
+    if (
+      source !== null && destination !== null && needsDetail(conflict) &&
+      !(listingSuffices(conflict, source.meta) && listingSuffices(conflict, destination.meta))
+    ) return false;
+    return replicator.skipNow(source, destination?.meta ?? null);
   }
 
   async #object(dir: string, item: Item): Promise<void> {

@@ -57,6 +57,17 @@ export class Replicator {
   }
 
   /**
+   * Settles a key without any I/O when the plan is a skip (the common case of a reconcile with
+   * little to do: no promise, no closure per key). Returns false when `apply` must act.
+   */
+  skipNow(source: ObjectInfo | null, destination: SideMeta | null): boolean {
+    if (plan(source?.meta ?? null, destination, this.planOptions).action !== "skip") return false;
+    this.recorder.counters.objects_scanned++;
+    this.recorder.counters.objects_skipped++;
+    return true;
+  }
+
+  /**
    * Decides and acts for source key `key` given both sides' metadata (null: absent). Returns the
    * plan. `signal` interrupts a copy mid-object.
    */
