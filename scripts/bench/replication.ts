@@ -126,7 +126,7 @@ const rule: ReplicationRule = {
   source: { bucket: "src", prefix: "" },
   destination: { bucket: "dst" },
   interval: "24h",
-  batch_size: 1000,
+  batch_size: Number(arg("--batch", "1000")),
   replicate_deletes: false,
   conflict: "newer-wins",
   include_globs: [],
