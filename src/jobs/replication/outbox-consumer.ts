@@ -45,6 +45,8 @@ export class OutboxConsumer {
   readonly #deps: ConsumerDeps;
   readonly #stopping = new AbortController();
   #loop: Promise<void> | null = null;
+  /** The cursor as last read or written (this consumer is its only writer). */
+  #position: number | null = null;
 
   constructor(deps: ConsumerDeps) {
     this.#deps = deps;
@@ -76,7 +78,7 @@ export class OutboxConsumer {
   /** Applies one batch of rows after the cursor; returns how many rows it consumed. */
   async drain(): Promise<number> {
     const deps = this.#deps;
-    const after = await deps.cursor.read();
+    const after = this.#position ??= await deps.cursor.read();
     const rows = await deps.outbox.after(after, deps.batch ?? 500);
     if (rows.length === 0) return 0;
     const config = deps.env.config();
@@ -87,7 +89,9 @@ export class OutboxConsumer {
       }
     }
     if (rules.length > 0) await this.#apply(rows, rules);
-    await deps.cursor.write(rows[rows.length - 1].id);
+    const last = rows[rows.length - 1].id;
+    await deps.cursor.write(last);
+    this.#position = last;
     return rows.length;
   }
 
