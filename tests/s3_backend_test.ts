@@ -38,6 +38,21 @@ async function dataPlane(front: SvcProcess, backing: S3Client, bucket: string) {
   const s3 = front.client({ checksums: false });
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
 
+  // An object another client put straight on the backend (no svc metadata, no sha256): it reads
+  // and copies like any other (the copy checks its md5 instead).
+  const foreign = randomBytes(70_000);
+  await backing.send(new PutObjectCommand({ Bucket: bucket, Key: "foreign/a", Body: foreign }));
+  await s3.send(
+    new CopyObjectCommand({ Bucket: bucket, Key: "foreign/b", CopySource: `${bucket}/foreign/a` }),
+  );
+  assert.equal(sha256(await bytesOf(s3, bucket, "foreign/b")), sha256(foreign));
+  await s3.send(
+    new DeleteObjectsCommand({
+      Bucket: bucket,
+      Delete: { Objects: [{ Key: "foreign/a" }, { Key: "foreign/b" }] },
+    }),
+  );
+
   // Plain objects: metadata, ranges, conditionals.
   const body = randomBytes(300_000);
   const put = await s3.send(

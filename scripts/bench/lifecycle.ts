@@ -40,7 +40,9 @@ const dir = await Deno.makeTempDir({ prefix: "svc-bench-lifecycle-" });
 const clock = new ManualClock(Date.now());
 const backend = await FilesystemBackend.open(dir);
 const objects = new ObjectService(backend, () => ({ maxObjectSize: 1 << 30 }), () => clock.now());
+const config = buildConfig({ access: { authentication: "none" } }, { env: {} }).config;
 const env: RuleEnv = {
+  config: () => config,
   objects: () => objects,
   backendKind: () => Promise.resolve("filesystem"),
   gatedBy: () => undefined,

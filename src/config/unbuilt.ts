@@ -43,14 +43,6 @@ const UNBUILT: Unbuilt[] = [
       "no one can log in through them",
   },
   {
-    path: (config) => {
-      // `enabled` defaults to true: only rules make replication do something.
-      const rules = config.storage.replication.rules ?? [];
-      return rules.length > 0 ? ["storage.replication.rules"] : [];
-    },
-    consequence: "replication rules never run; target buckets receive nothing",
-  },
-  {
     path: (config) => config.advanced.tls.enabled ? ["advanced.tls"] : [],
     consequence: "svc serves plain HTTP",
   },
@@ -72,12 +64,7 @@ const UNBUILT: Unbuilt[] = [
     consequence: "passthrough objects are bounded by max_object_size only",
   },
   {
-    path: setInAdvanced([
-      "blocking_threads",
-      "parity_head_concurrency",
-      "parity_max_objects",
-      "replication_transfers",
-    ]),
+    path: setInAdvanced(["blocking_threads"]),
     consequence: "the setting has no effect",
   },
 ];

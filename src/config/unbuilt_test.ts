@@ -88,3 +88,17 @@ Deno.test("unbuilt settings: lifecycle rules run (jobs/lifecycle/): no warning",
     false,
   );
 });
+
+Deno.test("unbuilt settings: replication rules and their knobs are built and never warn", () => {
+  const document = {
+    access: { authentication: "none" },
+    storage: {
+      replication: {
+        rules: [{ name: "r", source: { bucket: "a" }, destination: { bucket: "b" } }],
+      },
+    },
+    advanced: { parity_head_concurrency: 8, parity_max_objects: 5000, replication_transfers: 8 },
+  };
+  const { config } = buildConfig(document, { env });
+  assert.deepEqual(unbuiltSettings(config, document), []);
+});

@@ -171,7 +171,7 @@ export class RuleStore {
 
   /**
    * Boot: runs a dead process left `running` become `failed` with a diagnostic failure row, and
-   * so do their rules' rows. Returns the run ids recovered.
+   * so do their rules' rows; their node-local leases go. Returns the run ids recovered.
    */
   async failAbandonedRuns(at: number): Promise<number[]> {
     const runs = await this.#db.execute(
@@ -191,6 +191,9 @@ export class RuleStore {
             occurred_at) VALUES (?, ?, ?, '', ?, ?)`,
           args: [row.job_id, row.id, String(row.bucket ?? ""), message, at],
         },
+        // The node-local lease of that run died with its process: a kill -9 must not keep the
+        // rule from running again for a whole lease_ttl.
+        { sql: "DELETE FROM job_leases WHERE job_id = ?", args: [row.job_id] },
       );
     }
     statements.push({

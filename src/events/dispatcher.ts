@@ -38,6 +38,11 @@ export interface DispatcherOptions {
   /** Clock (ms); tests pass a fake one and call `tick()` themselves. */
   now?: () => number;
   metrics?: EventMetrics;
+  /**
+   * The id after which rows must be kept for another reader (replication's event consumer), or
+   * undefined when none needs them.
+   */
+  pruneFloor?: () => Promise<number | undefined>;
 }
 
 export interface TickReport {
@@ -63,6 +68,7 @@ export class Dispatcher {
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
   readonly #metrics: EventMetrics | undefined;
+  readonly #floor: (() => Promise<number | undefined>) | undefined;
   readonly #token = crypto.randomUUID();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running: Promise<unknown> | undefined;
@@ -75,6 +81,7 @@ export class Dispatcher {
     this.#fetch = options.fetch ?? fetch;
     this.#now = options.now ?? Date.now;
     this.#metrics = options.metrics;
+    this.#floor = options.pruneFloor;
   }
 
   /**
@@ -126,6 +133,7 @@ export class Dispatcher {
         now - seconds(config.delivered_retention),
         config.delivered_max_rows,
         config.prune_batch,
+        (await this.#floor?.()) ?? undefined,
       ),
       claimed: 0,
       delivered: 0,

@@ -167,6 +167,28 @@ Deno.test("delivery off: nothing is claimed; finished rows are pruned by age and
   });
 });
 
+Deno.test("pruning keeps the rows after a reader's floor (replication's cursor)", async () => {
+  await withStore(async (store) => {
+    const clock = { now: 100_000 };
+    const config = settings({ delivered_retention: "10s", delivered_max_rows: 1, prune_batch: 10 });
+    let floor: number | undefined = 1;
+    const dispatcher = new Dispatcher({
+      store,
+      config: () => config,
+      fetch: fakeFetch(() => 200).fetch,
+      now: () => clock.now,
+      pruneFloor: () => Promise.resolve(floor),
+    });
+    await store.append([event("a"), event("b"), event("c"), event("d")], false, 80_000);
+    await dispatcher.tick();
+    // Old and beyond the row cap, yet only the row the reader has passed goes.
+    assert.deepEqual((await store.after(0, 10)).map((r) => r.event.key), ["b", "c", "d"]);
+    floor = undefined;
+    await dispatcher.tick();
+    assert.deepEqual((await store.after(0, 10)).map((r) => r.event.key), []);
+  });
+});
+
 Deno.test("claims never overlap; ids follow append order", async () => {
   await withStore(async (store) => {
     await store.append([event("a"), event("b"), event("c")], true, 1);

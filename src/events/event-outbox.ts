@@ -24,6 +24,8 @@ export interface EventOutboxDeps {
   /** Registers the writer with every object service svc uses; returns the unregistration. */
   observe: (observer: WriteObserver) => () => void;
   fetch?: typeof fetch;
+  /** Rows after this id are kept (replication's event consumer has not read them yet). */
+  pruneFloor?: () => Promise<number | undefined>;
 }
 
 export interface EventOutbox {
@@ -47,6 +49,7 @@ export function openEventOutbox(deps: EventOutboxDeps): EventOutbox {
     config: deps.config,
     metrics: deps.metrics,
     fetch: deps.fetch,
+    pruneFloor: deps.pruneFloor,
   });
   dispatcher.start();
   return {

@@ -36,7 +36,7 @@ export interface ObjectEvent {
   /** Random UUID: the id receivers dedupe on (a retry carries the same id). */
   id: string;
   kind: EventKind;
-  /** put | post | copy | complete_multipart | delete | delete_objects; null when unknown. */
+  /** put | post | copy | complete_multipart | delete | delete_objects | replication; null when unknown. */
   operation: string | null;
   bucket: string;
   key: string;

@@ -186,13 +186,20 @@ export class OutboxStore {
 
   /**
    * Deletes finished (delivered or recorded) rows older than `finishedBefore`, then the oldest
-   * beyond `maxRows`; at most `batch` per call each. Returns how many went.
+   * beyond `maxRows`; at most `batch` per call each. Rows after `keepAfter` (a reader's cursor:
+   * replication's) are never deleted, whatever their age or count. Returns how many went.
    */
-  async prune(finishedBefore: number, maxRows: number, batch: number): Promise<number> {
+  async prune(
+    finishedBefore: number,
+    maxRows: number,
+    batch: number,
+    keepAfter = Number.MAX_SAFE_INTEGER,
+  ): Promise<number> {
     const old = await this.#db.execute({
       sql: `DELETE FROM event_outbox WHERE id IN (SELECT id FROM event_outbox
-        WHERE status IN ('delivered', 'recorded') AND finished_at < ? ORDER BY id LIMIT ?)`,
-      args: [finishedBefore, batch],
+        WHERE status IN ('delivered', 'recorded') AND finished_at < ? AND id <= ?
+        ORDER BY id LIMIT ?)`,
+      args: [finishedBefore, keepAfter, batch],
     });
     const count = await this.#db.execute(
       `SELECT count(*) AS n FROM event_outbox WHERE status IN ('delivered', 'recorded')`,
@@ -201,8 +208,8 @@ export class OutboxStore {
     if (excess <= 0) return old.rowsAffected;
     const extra = await this.#db.execute({
       sql: `DELETE FROM event_outbox WHERE id IN (SELECT id FROM event_outbox
-        WHERE status IN ('delivered', 'recorded') ORDER BY id LIMIT ?)`,
-      args: [excess],
+        WHERE status IN ('delivered', 'recorded') AND id <= ? ORDER BY id LIMIT ?)`,
+      args: [keepAfter, excess],
     });
     return old.rowsAffected + extra.rowsAffected;
   }

@@ -312,8 +312,16 @@ export class ObjectService {
       maxBytes: this.limits.maxObjectSize,
       expectedSize: info.meta.size,
       verify: (digest) => {
-        // The copy re-reads stored bytes: a different hash means the source is damaged.
-        if (digest.result().sha256 !== info.meta.sha256 || digest.bytes !== info.meta.size) {
+        // The copy re-reads stored bytes: a different hash means the source is damaged. An
+        // object another client put straight on an S3 backend has no sha256 recorded: its md5
+        // (a plain ETag) is checked then, or only its size when it has neither.
+        const { sha256, md5 } = digest.result();
+        const expected = info.meta;
+        const damaged = digest.bytes !== expected.size ||
+          (expected.sha256
+            ? sha256 !== expected.sha256
+            : expected.md5 !== "" && md5 !== expected.md5);
+        if (damaged) {
           throw new SvcError("InternalError", `Source object "${source.key}" failed verification`);
         }
         // A copy keeps a multipart ETag, so HEAD, GET and LIST of the copy agree with the source.

@@ -14,7 +14,9 @@ export type WriteOperation =
   | "delete"
   | "delete_objects"
   /** svc's own lifecycle rules (expiry, transition, retain-newest; jobs/lifecycle/). */
-  | "lifecycle";
+  | "lifecycle"
+  /** A replication rule copying or deleting at its destination (jobs/replication/). */
+  | "replication";
 
 /**
  * Who caused a write and through which request: handed from the S3 handlers through the object

@@ -44,6 +44,8 @@ import { DbLeases } from "../jobs/rules/leases.ts";
 import { coordinationLeases } from "../jobs/rules/coordination.ts";
 import { RuleJobs } from "../jobs/rules/rule-jobs.ts";
 import type { RuleEnv } from "../jobs/rules/rule-env.ts";
+import { OutboxConsumer } from "../jobs/replication/outbox-consumer.ts";
+import { OutboxCursor } from "../jobs/replication/outbox-cursor.ts";
 import { RulesRoom } from "../jobs/rules/rules-room.ts";
 import { replicationDriver } from "../jobs/replication/replication-driver.ts";
 import { lifecycleDriver } from "../jobs/lifecycle/lifecycle-driver.ts";
@@ -127,6 +129,7 @@ async function openRulesRoom(
   // refuses to start when it cannot hold them); lifecycle leases stay node-local.
   const shared = await coordinationLeases(services.config.current, instance);
   const env: RuleEnv = {
+    config: () => services.config.current,
     objects: () => services.storage.objects,
     backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
     gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
@@ -142,14 +145,22 @@ async function openRulesRoom(
     audit,
   };
   const replicationOptions = { ...options, leases: () => shared ?? leases };
+  const replication = new RuleJobs(replicationDriver(env), replicationOptions);
+  const consumer = new OutboxConsumer({
+    env,
+    outbox: events.store,
+    cursor: new OutboxCursor(db),
+    rules: () => replication.driver.rules(services.config.current),
+    active: (name) => replication.active(name),
+    addFailures: (name, failures) => replication.addFailures(name, failures),
+    maxFailures: () => replication.settings().maxFailures,
+  });
   return new RulesRoom({
     store,
     config: runtime,
     audit,
-    kinds: [
-      new RuleJobs(replicationDriver(env), replicationOptions),
-      new RuleJobs(lifecycleDriver(env), options),
-    ],
+    kinds: [replication, new RuleJobs(lifecycleDriver(env), options)],
+    companions: [consumer],
   });
 }
 
@@ -218,6 +229,12 @@ export async function openAdminPlane(
     config: () => holder.current.advanced.event_delivery,
     metrics: services.metrics.events,
     observe: (observer) => services.addWriteObserver(observer),
+    // While replication rules exist, rows its event consumer has not read yet are kept.
+    pruneFloor: async () => {
+      const replication = holder.current.storage.replication;
+      if (!replication.enabled || (replication.rules ?? []).length === 0) return undefined;
+      return await new OutboxCursor(db).read();
+    },
   });
   // The backend and bucket routes see the storage stack in use (a config change may replace it).
   const storageDeps = {

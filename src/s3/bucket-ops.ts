@@ -144,8 +144,12 @@ export async function deleteBucket(
 ): Promise<Response> {
   const bucket = request.bucket;
   await objects.headBucket(bucket);
-  await multipart.whileBucketQuiet(bucket, () => objects.deleteBucket(bucket));
-  await multipart.purgeBucket(bucket);
+  // The bucket and its uploads go together while no Complete runs: one that starts meanwhile
+  // waits, then finds neither (never a half-purged upload).
+  await multipart.whileBucketQuiet(bucket, async () => {
+    await objects.deleteBucket(bucket);
+    await multipart.purgeBucket(bucket);
+  });
   return new Response(null, { status: 204 });
 }
 

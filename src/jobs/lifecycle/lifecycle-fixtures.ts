@@ -57,7 +57,9 @@ export async function withLifecycle(
   );
   const events: ObjectEvent[] = [];
   const gates = new Map<string, string>();
+  const config = buildConfig({ access: { authentication: "none" } }, { env: {} }).config;
   const env: RuleEnv = {
+    config: () => config,
     objects: () => objects,
     backendKind: () => Promise.resolve("filesystem"),
     gatedBy: (bucket) => gates.get(bucket),

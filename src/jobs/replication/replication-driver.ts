@@ -1,14 +1,17 @@
 /**
- * Replication as a kind of the rule scheduler (jobs/rules/): its rules, scope and interval.
- * The run itself (planner, copy, full reconcile, event consumer, verify) is being built.
+ * Replication as a kind of the rule scheduler (jobs/rules/): its rules, scope and interval, the
+ * full-reconcile run (reconcile-run.ts) and the parity audit (parity-audit.ts). The event path
+ * (outbox-consumer.ts) runs beside the scheduler and plans through the same replicator.
  */
 import type { Config } from "../../config/schema.ts";
 import type { ReplicationRule } from "../../config/schema-jobs.ts";
 import { ms, replicationSettings } from "../rules/rule-config.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RuleDriver } from "../rules/rule-model.ts";
+import { parityAudit } from "./parity-audit.ts";
+import { reconcileRun } from "./reconcile-run.ts";
 
-export function replicationDriver(_env: RuleEnv): RuleDriver<ReplicationRule> {
+export function replicationDriver(env: RuleEnv): RuleDriver<ReplicationRule> {
   return {
     kind: "replication",
     settings: replicationSettings,
@@ -20,8 +23,7 @@ export function replicationDriver(_env: RuleEnv): RuleDriver<ReplicationRule> {
       target: `${rule.destination.bucket}/${rule.destination.prefix ?? rule.source.prefix}`,
     }),
     intervalMs: (rule) => ms(rule.interval, 86400),
-    run() {
-      return Promise.reject(new Error("Replication runs are not built yet"));
-    },
+    run: (rule, context) => reconcileRun(rule, env, context),
+    verify: (rule, signal) => parityAudit(rule, env, signal),
   };
 }

@@ -5,12 +5,15 @@
  * backend a bucket lives on, the maintenance write gate, and the outbox for the events svc
  * makes itself. Built in runtime/admin-plane.ts.
  */
+import type { Config } from "../../config/schema.ts";
 import type { ObjectEvent } from "../../events/event.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import type { ObjectService } from "../../objects/object-service.ts";
 import type { Clock } from "../clock.ts";
 
 export interface RuleEnv {
+  /** The config in force (a reload may replace it: call it each time). */
+  config(): Config;
   /** The object service in use (a config change may replace it: call it each time). */
   objects(): ObjectService;
   /** `filesystem` or `s3`: the kind of backend `bucket` routes to. Throws for a bad bucket. */

@@ -223,6 +223,19 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
     return this.#running.has(id) || this.#verifying.has(id);
   }
 
+  /** Appends failures found outside a run (the replication event path) to the rule's ring. */
+  async addFailures(
+    name: string,
+    failures: { bucket: string; key: string; message: string; at: number }[],
+  ): Promise<void> {
+    await this.#options.store.addFailures(
+      this.idOf(name),
+      null,
+      failures,
+      this.settings().maxFailures,
+    );
+  }
+
   async setPaused(name: string, paused: boolean): Promise<void> {
     this.#required(name);
     await this.sync();

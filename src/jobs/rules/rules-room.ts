@@ -17,6 +17,8 @@ export interface RulesRoomOptions {
   config: ConfigPort;
   kinds: RuleJobs[];
   audit: (event: string, fields: Record<string, unknown>, level?: "info" | "warn") => void;
+  /** Loops that live as long as the schedulers (the replication event consumer). */
+  companions?: { start(): void; stop(): Promise<void> }[];
 }
 
 export class RulesRoom {
@@ -42,9 +44,11 @@ export class RulesRoom {
       await kind.sync();
       kind.start();
     }
+    for (const companion of this.#options.companions ?? []) companion.start();
   }
 
   async stop(): Promise<void> {
+    await Promise.all((this.#options.companions ?? []).map((companion) => companion.stop()));
     await Promise.all([...this.#kinds.values()].map((kind) => kind.stop()));
   }
 
