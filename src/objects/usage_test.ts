@@ -36,7 +36,7 @@ function lister(objects: Map<string, ObjectInfo>, pageSize = 2) {
 Deno.test("usage is seeded by one scan, then kept inline", async () => {
   const objects = new Map([["a", info("a", 10, 4)], ["b", info("b", 20)], ["c", info("c", 5)]]);
   const backend = lister(objects);
-  const counter = new UsageCounter(backend.list, () => 1234);
+  const counter = new UsageCounter(backend.list, { now: () => 1234 });
   assert.equal(counter.tracks("bkt"), false);
   assert.equal(counter.peek("bkt").never_scanned, true);
   const first = await counter.usage("bkt");

@@ -118,6 +118,15 @@ export interface Metrics {
   };
   /** The event outbox and its dispatcher (src/events/event-metrics.ts lists them). */
   events: EventMetrics;
+  /**
+   * Usage counters (src/objects/usage.ts): scans by trigger (`seed`, `scan`, `refresh`,
+   * `savings`) and outcome, scan durations, and the batched counter writes by outcome.
+   */
+  usage: {
+    scans: LabelledCounterHandle<{ trigger: string; outcome: "ok" | "error" }>;
+    scanDuration: HistogramHandle;
+    flushes: LabelledCounterHandle<{ outcome: "ok" | "error" }>;
+  };
 }
 
 export type IamDecisionReason = "allow" | "explicit_deny" | "no_match" | "unknown_principal";
@@ -162,6 +171,8 @@ const ADMIN_AREAS = new Set([
   "policies",
   "jobs",
   "backup",
+  "usage",
+  "deltaspace",
 ]);
 
 export function adminArea(path: string): string {
@@ -510,6 +521,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ),
   };
 
+  const usage = {
+    scans: counter("svc_usage_scans_total", "Usage counter scans, by trigger and outcome.", [
+      "trigger",
+      "outcome",
+    ]),
+    scanDuration: histogram(
+      "svc_usage_scan_seconds",
+      "Time to scan one bucket for its usage counter or deltaspace savings.",
+      [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
+    ),
+    flushes: counter("svc_usage_flushes_total", "Batched usage counter writes, by outcome.", [
+      "outcome",
+    ]),
+  };
+
   return {
     observeRequest,
     observeAdminRequest,
@@ -526,5 +552,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     iam,
     jobs,
     events,
+    usage,
   };
 }

@@ -111,7 +111,9 @@ export const SERVICE_AND_BUCKET_ROUTES: Route[] = [
     action: "admin",
     handle: async (s, r) => {
       await gate(s, r, "create-bucket");
-      return await buckets.createBucket(s.objects, r);
+      const created = await buckets.createBucket(s.objects, r);
+      s.usage.created(r.bucket); // new and empty: its usage counter is exact without a scan
+      return created;
     },
   },
   {
