@@ -184,7 +184,11 @@ export function usageRoutes(deps: UsageRoutesDeps): Hono<AdminEnv> {
     } catch (err) {
       if (err instanceof AdminError) throw err;
       if (isNoSuchBucket(err) && bucket !== undefined) throw notFound(bucket);
-      throw unavailable(bucket ?? "*", err);
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new AdminError(
+        "unavailable",
+        `The deltaspace savings could not be computed: ${reason}`,
+      );
     }
     const deltaspaces: DeltaspaceSavings[] = report.deltaspaces.slice(0, limit);
     return c.json({
