@@ -239,6 +239,20 @@ Deno.test("usage: refresh repairs a counter changed behind svc's back; scan runs
       assert.equal(rescans, 2);
     },
   );
+  await t.step("a refused DeleteBucket keeps the counter; a deleted bucket drops it", async () => {
+    const kept = await row(admin, "rb1");
+    await assert.rejects(
+      s3.send(new S3.DeleteBucketCommand({ Bucket: "rb1" })),
+      /BucketNotEmpty|not empty/,
+    );
+    assert.deepEqual(await row(admin, "rb1"), kept);
+    await s3.send(new S3.DeleteBucketCommand({ Bucket: "rb2" }));
+    const gone = await admin.request("GET", "/usage/bucket/rb2");
+    assert.equal(gone.status, 404);
+    await gone.body?.cancel();
+    await s3.send(new S3.CreateBucketCommand({ Bucket: "rb2" }));
+    assert.equal((await row(admin, "rb2")).object_count, 0);
+  });
 });
 
 Deno.test("usage: delta objects store less than they hold; savings per deltaspace", async () => {
