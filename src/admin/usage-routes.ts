@@ -142,7 +142,7 @@ export function usageRoutes(deps: UsageRoutesDeps): Hono<AdminEnv> {
     const actor = actorFields(c.var);
     let outcome;
     try {
-      outcome = await deps.fullScan.start(String(actor.user));
+      outcome = await deps.fullScan.start({ user: String(actor.user), ip: String(actor.ip) });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       throw new AdminError("unavailable", `The buckets could not be listed: ${reason}`);

@@ -25,7 +25,7 @@ export interface FullScanDeps {
   rescan(bucket: string, trigger: ScanTrigger): Promise<BucketUsage>;
   now?: () => number;
   /** Called when a run ends, with its final status. */
-  onFinish?: (status: FullScanStatus) => void;
+  onFinish?: (status: FullScanStatus, startedFrom: string | null) => void;
 }
 
 const MAX_FAILURES_LISTED = 100;
@@ -44,6 +44,8 @@ export class FullUsageScan {
     failures: [],
   };
   #run: Promise<void> | undefined;
+  /** Where the current or last run was asked from (audit only; not part of the status). */
+  #startedFrom: string | null = null;
 
   constructor(deps: FullScanDeps) {
     this.#deps = deps;
@@ -63,7 +65,9 @@ export class FullUsageScan {
    * Starts a run over the buckets listed now (the listing is awaited so a listing failure is the
    * caller's error); `started: false` when one is already running (its status is returned).
    */
-  async start(by: string): Promise<{ started: boolean; status: FullScanStatus }> {
+  async start(
+    by: { user: string; ip: string },
+  ): Promise<{ started: boolean; status: FullScanStatus }> {
     if (this.#run) return { started: false, status: this.status() };
     const names = [...new Set(await this.#deps.bucketNames())].sort();
     if (this.#run) return { started: false, status: this.status() }; // raced another start
@@ -71,17 +75,18 @@ export class FullUsageScan {
       running: true,
       started_at: this.#now(),
       finished_at: null,
-      started_by: by,
+      started_by: by.user,
       buckets_total: names.length,
       buckets_done: 0,
       buckets_failed: 0,
       failures: [],
     };
+    this.#startedFrom = by.ip;
     this.#run = this.#scan(names).finally(() => {
       this.#status.running = false;
       this.#status.finished_at = this.#now();
       this.#run = undefined;
-      this.#deps.onFinish?.(this.status());
+      this.#deps.onFinish?.(this.status(), this.#startedFrom);
     });
     return { started: true, status: this.status() };
   }

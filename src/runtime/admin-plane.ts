@@ -188,10 +188,11 @@ export async function openAdminPlane(
   const fullScan = new FullUsageScan({
     bucketNames,
     rescan: (bucket, trigger) => usage.rescan(bucket, trigger),
-    onFinish: (status) => {
+    onFinish: (status, startedFrom) => {
       stats.invalidate();
       audit("usage_scan_finished", {
         user: status.started_by,
+        ip: startedFrom,
         buckets: status.buckets_total,
         failed: status.buckets_failed,
         seconds: ((status.finished_at ?? 0) - (status.started_at ?? 0)) / 1000,
