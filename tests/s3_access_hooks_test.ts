@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import { AwsClient } from "aws4fetch";
 import { buildConfig } from "../src/config/load.ts";
 import { terminateHashWorkers } from "../src/objects/body-digest.ts";
-import { usageCounterOf } from "../src/objects/usage.ts";
 import { openServices } from "../src/runtime/services.ts";
 import {
   accessDenied,
@@ -61,7 +60,7 @@ async function setup() {
       credentials: services.credentials,
       admission: services.admission,
       bucketPolicy: bucketPolicySource(() => services.config.current),
-      usage: usageCounterOf(services.storage.objects),
+      usage: services.usage,
       access: policy,
     },
     authenticator: services.authenticator,

@@ -9,8 +9,10 @@
  * The all-buckets answer is cached for `cacheMs` (10 s) and concurrent requests share one
  * computation; `?bucket=` is computed fresh every time (one O(1) counter, after its first scan).
  * A bucket deleted between the listing and its counter is left out; any other failure of a
- * counter fails the answer (503) rather than show a total missing a bucket. The first request
- * after a start seeds each bucket's counter with one listing scan, a few buckets at a time.
+ * counter fails the answer (503) rather than show a total missing a bucket. Counters are
+ * persisted, so only a bucket svc never counted is scanned (a few buckets at a time) by the first
+ * request that needs it. The same cached answer serves `GET /_/api/admin/usage`
+ * (usage-routes.ts), so the two never disagree; a scan or refresh invalidates it.
  */
 import { Hono } from "hono";
 import { SvcError } from "../errors.ts";
@@ -57,11 +59,11 @@ export function aggregate(buckets: Record<string, BucketUsage>): StorageStats {
   };
 }
 
-function isNoSuchBucket(err: unknown): boolean {
+export function isNoSuchBucket(err: unknown): boolean {
   return err instanceof SvcError && err.code === "NoSuchBucket";
 }
 
-function unavailable(bucket: string, err: unknown): AdminError {
+export function unavailable(bucket: string, err: unknown): AdminError {
   const reason = err instanceof Error ? err.message : String(err);
   return new AdminError(
     "unavailable",
@@ -69,11 +71,20 @@ function unavailable(bucket: string, err: unknown): AdminError {
   );
 }
 
-export function statsRoute(deps: StatsDeps): Hono<AdminEnv> {
+/** The all-buckets usage answer shared by `/_/stats` and `GET /usage`: cached, computed once. */
+export interface UsageAggregate {
+  /** The cached answer (recomputed after `cacheMs`; concurrent callers share one computation). */
+  get(): Promise<StorageStats>;
+  /** Drops the cached answer (a scan or refresh just changed the counters). */
+  invalidate(): void;
+}
+
+export function usageAggregate(deps: StatsDeps): UsageAggregate {
   const cacheMs = deps.cacheMs ?? 10_000;
   const now = deps.now ?? Date.now;
   let cached: { at: number; stats: StorageStats } | undefined;
   let running: Promise<StorageStats> | undefined;
+  let generation = 0;
 
   const computeAll = async (): Promise<StorageStats> => {
     let listed: string[];
@@ -102,22 +113,37 @@ export function statsRoute(deps: StatsDeps): Hono<AdminEnv> {
     return aggregate(ordered);
   };
 
-  const allBuckets = (): Promise<StorageStats> => {
-    const at = now();
-    if (cached && at - cached.at < cacheMs) return Promise.resolve(cached.stats);
-    running ??= computeAll()
-      .then((stats) => {
-        cached = { at, stats };
-        return stats;
-      })
-      .finally(() => running = undefined);
-    return running;
+  return {
+    get() {
+      const at = now();
+      if (cached && at - cached.at < cacheMs) return Promise.resolve(cached.stats);
+      if (running === undefined) {
+        const started = generation;
+        running = computeAll()
+          .then((stats) => {
+            // An invalidation while computing: this answer may predate it, so it is not kept.
+            if (started === generation) cached = { at, stats };
+            return stats;
+          })
+          .finally(() => running = undefined);
+      }
+      return running;
+    },
+    invalidate() {
+      generation++;
+      cached = undefined;
+    },
   };
+}
 
+export function statsRoute(
+  deps: StatsDeps & { aggregate?: UsageAggregate },
+): Hono<AdminEnv> {
+  const all = deps.aggregate ?? usageAggregate(deps);
   const app = new Hono<AdminEnv>();
   app.get("/", async (c) => {
     const bucket = c.req.query("bucket");
-    if (bucket === undefined) return c.json(await allBuckets());
+    if (bucket === undefined) return c.json(await all.get());
     let usage: BucketUsage;
     try {
       usage = await deps.bucketUsage(bucket);

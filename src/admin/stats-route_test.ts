@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { SvcError } from "../errors.ts";
 import { terminateHashWorkers } from "../objects/body-digest.ts";
 import { ObjectService } from "../objects/object-service.ts";
-import { type BucketUsage, usageCounterOf } from "../objects/usage.ts";
+import { type BucketUsage, UsageCounter } from "../objects/usage.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
 import { opsAdminApp } from "../../tests/helpers/ops-admin-app.ts";
 import { aggregate, type StatsDeps, statsRoute } from "./stats-route.ts";
@@ -16,7 +16,8 @@ async function withObjects(
     const objects = new ObjectService(await FilesystemBackend.open(dir), () => ({
       maxObjectSize: 1 << 30,
     }));
-    const counter = usageCounterOf(objects);
+    const counter = new UsageCounter((bucket, options) => objects.listObjects(bucket, options));
+    objects.observers.add(counter);
     const clock = { now: 1_000_000 };
     const deps: StatsDeps = {
       bucketNames: async () => (await objects.listBuckets()).map((b) => b.name),

@@ -235,6 +235,24 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO meta (key, value) VALUES ('replication_outbox_cursor', '0')`,
     ],
   },
+  {
+    version: 7,
+    name: "bucket_usage",
+    sql: [
+      // The per-bucket usage counters (src/objects/usage.ts), written in batches by
+      // src/objects/usage-flusher.ts so a restart does not rescan every bucket. One row per bucket
+      // svc has counted; `last_scan_at` (Unix ms) is when the last full scan (or the creation of
+      // the empty bucket through svc) established the totals the inline updates build on.
+      `CREATE TABLE bucket_usage (
+        bucket TEXT PRIMARY KEY,
+        object_count INTEGER NOT NULL,
+        logical_bytes INTEGER NOT NULL,
+        stored_bytes INTEGER NOT NULL,
+        last_scan_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

@@ -1,20 +1,37 @@
 /**
- * Per-bucket usage counters (object count, logical and stored bytes), kept per process.
+ * Per-bucket usage counters (object count, logical and stored bytes), one per process, persisted
+ * in the config database (src/db/usage-store.ts through usage-flusher.ts) so a restart starts
+ * from the last totals instead of rescanning.
  *
- * A bucket's counter is seeded lazily: the first time its usage is asked for, the bucket is
- * listed once through the object service. From then on the object service reports every commit
- * and removal (with the object it replaced), so the counter follows writes inline without
- * another scan. Buckets nobody asked about cost nothing: the object service reads the replaced
- * object's metadata only for tracked buckets.
+ * A bucket's counter is established by a full listing scan (usage-scan.ts), or by svc creating
+ * the bucket (empty, so nothing to scan). From then on the object service reports every commit
+ * and removal (with the object it replaced) and the counter follows writes inline, O(1) each.
+ * A bucket svc never counted is scanned the first time its usage is needed (a quota, the stats,
+ * `/usage`) or when an operator asks (`POST /usage/scan`, `/usage/refresh`); until then its
+ * writes are not observed, so they cost no extra metadata read.
  *
- * While the seeding scan runs, a write to a key the scan has already passed is applied as a
- * difference; a write to a key it has not reached yet is left to the scan, which will see the
- * new object. A write racing the very page being read can be missed or counted twice; the
- * counter is approximate by design (the quota built on it is soft), and another instance
- * writing the same backend is not seen at all until a restart.
+ * While a scan runs, a write to a key the scan has already passed is applied to the scan's totals
+ * as a difference; a write to a key it has not reached yet is left to the scan, which will see
+ * the new object. The counter in force keeps following every write meanwhile, and is replaced by
+ * the scan's totals when the scan ends. A write racing the very page being read can be missed or
+ * counted twice; the counter is approximate by design (SPEC: "per-instance and approximate"), and
+ * another instance writing the same backend is seen only at the next scan or refresh.
+ *
+ * Stored bytes include the deltaspace baselines (usage-scan.ts). Inline, a write that creates a
+ * baseline adds its size; a baseline svc removes with the last delta of its deltaspace is not
+ * reported to observers, so its bytes stay counted until the next scan or until the bucket holds
+ * no object at all (then both byte totals are exactly zero).
  */
 import type { ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
-import type { ObjectService } from "./object-service.ts";
+import type { UsageRow } from "../db/usage-store.ts";
+import {
+  addObject,
+  scanBucket,
+  type ScanSource,
+  subtractObject,
+  type Totals,
+  zeroTotals,
+} from "./usage-scan.ts";
 import type { WriteObserver } from "./write-observer.ts";
 
 /** The usage counter of one bucket, with the field names of the spec. */
@@ -22,28 +39,38 @@ export interface BucketUsage {
   object_count: number;
   logical_bytes: number;
   stored_bytes: number;
-  /** 100 × (1 − stored / logical), 0 for an empty bucket. */
+  /** 100 × (1 − stored / logical), 0 for an empty bucket; two decimals. */
   savings_percentage: number;
-  /** When the seeding scan finished (ms since the epoch); null before it. */
+  /** When the totals were last established by a scan (ms since the epoch); null before. */
   last_scan_at: number | null;
   never_scanned: boolean;
 }
 
-interface Totals {
-  count: number;
-  logical: number;
-  stored: number;
+/** Why a scan ran (a metric label). */
+export type ScanTrigger = "seed" | "scan" | "refresh";
+
+interface Scan {
+  totals: Totals;
+  /** The last key counted ("" before the first page). */
+  through: string;
+  done: Promise<void>;
 }
 
 interface BucketState {
-  totals: Totals;
-  /** While the seeding scan runs: the last key it has counted ("" before the first page). */
-  scannedThrough?: string;
-  scan?: Promise<void>;
+  /** The counter in force; null while the first scan runs. */
+  totals: Totals | null;
   lastScanAt: number | null;
+  scan?: Scan;
 }
 
-const SCAN_PAGE = 1000;
+export interface UsageCounterOptions {
+  now?: () => number;
+  /** Stored bytes of a deltaspace's baseline (usage-scan.ts); absent: baselines not counted. */
+  baselineSize?: ScanSource["baselineSize"];
+  /** Every finished scan, for metrics. */
+  onScan?: (trigger: ScanTrigger, outcome: "ok" | "error", seconds: number) => void;
+}
+
 const encoder = new TextEncoder();
 
 function compareBytes(a: string, b: string): number {
@@ -66,43 +93,104 @@ export function usageOf(totals: Totals, lastScanAt: number | null): BucketUsage 
   };
 }
 
+/** Where changed counters go to be persisted (usage-flusher.ts). */
+export interface UsageSink {
+  /** The bucket's counter changed. */
+  changed(bucket: string): void;
+  /** The bucket's counter was dropped (bucket deleted). */
+  removed(bucket: string): void;
+}
+
+const NO_SINK: UsageSink = { changed() {}, removed() {} };
+
 export class UsageCounter implements WriteObserver {
   readonly #buckets = new Map<string, BucketState>();
-  readonly #list: (bucket: string, options: ListOptions) => Promise<ListPage>;
+  readonly #source: ScanSource;
+  readonly #options: UsageCounterOptions;
   readonly #now: () => number;
+  #sink: UsageSink = NO_SINK;
 
   constructor(
     list: (bucket: string, options: ListOptions) => Promise<ListPage>,
-    now: () => number = Date.now,
+    options: UsageCounterOptions = {},
   ) {
-    this.#list = list;
-    this.#now = now;
+    this.#source = { list, baselineSize: options.baselineSize };
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Sends every later change to `sink` (the config database, once it is open). */
+  persistTo(sink: UsageSink): void {
+    this.#sink = sink;
+  }
+
+  /** Seeds counters from persisted rows (at start); buckets already counted here are kept. */
+  load(rows: readonly UsageRow[]): void {
+    for (const row of rows) {
+      if (this.#buckets.has(row.bucket)) continue;
+      this.#buckets.set(row.bucket, {
+        totals: { count: row.objectCount, logical: row.logicalBytes, stored: row.storedBytes },
+        lastScanAt: row.lastScanAt,
+      });
+    }
+  }
+
+  /** The row to persist for a bucket; null while it has no established counter. */
+  row(bucket: string): UsageRow | null {
+    const state = this.#buckets.get(bucket);
+    if (state?.totals == null || state.lastScanAt === null) return null;
+    const { count, logical, stored } = state.totals;
+    return {
+      bucket,
+      objectCount: count,
+      logicalBytes: logical,
+      storedBytes: stored,
+      lastScanAt: state.lastScanAt,
+    };
   }
 
   /** The bucket's usage, scanning it first if it was never counted. Throws NoSuchBucket. */
   async usage(bucket: string): Promise<BucketUsage> {
-    let state = this.#buckets.get(bucket);
-    if (state === undefined) {
-      state = { totals: { count: 0, logical: 0, stored: 0 }, scannedThrough: "", lastScanAt: null };
-      this.#buckets.set(bucket, state);
-      state.scan = this.#seed(bucket, state);
-    }
-    if (state.scan) await state.scan;
-    return usageOf(state.totals, state.lastScanAt);
+    const state = this.#buckets.get(bucket);
+    if (state?.totals) return usageOf(state.totals, state.lastScanAt);
+    return await this.rescan(bucket, "seed");
   }
 
-  /** The usage as known now, without scanning (zeros and never_scanned before a scan). */
+  /** The usage as known now, never scanning (zeros and never_scanned before a first scan). */
   peek(bucket: string): BucketUsage {
     const state = this.#buckets.get(bucket);
-    if (state === undefined || state.scan) {
-      return usageOf({ count: 0, logical: 0, stored: 0 }, state?.lastScanAt ?? null);
+    return usageOf(state?.totals ?? zeroTotals(), state?.totals ? state.lastScanAt : null);
+  }
+
+  /** Whether a scan of the bucket is running. */
+  scanning(bucket: string): boolean {
+    return this.#buckets.get(bucket)?.scan !== undefined;
+  }
+
+  /**
+   * Scans the bucket and replaces its counter with the result; a scan already running is joined.
+   * Throws what the listing throws (NoSuchBucket: the counter is dropped).
+   */
+  async rescan(bucket: string, trigger: ScanTrigger = "refresh"): Promise<BucketUsage> {
+    let state = this.#buckets.get(bucket);
+    if (state === undefined) {
+      state = { totals: null, lastScanAt: null };
+      this.#buckets.set(bucket, state);
     }
-    return usageOf(state.totals, state.lastScanAt);
+    state.scan ??= this.#startScan(bucket, state, trigger);
+    await state.scan.done;
+    return usageOf(state.totals ?? zeroTotals(), state.lastScanAt);
+  }
+
+  /** svc created the bucket: it is empty, so its counter is exact without a scan. */
+  created(bucket: string): void {
+    this.#buckets.set(bucket, { totals: zeroTotals(), lastScanAt: this.#now() });
+    this.#sink.changed(bucket);
   }
 
   /** Drops a bucket's counter (the bucket was deleted); the next usage() scans again. */
   forget(bucket: string): void {
-    this.#buckets.delete(bucket);
+    if (this.#buckets.delete(bucket)) this.#sink.removed(bucket);
   }
 
   tracks(bucket: string): boolean {
@@ -110,75 +198,55 @@ export class UsageCounter implements WriteObserver {
   }
 
   committed(bucket: string, info: ObjectInfo, replaced: ObjectInfo | null): void {
-    const totals = this.#totalsFor(bucket, info.key);
-    if (totals === undefined) return;
-    if (replaced !== null) subtract(totals, replaced);
-    totals.count++;
-    totals.logical += info.meta.size;
-    totals.stored += info.storedSize;
+    this.#apply(bucket, info.key, (totals, live) => {
+      if (replaced !== null) subtractObject(totals, replaced);
+      addObject(totals, info);
+      // A new baseline: its bytes are stored too. A running scan counts baselines itself.
+      if (live && info.debug?.decision === "reference") totals.stored += info.meta.size;
+    });
   }
 
   removed(bucket: string, info: ObjectInfo): void {
-    const totals = this.#totalsFor(bucket, info.key);
-    if (totals !== undefined) subtract(totals, info);
+    this.#apply(bucket, info.key, (totals) => subtractObject(totals, info));
   }
 
-  /** The totals a change to `key` applies to, or undefined when the scan will count it. */
-  #totalsFor(bucket: string, key: string): Totals | undefined {
+  #apply(bucket: string, key: string, change: (totals: Totals, live: boolean) => void): void {
     const state = this.#buckets.get(bucket);
-    if (state === undefined) return undefined;
-    const through = state.scannedThrough;
-    if (through !== undefined && (through === "" || compareBytes(key, through) > 0)) {
-      return undefined;
+    if (state === undefined) return;
+    if (state.totals) {
+      change(state.totals, true);
+      this.#sink.changed(bucket);
     }
-    return state.totals;
+    const scan = state.scan;
+    if (scan && scan.through !== "" && compareBytes(key, scan.through) <= 0) {
+      change(scan.totals, false);
+    }
   }
 
-  async #seed(bucket: string, state: BucketState): Promise<void> {
-    try {
-      let startAfter: string | undefined;
-      for (;;) {
-        const page = await this.#list(bucket, { prefix: "", startAfter, maxKeys: SCAN_PAGE });
-        for (const object of page.objects) {
-          state.totals.count++;
-          state.totals.logical += object.meta.size;
-          state.totals.stored += object.storedSize;
+  #startScan(bucket: string, state: BucketState, trigger: ScanTrigger): Scan {
+    const scan: Scan = { totals: zeroTotals(), through: "", done: Promise.resolve() };
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    scan.done = scanBucket(this.#source, bucket, scan.totals, (last) => scan.through = last)
+      .then(() => {
+        if (this.#buckets.get(bucket) !== state) return; // forgotten meanwhile
+        state.totals = scan.totals;
+        state.lastScanAt = this.#now();
+        this.#sink.changed(bucket);
+        this.#options.onScan?.(trigger, "ok", seconds());
+      }, (err) => {
+        this.#options.onScan?.(trigger, "error", seconds());
+        // A failed first scan leaves nothing half-counted: the next request scans again. A failed
+        // rescan keeps the counter in force; a bucket gone is forgotten.
+        const gone = (err as { code?: string })?.code === "NoSuchBucket";
+        if (this.#buckets.get(bucket) === state && (state.totals === null || gone)) {
+          this.forget(bucket);
         }
-        const last = page.objects[page.objects.length - 1]?.key;
-        if (last !== undefined) state.scannedThrough = last;
-        if (!page.isTruncated || page.nextStartAfter === undefined) break;
-        startAfter = page.nextStartAfter;
-      }
-      state.lastScanAt = this.#now();
-    } catch (err) {
-      // A failed scan leaves nothing half-counted: the next request scans again.
-      if (this.#buckets.get(bucket) === state) this.#buckets.delete(bucket);
-      throw err;
-    } finally {
-      delete state.scannedThrough;
-      delete state.scan;
-    }
+        throw err;
+      })
+      .finally(() => {
+        if (state.scan === scan) delete state.scan;
+      });
+    return scan;
   }
-}
-
-function subtract(totals: Totals, info: ObjectInfo): void {
-  totals.count = Math.max(0, totals.count - 1);
-  totals.logical = Math.max(0, totals.logical - info.meta.size);
-  totals.stored = Math.max(0, totals.stored - info.storedSize);
-}
-
-const counters = new WeakMap<ObjectService, UsageCounter>();
-
-/**
- * The usage counter of an object service, created and attached on first use. A storage stack
- * rebuilt on reload has a new object service and so starts with fresh counters.
- */
-export function usageCounterOf(objects: ObjectService): UsageCounter {
-  let counter = counters.get(objects);
-  if (counter === undefined) {
-    counter = new UsageCounter((bucket, options) => objects.listObjects(bucket, options));
-    objects.observers.add(counter);
-    counters.set(objects, counter);
-  }
-  return counter;
 }

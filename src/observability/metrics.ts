@@ -126,6 +126,15 @@ export interface Metrics {
     objects: LabelledCounterHandle<{ action: string; outcome: "done" | "failed" }>;
     bytes: LabelledCounterHandle<{ action: string }>;
   };
+  /**
+   * Usage counters (src/objects/usage.ts): scans by trigger (`seed`, `scan`, `refresh`,
+   * `savings`) and outcome, scan durations, and the batched counter writes by outcome.
+   */
+  usage: {
+    scans: LabelledCounterHandle<{ trigger: string; outcome: "ok" | "error" }>;
+    scanDuration: HistogramHandle;
+    flushes: LabelledCounterHandle<{ outcome: "ok" | "error" }>;
+  };
 }
 
 export type IamDecisionReason = "allow" | "explicit_deny" | "no_match" | "unknown_principal";
@@ -170,6 +179,8 @@ const ADMIN_AREAS = new Set([
   "policies",
   "jobs",
   "backup",
+  "usage",
+  "deltaspace",
 ]);
 
 export function adminArea(path: string): string {
@@ -530,6 +541,20 @@ export function createMetrics(options: MetricsOptions): Metrics {
       ["action"],
     ),
   };
+  const usage = {
+    scans: counter("svc_usage_scans_total", "Usage counter scans, by trigger and outcome.", [
+      "trigger",
+      "outcome",
+    ]),
+    scanDuration: histogram(
+      "svc_usage_scan_seconds",
+      "Time to scan one bucket for its usage counter or deltaspace savings.",
+      [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
+    ),
+    flushes: counter("svc_usage_flushes_total", "Batched usage counter writes, by outcome.", [
+      "outcome",
+    ]),
+  };
 
   return {
     observeRequest,
@@ -548,5 +573,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     jobs,
     events,
     lifecycle,
+    usage,
   };
 }

@@ -263,6 +263,10 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_lifecycle_bytes_total: ["counter", ["action"]],
   // Encrypted objects that could not be read, by a fixed set of reasons (storage/encryption/).
   svc_encryption_decrypt_failures_total: ["counter", ["reason"]],
+  // Usage counters (issue 18; src/objects/usage.ts): scans by trigger, batched writes.
+  svc_usage_scans_total: ["counter", ["trigger", "outcome"]],
+  svc_usage_scan_seconds: ["histogram", []],
+  svc_usage_flushes_total: ["counter", ["outcome"]],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);

@@ -52,9 +52,13 @@ import { lifecycleDriver } from "../jobs/lifecycle/lifecycle-driver.ts";
 import { logRoutes } from "../admin/log-routes.ts";
 import { outboxRoutes } from "../admin/outbox-routes.ts";
 import { type EventOutbox, openEventOutbox } from "../events/event-outbox.ts";
-import { statsRoute } from "../admin/stats-route.ts";
+import { statsRoute, usageAggregate } from "../admin/stats-route.ts";
+import { usageRoutes } from "../admin/usage-routes.ts";
+import { UsageStore } from "../db/usage-store.ts";
+import { scanDeltaspaceSavings } from "../objects/deltaspace-savings.ts";
+import { FullUsageScan } from "../objects/usage-full-scan.ts";
+import { UsageFlusher } from "../objects/usage-flusher.ts";
 import type { StorageView } from "../admin/storage-admin.ts";
-import { usageCounterOf } from "../objects/usage.ts";
 import { sessionRoutes, whoamiHandler } from "../admin/session-routes.ts";
 import { AdminSessions } from "../admin/sessions.ts";
 import { type ConfigDb, openConfigDb } from "../db/config-db.ts";
@@ -63,6 +67,7 @@ import { getLogger } from "../observability/log.ts";
 import type { CheckReport } from "../observability/readiness.ts";
 import { VERSION } from "../version.ts";
 import { stateDirOf } from "./backends.ts";
+import { usageScanSource } from "./usage-source.ts";
 import type { ConfigRuntime } from "./config-runtime.ts";
 import type { Services } from "./services.ts";
 
@@ -236,6 +241,46 @@ export async function openAdminPlane(
       return await new OutboxCursor(db).read();
     },
   });
+  // Usage counters: persisted totals first, then every change written in batches.
+  const usage = services.usage;
+  const usageStore = new UsageStore(db);
+  usage.load(await usageStore.loadAll());
+  const usageFlusher = new UsageFlusher({
+    store: usageStore,
+    row: (bucket) => usage.row(bucket),
+    onFlush: (outcome) => services.metrics.usage.flushes.inc({ outcome }),
+  });
+  usage.persistTo(usageFlusher);
+  const bucketNames = async () => (await services.storage.router.listBuckets()).map((b) => b.name);
+  const stats = usageAggregate({ bucketNames, bucketUsage: (bucket) => usage.usage(bucket) });
+  const fullScan = new FullUsageScan({
+    bucketNames,
+    rescan: (bucket, trigger) => usage.rescan(bucket, trigger),
+    onFinish: (status, startedFrom) => {
+      stats.invalidate();
+      audit("usage_scan_finished", {
+        user: status.started_by,
+        ip: startedFrom,
+        buckets: status.buckets_total,
+        failed: status.buckets_failed,
+        seconds: ((status.finished_at ?? 0) - (status.started_at ?? 0)) / 1000,
+      }, status.buckets_failed > 0 ? "warn" : undefined);
+    },
+  });
+  const usageMetrics = services.metrics.usage;
+  const deltaspaceSavings = async (buckets: string[]) => {
+    const started = performance.now();
+    let outcome: "ok" | "error" = "error";
+    try {
+      const report = await scanDeltaspaceSavings(usageScanSource(() => services.storage), buckets);
+      outcome = "ok";
+      return report;
+    } finally {
+      usageMetrics.scans.inc({ trigger: "savings", outcome });
+      usageMetrics.scanDuration.observe((performance.now() - started) / 1000);
+    }
+  };
+
   // The backend and bucket routes see the storage stack in use (a config change may replace it).
   const storageDeps = {
     config: runtime,
@@ -323,6 +368,15 @@ export async function openAdminPlane(
         onChange: () => iam.rebuild(),
         svcVersion: VERSION,
       }),
+      usageRoutes({
+        counter: usage,
+        bucketExists: async (bucket) => (await services.storage.router.headBucket(bucket)) !== null,
+        bucketNames,
+        aggregate: stats,
+        fullScan,
+        savings: deltaspaceSavings,
+        audit,
+      }),
       declarativeIamRoutes({
         config: runtime,
         audit,
@@ -345,10 +399,7 @@ export async function openAdminPlane(
   });
   operator.route(
     "/stats",
-    statsRoute({
-      bucketNames: async () => (await services.storage.router.listBuckets()).map((b) => b.name),
-      bucketUsage: (bucket) => usageCounterOf(services.storage.objects).usage(bucket),
-    }),
+    statsRoute({ bucketNames, bucketUsage: (bucket) => usage.usage(bucket), aggregate: stats }),
   );
 
   return {
@@ -380,6 +431,8 @@ export async function openAdminPlane(
       terminatePasswordWorker();
       // Before the database closes: the dispatcher stops, buffered events are committed.
       await events.close();
+      // The counters' last changes, so the next start needs no scan.
+      await usageFlusher.close();
       await db.close();
     },
   };

@@ -16,7 +16,8 @@ import type { Config } from "../config/schema.ts";
 import { Semaphore } from "../http/semaphore.ts";
 import { activeLogging, type Logging } from "../observability/log.ts";
 import { createMetrics, type Metrics } from "../observability/metrics.ts";
-import { usageCounterOf } from "../objects/usage.ts";
+import { UsageCounter } from "../objects/usage.ts";
+import { usageScanSource } from "./usage-source.ts";
 import type { S3Access } from "../s3/access.ts";
 import type { WriteObserver } from "../objects/write-observer.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
@@ -66,6 +67,11 @@ export interface Services {
   /** Buckets held by maintenance jobs (S3 writes 503 SlowDown) and writes in flight per bucket. */
   maintenanceGate: BucketWriteGate;
   s3: S3Handler;
+  /**
+   * The per-bucket usage counters (quotas, `/_/stats`, `/usage`): one for the life of the
+   * process, observing every object service the storage stack brings; the admin plane persists it.
+   */
+  usage: UsageCounter;
   /**
    * Plugs IAM in once the config database is open (admin-plane.ts): its keys are asked before
    * the bootstrap pair (a migrated pair signs as its IAM user), and its access hooks authorize
@@ -142,6 +148,16 @@ export async function openServices(
     probe: config.advanced.boot_backend_probe,
     now: clock.now,
   });
+  // One counter over whatever stack is in use: a rebuilt stack (backends changed) holds the same
+  // buckets, so the counters carry over.
+  const usageSource = usageScanSource(() => stack!);
+  const usage = new UsageCounter(usageSource.list, {
+    baselineSize: usageSource.baselineSize,
+    onScan: (trigger, outcome, seconds) => {
+      metrics.usage.scans.inc({ trigger, outcome });
+      metrics.usage.scanDuration.observe(seconds);
+    },
+  });
   const admission = admissionChainSource(() => holder.current);
   admission(); // built now: its warnings (a bucket made entirely public) show at startup
   const semaphore = new Semaphore(config.advanced.max_concurrent_requests);
@@ -163,10 +179,7 @@ export async function openServices(
       },
       admission,
       bucketPolicy: bucketPolicySource(() => holder.current),
-      // Counters belong to the object service: a rebuilt stack starts with fresh ones.
-      get usage() {
-        return usageCounterOf(stack!.objects);
-      },
+      usage,
       maintenanceGate,
     },
     semaphore,
@@ -179,6 +192,7 @@ export async function openServices(
   // Each observer's registrations; an old stack keeps its own (writes in flight on it during a
   // swap are still observed).
   const observers = new Map<WriteObserver, (() => void)[]>();
+  observers.set(usage, [stack.objects.observers.add(usage)]);
   return {
     config: holder,
     clock,
@@ -208,6 +222,7 @@ export async function openServices(
     semaphore,
     maintenanceGate,
     s3,
+    usage,
     attachIam(next) {
       iam = next;
       keys = undefined; // the next lookup chains the IAM keys

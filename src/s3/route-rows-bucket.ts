@@ -1,4 +1,5 @@
 /** The route rows of the service (`/`) and of buckets (`/bucket`); see route-table.ts. */
+import { SvcError } from "../errors.ts";
 import * as buckets from "./bucket-ops.ts";
 import { deleteObjects } from "./delete-objects.ts";
 import { listObjectsV1, listObjectsV2 } from "./list-ops.ts";
@@ -111,7 +112,9 @@ export const SERVICE_AND_BUCKET_ROUTES: Route[] = [
     action: "admin",
     handle: async (s, r) => {
       await gate(s, r, "create-bucket");
-      return await buckets.createBucket(s.objects, r);
+      const created = await buckets.createBucket(s.objects, r);
+      s.usage.created(r.bucket); // new and empty: its usage counter is exact without a scan
+      return created;
     },
   },
   {
@@ -123,10 +126,14 @@ export const SERVICE_AND_BUCKET_ROUTES: Route[] = [
     handle: async (s, r) => {
       await gate(s, r, "delete-bucket");
       try {
-        return await buckets.deleteBucket(s.objects, s.multipart, r);
-      } finally {
-        // Gone or not, the next usage question rescans (a recreated bucket starts at zero).
-        s.usage.forget(r.bucket);
+        const deleted = await buckets.deleteBucket(s.objects, s.multipart, r);
+        s.usage.forget(r.bucket); // a bucket recreated later starts at zero
+        return deleted;
+      } catch (err) {
+        // A bucket that is not empty keeps its counter (a persisted one: dropping it would cost
+        // a rescan of the whole bucket); one that does not exist has nothing to count.
+        if (err instanceof SvcError && err.code === "NoSuchBucket") s.usage.forget(r.bucket);
+        throw err;
       }
     },
   },
