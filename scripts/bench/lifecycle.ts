@@ -12,16 +12,15 @@
  *
  *   node_modules/.bin/deno run -A scripts/bench/lifecycle.ts [--keys 20000] [--batch 1000]
  */
+import { detachedRuleEnv } from "../../src/jobs/rules/rule-env-fixtures.ts";
 import { buildConfig } from "../../src/config/load.ts";
 import { ObjectService } from "../../src/objects/object-service.ts";
 import { terminateHashWorkers } from "../../src/objects/body-digest.ts";
-import { createMetrics } from "../../src/observability/metrics.ts";
 import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
 import { metaFor } from "../../src/storage/object-fixtures.ts";
 import { ManualClock } from "../../src/jobs/clock.ts";
 import { lifecycleDriver } from "../../src/jobs/lifecycle/lifecycle-driver.ts";
 import { RunRecorder } from "../../src/jobs/rules/run-recorder.ts";
-import type { RuleEnv } from "../../src/jobs/rules/rule-env.ts";
 
 const arg = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(name);
@@ -40,23 +39,7 @@ const dir = await Deno.makeTempDir({ prefix: "svc-bench-lifecycle-" });
 const clock = new ManualClock(Date.now());
 const backend = await FilesystemBackend.open(dir);
 const objects = new ObjectService(backend, () => ({ maxObjectSize: 1 << 30 }), () => clock.now());
-const config = buildConfig({ access: { authentication: "none" } }, { env: {} }).config;
-const env: RuleEnv = {
-  config: () => config,
-  objects: () => objects,
-  backendKind: () => Promise.resolve("filesystem"),
-  gatedBy: () => undefined,
-  recordEvent: () => {},
-  metrics: createMetrics({
-    version: "0",
-    backendType: "filesystem",
-    authStats: () => ({
-      attempts: { success: 0, failure: 0 },
-      failures: { missing_header: 0, invalid_presigned: 0, invalid_signature: 0 },
-    }),
-  }),
-  clock,
-};
+const env = detachedRuleEnv(objects, clock);
 const driver = lifecycleDriver(env);
 
 async function fill() {

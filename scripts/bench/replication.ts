@@ -16,14 +16,13 @@
  *   node_modules/.bin/deno run -A scripts/bench/replication.ts [--keys 100000] [--dirs 100]
  *     [--rounds 3] [--dir /tmp/svc-bench-replication]
  */
+import { detachedRuleEnv } from "../../src/jobs/rules/rule-env-fixtures.ts";
 import { buildConfig } from "../../src/config/load.ts";
 import type { ReplicationRule } from "../../src/config/schema-jobs.ts";
 import { systemClock } from "../../src/jobs/clock.ts";
 import { reconcileRun } from "../../src/jobs/replication/reconcile-run.ts";
-import type { RuleEnv } from "../../src/jobs/rules/rule-env.ts";
 import { RunRecorder } from "../../src/jobs/rules/run-recorder.ts";
 import { ObjectService } from "../../src/objects/object-service.ts";
-import { createMetrics } from "../../src/observability/metrics.ts";
 import { BucketRouter } from "../../src/storage/bucket-router.ts";
 import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
 import { metaFor } from "../../src/storage/object-fixtures.ts";
@@ -104,22 +103,7 @@ const config = buildConfig({
   access: { authentication: "none" },
   storage: { replication: { dir_concurrency: Number(arg("--dir-concurrency", "4")) } },
 }, { env: {} }).config;
-const env: RuleEnv = {
-  config: () => config,
-  objects: () => objects,
-  backendKind: () => Promise.resolve("filesystem"),
-  gatedBy: () => undefined,
-  recordEvent: () => {},
-  metrics: createMetrics({
-    version: "bench",
-    backendType: "filesystem",
-    authStats: () => ({
-      attempts: { success: 0, failure: 0 },
-      failures: { missing_header: 0, invalid_presigned: 0, invalid_signature: 0 },
-    }),
-  }),
-  clock: systemClock,
-};
+const env = detachedRuleEnv(objects, systemClock, { config });
 const rule: ReplicationRule = {
   name: "bench",
   enabled: true,

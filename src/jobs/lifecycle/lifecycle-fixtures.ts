@@ -3,15 +3,15 @@
  * stamps come from a ManualClock, the RuleEnv around it (events and gates recorded in memory),
  * and a run of one rule through the real recorder.
  */
+import type { RuleEnv } from "../rules/rule-env.ts";
+import { detachedRuleEnv } from "../rules/rule-env-fixtures.ts";
 import { buildConfig } from "../../config/load.ts";
 import type { LifecycleRule } from "../../config/schema-jobs.ts";
 import type { ObjectEvent } from "../../events/event.ts";
 import { terminateHashWorkers } from "../../objects/body-digest.ts";
 import { ObjectService } from "../../objects/object-service.ts";
-import { createMetrics } from "../../observability/metrics.ts";
 import { FilesystemBackend } from "../../storage/filesystem-backend.ts";
 import { ManualClock } from "../clock.ts";
-import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunOutcome, RunReport } from "../rules/rule-model.ts";
 import { RunRecorder } from "../rules/run-recorder.ts";
 import { lifecycleDriver } from "./lifecycle-driver.ts";
@@ -57,23 +57,10 @@ export async function withLifecycle(
   );
   const events: ObjectEvent[] = [];
   const gates = new Map<string, string>();
-  const config = buildConfig({ access: { authentication: "none" } }, { env: {} }).config;
-  const env: RuleEnv = {
-    config: () => config,
-    objects: () => objects,
-    backendKind: () => Promise.resolve("filesystem"),
+  const env = detachedRuleEnv(objects, clock, {
     gatedBy: (bucket) => gates.get(bucket),
-    recordEvent: (event) => events.push(event),
-    metrics: createMetrics({
-      version: "0",
-      backendType: "filesystem",
-      authStats: () => ({
-        attempts: { success: 0, failure: 0 },
-        failures: { missing_header: 0, invalid_presigned: 0, invalid_signature: 0 },
-      }),
-    }),
-    clock,
-  };
+    recordEvent: (event) => void events.push(event),
+  });
   try {
     for (const bucket of buckets) await objects.createBucket(bucket);
     await test({

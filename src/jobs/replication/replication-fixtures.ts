@@ -3,14 +3,15 @@
  * temp directory (source and destination are two of its buckets), the rule env over it, and a
  * run context whose state persists in memory like the rule's row.
  */
+import type { RuleEnv } from "../rules/rule-env.ts";
+import { detachedMetrics } from "../rules/rule-env-fixtures.ts";
 import type { ReplicationRule } from "../../config/schema-jobs.ts";
 import { buildConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
 import { ObjectService } from "../../objects/object-service.ts";
-import { createMetrics, type Metrics } from "../../observability/metrics.ts";
+import type { Metrics } from "../../observability/metrics.ts";
 import { FilesystemBackend } from "../../storage/filesystem-backend.ts";
 import { systemClock } from "../clock.ts";
-import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunContext } from "../rules/rule-model.ts";
 import { RunRecorder } from "../rules/run-recorder.ts";
 
@@ -56,14 +57,7 @@ export async function withWorld(
     const objects = new ObjectService(backend, () => ({ maxObjectSize: 1 << 30 }));
     await objects.createBucket("src");
     await objects.createBucket("dst");
-    const metrics = createMetrics({
-      version: "test",
-      backendType: "filesystem",
-      authStats: () => ({
-        attempts: { success: 0, failure: 0 },
-        failures: { missing_header: 0, invalid_presigned: 0, invalid_signature: 0 },
-      }),
-    });
+    const metrics = detachedMetrics();
     const gated = new Set<string>();
     const hooks: World["hooks"] = {};
     const copied: string[] = [];
