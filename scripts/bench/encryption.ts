@@ -4,9 +4,9 @@
  * (alternating which goes first): a large PUT and GET (streamed), then 1 MiB range reads at
  * random offsets of that object (a range decrypts only the frames it covers, so it should cost
  * about what a plaintext one does). Ratios are taken inside each round; the spread across rounds
- * is printed, since the machine is shared. Server CPU seconds per PUT and GET are recorded too
- * (steadier than wall time when other work shares the cores). Ends with the peak RSS (VmHWM) of
- * both servers.
+ * is printed, since the machine is shared. Server CPU seconds per GiB moved by PUT and GET are
+ * recorded too (all threads of the server process: steadier than wall time when other work shares
+ * the cores). Ends with the peak RSS (VmHWM) of both servers.
  *
  *   node_modules/.bin/deno run -A scripts/bench/encryption.ts [--size-mib 1024] [--rounds 3]
  *     [--ranges 40]
@@ -94,8 +94,13 @@ try {
       record(`${label} PUT (MiB/s)`, round, t.name, sizeBytes / MiB / put.seconds);
       record(`${label} GET (MiB/s)`, round, t.name, sizeBytes / MiB / get.seconds);
       // Server CPU: steadier than wall time on a shared machine.
-      record(`${label} PUT, server CPU (s)`, round, t.name, cpuPut - cpuStart);
-      record(`${label} GET, server CPU (s)`, round, t.name, cpuGet - cpuPut);
+      record(
+        `${label} PUT, server CPU-s/GiB`,
+        round,
+        t.name,
+        (cpuPut - cpuStart) * GiB / sizeBytes,
+      );
+      record(`${label} GET, server CPU-s/GiB`, round, t.name, (cpuGet - cpuPut) * GiB / sizeBytes);
       record(
         `1 MiB range read of ${label} (ms)`,
         round,

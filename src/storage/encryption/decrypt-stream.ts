@@ -1,6 +1,7 @@
 /**
  * Stored frames → plaintext. A FrameDecryptor reads the sealed frames `first..last` of an
- * object from a stream positioned at frame `first`, a batch (pipeline.ts) at a time, opens every
+ * object from a stream positioned at frame `first`, a batch (pipeline.ts) at a time, the next
+ * batch's read running while the current one is opened and sent. It opens every
  * frame of the batch into one plaintext chunk and hands the chunk out, cut to the asked byte
  * range, only once all its frames verified. A short stream, an extra byte after the object's
  * last frame or a frame that fails authentication throws EncryptionError instead of yielding
@@ -32,6 +33,8 @@ export class FrameDecryptor {
   readonly #last: number;
   readonly #lastOfObject: number;
   #finished = false;
+  /** The read of the batch starting at #next, started while the batch before it is opened. */
+  #ahead: Promise<Uint8Array> | null = null;
 
   constructor(private readonly reader: ExactReader, private readonly plan: DecryptPlan) {
     this.#next = Math.floor(plan.start / FRAME_SIZE);
@@ -77,9 +80,17 @@ export class FrameDecryptor {
     this.#next = last + 1;
     const plainStart = first * FRAME_SIZE;
     const plainEnd = size === 0 ? 0 : Math.min(size, (last + 1) * FRAME_SIZE);
-    const frames = last - first + 1;
-    const sealedBytes = plainEnd - plainStart + frames * TAG_SIZE;
-    const sealed = await this.reader.readView(sealedBytes);
+    const sealedBytes = plainEnd - plainStart + (last - first + 1) * TAG_SIZE;
+    const sealed = await (this.#ahead ?? this.reader.readView(sealedBytes));
+    this.#ahead = null;
+    if (this.#next <= this.#last) {
+      // Read the next batch (into the reader's other buffer) while this one is opened and sent.
+      const end = Math.min(this.#last, this.#next + BATCH_FRAMES - 1);
+      const bytes = Math.min(size, (end + 1) * FRAME_SIZE) - this.#next * FRAME_SIZE +
+        (end - this.#next + 1) * TAG_SIZE;
+      this.#ahead = this.reader.readView(bytes);
+      this.#ahead.catch(() => {}); // awaited at its turn; a failure then is reported there
+    }
     if (sealed.length < sealedBytes) {
       const index = first + Math.floor(sealed.length / SEALED_FRAME_SIZE);
       const expected = (size === 0 ? 0 : framePlainSize(index, size)) + TAG_SIZE;
@@ -143,5 +154,5 @@ export function decryptedStream(
     cancel(reason) {
       return decryptor.cancel(reason);
     },
-  }, { highWaterMark: 0 });
+  }, { highWaterMark: 1 }); // one batch opened ahead while the one before is being sent
 }

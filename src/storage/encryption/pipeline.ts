@@ -29,7 +29,10 @@ export async function settleInOrder(pending: Promise<void>[]): Promise<void> {
 export class ExactReader {
   #byob: ReadableStreamBYOBReader | null = null;
   #default: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  #buffer: ArrayBuffer = new ArrayBuffer(0);
+  /** Two buffers, used in turn, so a caller can read the next batch while using this one. */
+  readonly #buffers = [new ArrayBuffer(0), new ArrayBuffer(0)];
+  #turn = 0;
+  #buffer: ArrayBuffer = this.#buffers[0];
   #chunk: Uint8Array | null = null;
   #offset = 0;
   #ended = false;
@@ -49,14 +52,21 @@ export class ExactReader {
   }
 
   /**
-   * `n` bytes (fewer when the stream ends first) as a view of this reader's own buffer: valid
-   * until the next call, which overwrites it.
+   * `n` bytes (fewer when the stream ends first) as a view of one of this reader's two buffers:
+   * valid until the second call after this one, which overwrites it. Calls must not overlap.
    */
   async readView(n: number): Promise<Uint8Array> {
+    const turn = this.#turn;
+    this.#turn ^= 1;
+    this.#buffer = this.#buffers[turn];
     if (this.#buffer.byteLength < n) this.#buffer = new ArrayBuffer(n);
     let filled = 0;
-    while (filled < n && !this.#ended) {
-      filled += this.#byob ? await this.#readByob(filled, n) : await this.#copyChunk(filled, n);
+    try {
+      while (filled < n && !this.#ended) {
+        filled += this.#byob ? await this.#readByob(filled, n) : await this.#copyChunk(filled, n);
+      }
+    } finally {
+      this.#buffers[turn] = this.#buffer; // a BYOB read hands the buffer back transferred
     }
     return new Uint8Array(this.#buffer, 0, filled);
   }
