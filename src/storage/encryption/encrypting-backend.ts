@@ -178,8 +178,9 @@ export class EncryptingBackend implements Backend {
         signal,
         expectedSize === undefined ? undefined : storedSizeOf(expectedSize),
       );
-    } finally {
+    } catch (err) {
       cipher.dispose(); // the stream disposes it when it ends; this covers a refusal before
+      throw err;
     }
     return new MarkedStagedObject(staged, () => progress.plainBytes, current.id);
   }
