@@ -1,14 +1,27 @@
 /**
  * Plaintext stream → stored stream: the header, then the sealed frames, one chunk per batch of
- * BATCH_FRAMES frames (pipeline.ts). Memory is bounded by two plaintext batches (the one being
- * filled and a full one waiting to learn whether more bytes follow) and the chunk being sealed,
+ * SEAL_BATCH_FRAMES frames. Memory is bounded by two plaintext batches (the one being filled and
+ * a full one waiting to learn whether more bytes follow) and the sealed chunks the writer holds,
  * whatever the object's size. Only the object's last frame is sealed final, so a full batch is
  * sealed once the next byte (or the end) shows whether its last frame is the object's last.
+ *
+ * A sealed batch goes into a pooled 1 MiB read buffer (http/read-buffers.ts), lent to the writer
+ * like an upload's own chunks: the filesystem backend's writer gives it back once written, so a
+ * PUT does not fault in a fresh megabyte per batch (a fresh 1 MiB array costs ~256 page faults).
+ * Hence 15 frames per batch: 15 sealed frames (983,280 bytes) fit in one pooled buffer.
  */
-import { recycleChunk } from "../../http/read-buffers.ts";
+import {
+  lendChunk,
+  READ_BUFFER_BYTES,
+  recycleChunk,
+  takeReadBuffer,
+} from "../../http/read-buffers.ts";
 import { FRAME_SIZE, type FrameHeader, SEALED_FRAME_SIZE, TAG_SIZE } from "./frame-format.ts";
 import type { ObjectCipher } from "./gcm-engine.ts";
-import { BATCH_BYTES, settleInOrder } from "./pipeline.ts";
+import { settleInOrder } from "./pipeline.ts";
+
+export const SEAL_BATCH_FRAMES = Math.floor(READ_BUFFER_BYTES / SEALED_FRAME_SIZE);
+const BATCH_BYTES = SEAL_BATCH_FRAMES * FRAME_SIZE;
 
 export interface EncryptProgress {
   /** Plaintext bytes read so far. */
@@ -35,7 +48,7 @@ export function encryptStream(
   /** Seals `length` bytes of `plain`; the last frame is final when `final`. */
   const seal = async (plain: Uint8Array, length: number, final: boolean) => {
     const frames = Math.max(1, Math.ceil(length / FRAME_SIZE));
-    const out = new Uint8Array(length + frames * TAG_SIZE);
+    const out = takeReadBuffer().subarray(0, length + frames * TAG_SIZE);
     const pending: Promise<void>[] = [];
     for (let frame = 0; frame < frames; frame++) {
       const from = frame * FRAME_SIZE;
@@ -50,6 +63,7 @@ export function encryptStream(
       if (sealed) pending.push(sealed);
     }
     if (pending.length > 0) await settleInOrder(pending);
+    lendChunk(out); // the consumer that wrote it out gives the buffer back
     return out;
   };
 

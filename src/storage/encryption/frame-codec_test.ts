@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "../object-fixtures.ts";
 import { FrameDecryptor } from "./decrypt-stream.ts";
 import { EncryptionError } from "./encryption-error.ts";
-import { encryptStream } from "./encrypt-stream.ts";
+import { encryptStream, SEAL_BATCH_FRAMES } from "./encrypt-stream.ts";
 import { objectCipher } from "./frame-crypto.ts";
 import {
   FRAME_SIZE,
@@ -270,7 +270,8 @@ for (const engine of engines) {
       const { stored } = await seal(plain, engine);
       assert.equal(stored.length, storedSizeOf(size));
       assert.deepEqual(await open(stored, size, engine), plain);
-      for (const exact of [BATCH - 1, BATCH, BATCH + 1, 2 * BATCH]) {
+      const sealBatch = SEAL_BATCH_FRAMES * FRAME_SIZE;
+      for (const exact of [BATCH - 1, BATCH, BATCH + 1, 2 * BATCH, sealBatch, sealBatch + 1]) {
         const bytes = randomBytes(exact);
         assert.deepEqual(await open((await seal(bytes, engine)).stored, exact, engine), bytes);
       }
