@@ -61,6 +61,7 @@ export class FrameDecryptor {
           );
         }
         this.plan.cipher.dispose();
+        this.reader.release(); // every view of its buffers was opened into pieces already
       }
       return null;
     } catch (err) {

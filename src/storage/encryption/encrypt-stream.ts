@@ -10,18 +10,13 @@
  * PUT does not fault in a fresh megabyte per batch (a fresh 1 MiB array costs ~256 page faults).
  * Hence 15 frames per batch: 15 sealed frames (983,280 bytes) fit in one pooled buffer.
  */
-import {
-  lendChunk,
-  READ_BUFFER_BYTES,
-  recycleChunk,
-  takeReadBuffer,
-} from "../../http/read-buffers.ts";
+import { lendChunk, recycleChunk, takeReadBuffer } from "../../http/read-buffers.ts";
 import { FRAME_SIZE, type FrameHeader, SEALED_FRAME_SIZE, TAG_SIZE } from "./frame-format.ts";
 import type { ObjectCipher } from "./gcm-engine.ts";
-import { settleInOrder } from "./pipeline.ts";
+import { BATCH_BYTES, BATCH_FRAMES, settleInOrder } from "./pipeline.ts";
 
-export const SEAL_BATCH_FRAMES = Math.floor(READ_BUFFER_BYTES / SEALED_FRAME_SIZE);
-const BATCH_BYTES = SEAL_BATCH_FRAMES * FRAME_SIZE;
+/** Frames sealed per batch (pipeline.ts): a batch's sealed bytes fill one pooled buffer. */
+export const SEAL_BATCH_FRAMES = BATCH_FRAMES;
 
 export interface EncryptProgress {
   /** Plaintext bytes read so far. */

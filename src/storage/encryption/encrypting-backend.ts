@@ -8,7 +8,7 @@
  * is what the backend holds. The wire format is in frame-format.ts and docs/ENCRYPTION.md.
  *
  * Failure before the first byte: the header and the first batch of frames of a read (up to
- * BATCH_FRAMES frames, 1 MiB) are verified before getObject returns, so a key mismatch, a bad
+ * BATCH_FRAMES frames, 960 KiB) are verified before getObject returns, so a key mismatch, a bad
  * header or damage near the start is an InternalError answer (500); an object that small is
  * entirely verified first. Damage further into a large body can only be found once the bytes
  * before it were sent: the body stream then errors, the connection is cut short of its

@@ -210,7 +210,7 @@ Deno.test("encrypting backend: a wrong key under the right id fails authenticati
 Deno.test("encrypting backend: damage near the start fails the open, later damage the stream", async () => {
   await using f = await fixture();
   const enc = await f.over({ mode: "aes256-gcm-proxy", key: KEY_A });
-  // Past the first batch (16 frames, verified before getObject returns).
+  // Past the first batch (15 frames, verified before getObject returns).
   const body = randomBytes(20 * FRAME_SIZE);
   await putBytes(enc, "o", body);
   const path = storedPath(f.root, "o");
