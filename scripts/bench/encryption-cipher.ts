@@ -1,8 +1,9 @@
 /**
  * What AES-256-GCM costs in this Deno, alone (no I/O, no svc), per engine of
  * src/storage/encryption/gcm-engine.ts: OpenSSL's libcrypto over FFI, and WebCrypto. 64 KiB
- * frames sealed and opened in batches of 16 into fresh 1 MiB chunks, as the encrypted PUT and
- * GET paths do; wall time and process CPU. Explains the ceiling of aes256-gcm-proxy throughput
+ * frames sealed and opened in batches (pipeline.ts) into one reused buffer, as the encrypted PUT
+ * and GET paths do with pooled buffers (fresh ~1 MiB arrays would measure page faults, which
+ * swing from 0 to several CPU-s per GiB on this VM); wall time and process CPU. Explains the ceiling of aes256-gcm-proxy throughput
  * (scripts/bench/encryption.ts).
  *
  *   node_modules/.bin/deno run -A scripts/bench/encryption-cipher.ts [--size-mib 256]
@@ -30,11 +31,11 @@ for (const engine of engines) {
   const sealed = new Uint8Array(FRAME_SIZE + TAG_SIZE);
   await cipher.seal(1, false, plain, sealed);
   for (const operation of ["seal", "open"] as const) {
+    const size = operation === "seal" ? FRAME_SIZE + TAG_SIZE : FRAME_SIZE;
+    const out = new Uint8Array(BATCH_FRAMES * size);
     const cpuStart = await cpuSeconds(Deno.pid);
     const start = performance.now();
     for (let batch = 0; batch < total / (BATCH_FRAMES * FRAME_SIZE); batch++) {
-      const size = operation === "seal" ? FRAME_SIZE + TAG_SIZE : FRAME_SIZE;
-      const out = new Uint8Array(BATCH_FRAMES * size);
       const pending: (void | Promise<void>)[] = [];
       for (let frame = 0; frame < BATCH_FRAMES; frame++) {
         const into = out.subarray(frame * size, (frame + 1) * size);
