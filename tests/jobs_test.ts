@@ -13,6 +13,7 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { AdminClient } from "./helpers/admin.ts";
 import { clientFor, sha256, startBackingSvc } from "./helpers/s3-front.ts";
 import { ACCESS_KEY, randomBytes, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
@@ -56,6 +57,46 @@ async function hasXdelta3(): Promise<boolean> {
   }
 }
 
+const MARKER = "PLAINTEXT-MARKER-5b1e";
+
+/** `bytes` with `marker` written every 512 bytes (a plaintext copy anywhere shows it). */
+function marked(bytes: Uint8Array, marker: string | undefined): Uint8Array {
+  if (marker === undefined) return bytes;
+  const encoded = new TextEncoder().encode(marker);
+  for (let at = 0; at + encoded.length <= bytes.length; at += 512) bytes.set(encoded, at);
+  return bytes;
+}
+
+/** Every file under `dir`, recursively. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) out.push(...filesUnder(path));
+    else if (entry.isFile) out.push(path);
+  }
+  return out.sort();
+}
+
+/** Whether `needle` occurs in the file's bytes (the test's files are small). */
+function fileHolds(path: string, needle: string): boolean {
+  return Buffer.from(Deno.readFileSync(path)).includes(needle);
+}
+
+/** Rewrites the config file and reloads it (SIGHUP), waiting for the server to say so. */
+async function reloadConfig(svc: SvcProcess, file: string, edit: (yaml: string) => string) {
+  await Deno.writeTextFile(file, edit(await Deno.readTextFile(file)));
+  const mark = svc.logs.length;
+  svc.kill("SIGHUP");
+  await waitFor("the config reload", () => {
+    const lines = svc.logs.slice(mark);
+    if (lines.some((line) => /reload.*(fail|refus)/i.test(line))) {
+      throw new Error(`reload failed:\n${lines.join("\n")}`);
+    }
+    return Promise.resolve(lines.some((line) => /config reloaded/.test(line)) || undefined);
+  });
+}
+
 async function jobOf(admin: AdminClient, id: string): Promise<Json> {
   return await admin.json("GET", `/jobs/${id}`);
 }
@@ -79,15 +120,16 @@ async function expectSlowDown(write: Promise<unknown>) {
 }
 
 /** Objects of a bucket: small ones, and two versions of an archive (delta-compressed). */
-async function fill(s3: S3Client, bucket: string, count: number) {
+/** Two archives (a delta pair) and `count` small objects; `marker`, if given, in every body. */
+async function fill(s3: S3Client, bucket: string, count: number, marker?: string) {
   const bodies = new Map<string, Uint8Array>();
-  const archive = randomBytes(300_000);
+  const archive = marked(randomBytes(300_000), marker);
   const next = archive.slice();
   next.set(randomBytes(1000), 5000);
   bodies.set("builds/app-1.zip", archive);
   bodies.set("builds/app-2.zip", next);
   for (let i = 0; i < count; i++) {
-    bodies.set(`obj/${String(i).padStart(3, "0")}.bin`, randomBytes(1000 + i * 97));
+    bodies.set(`obj/${String(i).padStart(3, "0")}.bin`, marked(randomBytes(1000 + i * 97), marker));
   }
   for (const [Key, Body] of bodies) {
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body }));
@@ -298,11 +340,30 @@ Deno.test("cancel before the flip leaves the source intact and the target clean"
   }
 });
 
-Deno.test("re-encrypt rewrites every object readable byte-identical; refusals", async () => {
-  await using svc = await startSvc();
+Deno.test("re-encrypt seals every stored byte and keeps every object readable byte-identical; refusals", async () => {
+  // Plaintext storage with a key at hand; encryption is turned on (config reload) once the
+  // objects are in, so the re-encrypt job is what seals them.
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-reencrypt-" });
+  const config = `${dataDir}/svc.yaml`;
+  await Deno.writeTextFile(config, "storage:\n  backend_encryption:\n    mode: none\n");
+  await using svc = await startSvc({
+    dataDir,
+    args: ["--config", config], // the filesystem backend, whatever SVC_TEST_BACKEND says
+    env: { SVC_ENCRYPTION_KEY: "c3".repeat(32) },
+  });
   const s3 = onceClient(svc);
   await s3.send(new CreateBucketCommand({ Bucket: "plain" }));
-  const bodies = await fill(s3, "plain", 12);
+  const bodies = await fill(s3, "plain", 12, MARKER);
+  const bucketDir = `${dataDir}/plain`;
+  const holdingMarker = () => filesUnder(bucketDir).filter((path) => fileHolds(path, MARKER));
+  // Before: every small object's file, and the archives' stored bytes, show the marker.
+  const before = holdingMarker();
+  for (const key of bodies.keys()) {
+    if (key.startsWith("obj/")) assert.ok(before.includes(`${bucketDir}/${key}`), key);
+  }
+  assert.ok(before.some((path) => path.includes("builds")), before.join("\n"));
+  await reloadConfig(svc, config, (yaml) => yaml.replace("mode: none", "mode: aes256-gcm-proxy"));
+  assert.deepEqual(holdingMarker(), before, "a reload alone rewrites nothing");
   const admin = new AdminClient(svc.url);
   await admin.login();
 
@@ -323,6 +384,9 @@ Deno.test("re-encrypt rewrites every object readable byte-identical; refusals", 
   const progress = done.progress as Json;
   assert.ok(Number(progress.objects_done) >= bodies.size, JSON.stringify(progress));
   assert.equal(progress.objects_failed, 0);
+  // After: no stored file of the bucket holds plaintext, and everything reads back.
+  assert.deepEqual(holdingMarker(), []);
+  assert.ok(filesUnder(bucketDir).length >= before.length);
   await assertAllReadable(s3, "plain", bodies);
   await s3.send(new PutObjectCommand({ Bucket: "plain", Key: "after", Body: "ok" }));
 

@@ -4,9 +4,10 @@
  * (alternating which goes first): a large PUT and GET (streamed), then 1 MiB range reads at
  * random offsets of that object (a range decrypts only the frames it covers, so it should cost
  * about what a plaintext one does). Ratios are taken inside each round; the spread across rounds
- * is printed, since the machine is shared. Server CPU seconds per PUT and GET are recorded too
- * (steadier than wall time when other work shares the cores). Ends with the peak RSS (VmHWM) of
- * both servers.
+ * is printed, since the machine is shared. Server CPU seconds per GiB moved by PUT and GET are
+ * recorded too (all threads of the server process: steadier than wall time when other work shares
+ * the cores), and per range read (after the server went idle, so the GET's garbage collection is
+ * not billed to the ranges). Ends with the peak RSS (VmHWM) of both servers.
  *
  *   node_modules/.bin/deno run -A scripts/bench/encryption.ts [--size-mib 1024] [--rounds 3]
  *     [--ranges 40]
@@ -22,6 +23,15 @@ const rounds = Number(option("--rounds") ?? 3);
 const rangeCount = Number(option("--ranges") ?? 40);
 const ROOT = new URL("../../", import.meta.url).pathname;
 const KEY = "5e".repeat(32);
+
+/** Waits until the server is idle (under 20 ms of CPU in 250 ms), at most 5 s. */
+async function settle(pid: number) {
+  for (let i = 0; i < 20; i++) {
+    const before = await cpuSeconds(pid);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    if (await cpuSeconds(pid) - before < 0.02) return;
+  }
+}
 
 const dirs: string[] = [];
 async function startSvc(encrypted: boolean) {
@@ -76,6 +86,8 @@ try {
         if (n !== sizeBytes) throw new Error(`${t.name} GET got ${n} bytes`);
       });
       const cpuGet = await cpuSeconds(t.pid);
+      await settle(t.pid); // the GET's garbage collected before ranges are timed
+      const cpuRangesStart = await cpuSeconds(t.pid);
       const ranged = await timed(async () => {
         for (let i = 0; i < rangeCount; i++) {
           const start = Math.floor(Math.random() * (sizeBytes - MiB));
@@ -87,6 +99,7 @@ try {
           }
         }
       });
+      const cpuRanges = await cpuSeconds(t.pid) - cpuRangesStart;
       console.error(
         `round ${round} ${t.name}: PUT ${fmt(put.seconds, 2)} s, GET ${fmt(get.seconds, 2)} s, ` +
           `${rangeCount} ranges ${fmt(ranged.seconds, 2)} s`,
@@ -94,14 +107,20 @@ try {
       record(`${label} PUT (MiB/s)`, round, t.name, sizeBytes / MiB / put.seconds);
       record(`${label} GET (MiB/s)`, round, t.name, sizeBytes / MiB / get.seconds);
       // Server CPU: steadier than wall time on a shared machine.
-      record(`${label} PUT, server CPU (s)`, round, t.name, cpuPut - cpuStart);
-      record(`${label} GET, server CPU (s)`, round, t.name, cpuGet - cpuPut);
+      record(
+        `${label} PUT, server CPU-s/GiB`,
+        round,
+        t.name,
+        (cpuPut - cpuStart) * GiB / sizeBytes,
+      );
+      record(`${label} GET, server CPU-s/GiB`, round, t.name, (cpuGet - cpuPut) * GiB / sizeBytes);
       record(
         `1 MiB range read of ${label} (ms)`,
         round,
         t.name,
         ranged.seconds * 1000 / rangeCount,
       );
+      record(`1 MiB range read, server CPU (ms)`, round, t.name, cpuRanges * 1000 / rangeCount);
     }
   }
   const rss = Object.fromEntries(

@@ -1,70 +1,69 @@
 /**
- * Plaintext stream → stored stream: the header, then one sealed frame per FRAME_SIZE bytes of
- * plaintext (frame-format.ts). Memory is bounded by the pipeline window (PIPELINE_DEPTH frames
- * in flight plus the one being filled), whatever the object's size. A full frame is sealed only
- * once the next byte (or the end) shows whether it is the final one.
+ * Plaintext stream → stored stream: the header, then the sealed frames, one chunk per batch of
+ * SEAL_BATCH_FRAMES frames. Memory is bounded by two plaintext batches (the one being filled and
+ * a full one waiting to learn whether more bytes follow) and the sealed chunks the writer holds,
+ * whatever the object's size. Only the object's last frame is sealed final, so a full batch is
+ * sealed once the next byte (or the end) shows whether its last frame is the object's last.
+ *
+ * A sealed batch goes into a pooled 1 MiB read buffer (http/read-buffers.ts), lent to the writer
+ * like an upload's own chunks: the filesystem backend's writer gives it back once written, so a
+ * PUT does not fault in a fresh megabyte per batch (a fresh 1 MiB array costs ~256 page faults).
+ * Hence 15 frames per batch: 15 sealed frames (983,280 bytes) fit in one pooled buffer.
  */
-import { sealFrame } from "./frame-crypto.ts";
-import { FRAME_SIZE, type FrameHeader } from "./frame-format.ts";
-import { FrameWindow } from "./pipeline.ts";
+import { lendChunk, recycleChunk, takeReadBuffer } from "../../http/read-buffers.ts";
+import { FRAME_SIZE, type FrameHeader, SEALED_FRAME_SIZE, TAG_SIZE } from "./frame-format.ts";
+import type { ObjectCipher } from "./gcm-engine.ts";
+import { BATCH_BYTES, BATCH_FRAMES, settleInOrder } from "./pipeline.ts";
+
+/** Frames sealed per batch (pipeline.ts): a batch's sealed bytes fill one pooled buffer. */
+export const SEAL_BATCH_FRAMES = BATCH_FRAMES;
 
 export interface EncryptProgress {
   /** Plaintext bytes read so far. */
   plainBytes: number;
 }
 
+/** `cipher` is owned by the stream: disposed when it ends, fails or is cancelled. */
 export function encryptStream(
   source: ReadableStream<Uint8Array>,
-  key: CryptoKey,
+  cipher: ObjectCipher,
   header: FrameHeader,
   progress: EncryptProgress = { plainBytes: 0 },
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
-  const window = new FrameWindow<Uint8Array>();
   let index = 0;
-  let frame = new Uint8Array(FRAME_SIZE);
+  let batch: Uint8Array = new Uint8Array(BATCH_BYTES);
   let fill = 0;
-  /** A full frame waiting to learn whether it is the last. */
-  let held: Uint8Array<ArrayBuffer> | null = null;
-  let ended = false;
+  /** A full batch waiting to learn whether it holds the object's last frame. */
+  let held: Uint8Array | null = null;
+  /** The buffer of the last sealed batch, reused for the next one. */
+  let spare: Uint8Array | null = null;
   let headerSent = false;
 
-  const seal = (plain: Uint8Array<ArrayBuffer>, final: boolean) => {
-    window.push(sealFrame(key, header, index++, final, plain));
+  /** Seals `length` bytes of `plain`; the last frame is final when `final`. */
+  const seal = async (plain: Uint8Array, length: number, final: boolean) => {
+    const frames = Math.max(1, Math.ceil(length / FRAME_SIZE));
+    const out = takeReadBuffer().subarray(0, length + frames * TAG_SIZE);
+    const pending: Promise<void>[] = [];
+    for (let frame = 0; frame < frames; frame++) {
+      const from = frame * FRAME_SIZE;
+      const bytes = Math.min(FRAME_SIZE, length - from);
+      const at = frame * SEALED_FRAME_SIZE;
+      const sealed = cipher.seal(
+        index++,
+        final && frame === frames - 1,
+        plain.subarray(from, from + bytes),
+        out.subarray(at, at + bytes + TAG_SIZE),
+      );
+      if (sealed) pending.push(sealed);
+    }
+    if (pending.length > 0) await settleInOrder(pending);
+    lendChunk(out); // the consumer that wrote it out gives the buffer back
+    return out;
   };
 
-  /** Reads until the window is full or the source ended (then the last frame is sealed). */
-  const topUp = async () => {
-    while (!ended && !window.full) {
-      const { done, value } = await reader.read();
-      if (done) {
-        ended = true;
-        if (held && fill === 0) seal(held, true);
-        else {
-          if (held) seal(held, false);
-          seal(frame.subarray(0, fill), true);
-        }
-        held = null;
-        return;
-      }
-      progress.plainBytes += value.length;
-      let offset = 0;
-      while (offset < value.length) {
-        if (held) {
-          seal(held, false); // more bytes follow it: not the final frame
-          held = null;
-        }
-        const take = Math.min(FRAME_SIZE - fill, value.length - offset);
-        frame.set(value.subarray(offset, offset + take), fill);
-        fill += take;
-        offset += take;
-        if (fill === FRAME_SIZE) {
-          held = frame;
-          frame = new Uint8Array(FRAME_SIZE);
-          fill = 0;
-        }
-      }
-    }
+  const finish = () => {
+    cipher.dispose();
   };
 
   return new ReadableStream<Uint8Array>({
@@ -75,18 +74,51 @@ export function encryptStream(
         return;
       }
       try {
-        await topUp();
-        const next = window.shift();
-        if (next === undefined) controller.close();
-        else controller.enqueue(await next);
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) {
+            if (held && fill === 0) controller.enqueue(await seal(held, held.length, true));
+            else {
+              if (held) controller.enqueue(await seal(held, held.length, false));
+              controller.enqueue(await seal(batch, fill, true));
+            }
+            finish();
+            controller.close();
+            return;
+          }
+          progress.plainBytes += value.length;
+          let sent = false;
+          for (let offset = 0; offset < value.length;) {
+            if (held) {
+              // More bytes follow it: none of its frames is the final one.
+              controller.enqueue(await seal(held, held.length, false));
+              sent = true;
+              spare = held; // its bytes are sealed: the next batch fills it
+              held = null;
+            }
+            const take = Math.min(BATCH_BYTES - fill, value.length - offset);
+            batch.set(value.subarray(offset, offset + take), fill);
+            fill += take;
+            offset += take;
+            if (fill === BATCH_BYTES) {
+              held = batch;
+              batch = spare ?? new Uint8Array(BATCH_BYTES);
+              spare = null;
+              fill = 0;
+            }
+          }
+          // Its bytes are copied into the batch: a lent read buffer can go back to the pool.
+          recycleChunk(value);
+          if (sent) return;
+        }
       } catch (err) {
-        window.clear();
+        finish();
         await reader.cancel(err).catch(() => {});
         throw err;
       }
     },
     async cancel(reason) {
-      window.clear();
+      finish();
       await reader.cancel(reason).catch(() => {});
     },
   }, { highWaterMark: 0 });

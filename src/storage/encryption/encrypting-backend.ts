@@ -7,8 +7,8 @@
  * readable. Sizes, ETags and digests in the meta record are always the plaintext's; `storedSize`
  * is what the backend holds. The wire format is in frame-format.ts and docs/ENCRYPTION.md.
  *
- * Failure before the first byte: the header and the first frames of a read (up to
- * PIPELINE_DEPTH frames, 256 KiB) are verified before getObject returns, so a key mismatch, a bad
+ * Failure before the first byte: the header and the first batch of frames of a read (up to
+ * BATCH_FRAMES frames, 960 KiB) are verified before getObject returns, so a key mismatch, a bad
  * header or damage near the start is an InternalError answer (500); an object that small is
  * entirely verified first. Damage further into a large body can only be found once the bytes
  * before it were sent: the body stream then errors, the connection is cut short of its
@@ -27,10 +27,10 @@ import type {
   ObjectMeta,
   StagedObject,
 } from "../backend.ts";
-import { decryptedStream, FrameDecryptor, prefetch } from "./decrypt-stream.ts";
+import { decryptedStream, FrameDecryptor } from "./decrypt-stream.ts";
 import { type DecryptFailure, EncryptionError } from "./encryption-error.ts";
 import { encryptStream } from "./encrypt-stream.ts";
-import { objectKey } from "./frame-crypto.ts";
+import { objectCipher } from "./frame-crypto.ts";
 import {
   framesForRange,
   HEADER_SIZE,
@@ -39,8 +39,9 @@ import {
   plainSizeOf,
   storedSizeOf,
 } from "./frame-format.ts";
+import type { GcmEngine } from "./gcm-engine.ts";
 import type { KeyRing } from "./key-ring.ts";
-import { ExactReader, PIPELINE_DEPTH } from "./pipeline.ts";
+import { ExactReader } from "./pipeline.ts";
 
 /** Reads retried when the object is replaced between the reads of one ranged GET. */
 const RANGE_ATTEMPTS = 3;
@@ -50,6 +51,8 @@ export class EncryptingBackend implements Backend {
     readonly inner: Backend,
     readonly keys: KeyRing,
     private readonly onFailure: (reason: DecryptFailure) => void = () => {},
+    /** The AES-GCM implementation; by default the process's (gcm-engine.ts), tests pick one. */
+    private readonly engine?: GcmEngine,
   ) {}
 
   get kind(): Backend["kind"] {
@@ -163,16 +166,22 @@ export class EncryptingBackend implements Backend {
       return new MarkedStagedObject(staged, () => staged.size, undefined);
     }
     const header = newHeader(current.id);
-    const objectKeyOf = await objectKey(current.master, header);
+    const cipher = await objectCipher(current.master, header, this.engine);
     const progress = { plainBytes: 0 };
-    const stored = encryptStream(body, objectKeyOf, header, progress);
-    const staged = await this.inner.stageObject(
-      bucket,
-      key,
-      stored,
-      signal,
-      expectedSize === undefined ? undefined : storedSizeOf(expectedSize),
-    );
+    const stored = encryptStream(body, cipher, header, progress);
+    let staged: StagedObject;
+    try {
+      staged = await this.inner.stageObject(
+        bucket,
+        key,
+        stored,
+        signal,
+        expectedSize === undefined ? undefined : storedSizeOf(expectedSize),
+      );
+    } catch (err) {
+      cipher.dispose(); // the stream disposes it when it ends; this covers a refusal before
+      throw err;
+    }
     return new MarkedStagedObject(staged, () => progress.plainBytes, current.id);
   }
 
@@ -226,10 +235,10 @@ export class EncryptingBackend implements Backend {
         );
       }
       if (headerReader !== reader) await headerReader.cancel();
-      const key = await objectKey(entry.master, header);
-      decryptor = new FrameDecryptor(reader, { key, header, size, start, end });
-      const { pieces } = await prefetch(decryptor, PIPELINE_DEPTH);
-      const body = decryptedStream(decryptor, pieces, (err) => this.#failed(err));
+      const cipher = await objectCipher(entry.master, header, this.engine);
+      decryptor = new FrameDecryptor(reader, { cipher, size, start, end });
+      const first = await decryptor.next();
+      const body = decryptedStream(decryptor, first, (err) => this.#failed(err));
       return { info: unmarked(info), body };
     } catch (err) {
       await (decryptor ? decryptor.cancel(err) : reader.cancel(err));

@@ -210,7 +210,8 @@ Deno.test("encrypting backend: a wrong key under the right id fails authenticati
 Deno.test("encrypting backend: damage near the start fails the open, later damage the stream", async () => {
   await using f = await fixture();
   const enc = await f.over({ mode: "aes256-gcm-proxy", key: KEY_A });
-  const body = randomBytes(10 * FRAME_SIZE);
+  // Past the first batch (15 frames, verified before getObject returns).
+  const body = randomBytes(20 * FRAME_SIZE);
   await putBytes(enc, "o", body);
   const path = storedPath(f.root, "o");
   const good = await Deno.readFile(path);
@@ -224,7 +225,7 @@ Deno.test("encrypting backend: damage near the start fails the open, later damag
     assert.ok(err instanceof SvcError && err.code === "InternalError");
     return true;
   });
-  await flip(good.length - 3); // the last frame: the body stream errors before it
+  await flip(good.length - 3); // the last frame: the body stream errors before its batch
   const got = await enc.getObject("b", "o");
   assert.ok(got);
   await assert.rejects(new Response(got.body).arrayBuffer(), /failed authentication/);

@@ -72,7 +72,7 @@ export function deriveKeyId(name: string, keyHex: string): string {
 async function importKey(id: string, keyHex: string): Promise<KeyEntry> {
   const raw = new Uint8Array(32);
   for (let i = 0; i < 32; i++) raw[i] = parseInt(keyHex.slice(i * 2, i * 2 + 2), 16);
-  const master = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey"]);
+  const master = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveBits"]);
   raw.fill(0);
   return { id, master };
 }
