@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 # Installed packages are judged by the lock file's content, not its age: a fresh checkout (or a
 # git worktree sharing node_modules) has a new lock file with the same packages.
 # A node_modules that already holds every locked package at its locked version (a superset, as
-# when worktrees share one node_modules and one of them adds a package) is kept: npm ci would
-# delete it under everyone using it.
+# when worktrees share one node_modules and one of them adds a package) is kept as it is: npm ci
+# would delete it under everyone using it. Its stamp is left alone too, so a checkout whose lock
+# matches the stamp keeps matching.
 lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
 lock_satisfied() {
   node -e '
@@ -26,11 +27,11 @@ lock_satisfied() {
       if (version !== entry.version) process.exit(1);
     }' 2>/dev/null
 }
-if [ -x node_modules/.bin/deno ] && [ "$(cat node_modules/.svc-lock-sha256 2>/dev/null)" != "$lock_sum" ] &&
-  lock_satisfied; then
-  echo "$lock_sum" >node_modules/.svc-lock-sha256
-fi
-if [ ! -x node_modules/.bin/deno ] || [ "$(cat node_modules/.svc-lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
+installed() {
+  [ -x node_modules/.bin/deno ] &&
+    { [ "$(cat node_modules/.svc-lock-sha256 2>/dev/null)" = "$lock_sum" ] || lock_satisfied; }
+}
+if ! installed; then
   echo "setup: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
   echo "$lock_sum" >node_modules/.svc-lock-sha256
