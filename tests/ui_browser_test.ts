@@ -6,7 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { CreateBucketCommand, HeadObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import {
+  CreateBucketCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+} from "@aws-sdk/client-s3";
 import { unzipSync } from "fflate";
 import type { Page } from "playwright-core";
 import { ADMIN_PASSWORD, AdminClient } from "./helpers/admin.ts";
@@ -112,6 +117,41 @@ Deno.test({
         const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "big.bin" }));
         assert.equal(head.ContentLength, bigFile.length);
         assert.match(head.ETag ?? "", /-3"$/, "20 MB in 8 MiB parts is a 3-part upload");
+      });
+
+      await t.step("cancel a multipart upload: no object, no upload left behind", async () => {
+        // Upload throttled to 2 MB/s (chromium's network emulation), so Cancel lands mid-upload.
+        const cdp = await context.newCDPSession(page);
+        await cdp.send("Network.enable");
+        await cdp.send("Network.emulateNetworkConditions", {
+          offline: false,
+          latency: 0,
+          downloadThroughput: -1,
+          uploadThroughput: 2 * 1024 * 1024,
+        });
+        const dir = await Deno.makeTempDir({ prefix: "svc-ui-cancel-" });
+        await Deno.writeFile(`${dir}/cancelled.bin`, bigFile);
+        await page.setInputFiles("input[name=upload]", [`${dir}/cancelled.bin`]);
+        const item = page.locator('li[data-upload="cancelled.bin"]');
+        await page.waitForSelector('li[data-upload="cancelled.bin"][data-state="uploading"]');
+        await item.locator("button", { hasText: "Cancel" }).click();
+        await page.waitForSelector('li[data-upload="cancelled.bin"][data-state="cancelled"]');
+        await cdp.send("Network.emulateNetworkConditions", {
+          offline: false,
+          latency: 0,
+          downloadThroughput: -1,
+          uploadThroughput: -1,
+        });
+        await cdp.detach();
+        await Deno.remove(dir, { recursive: true });
+        await until(async () => {
+          const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+          return (uploads.Uploads ?? []).length === 0;
+        });
+        await assert.rejects(
+          s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "cancelled.bin" })),
+          (err: Error) => err.name === "NotFound",
+        );
       });
 
       await t.step("the listing shows each object with its storage kind", async () => {

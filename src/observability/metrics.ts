@@ -162,6 +162,7 @@ const ADMIN_AREAS = new Set([
   "policies",
   "jobs",
   "backup",
+  "objects",
 ]);
 
 export function adminArea(path: string): string {

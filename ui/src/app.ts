@@ -19,10 +19,12 @@ export interface Session {
 }
 
 async function whoami(): Promise<Session | null> {
-  const who = await call<{ user: string | null }>("/_/api/whoami");
-  if (!who.user) return null;
-  const session = await call<{ valid: boolean; admin_gui: boolean }>("session");
-  return session.valid ? { user: who.user, admin: session.admin_gui } : null;
+  // Both at once: the first page waits on this.
+  const [who, session] = await Promise.all([
+    call<{ user: string | null }>("/_/api/whoami", { login: true }),
+    call<{ valid: boolean; admin_gui: boolean }>("session", { login: true }),
+  ]);
+  return who.user && session.valid ? { user: who.user, admin: session.admin_gui } : null;
 }
 
 export function App() {

@@ -40,13 +40,15 @@ export function DashboardPage() {
   const stats = useLoad(() => call<Record<string, unknown>>("/_/stats"));
   useEffect(() => {
     let previous: ReturnType<typeof snapshot> | null = null;
+    let previousAt = 0;
     let live = true;
     const sample = async () => {
       try {
         const text = await call<string>("/_/metrics");
         const now = snapshot(text);
+        const at = performance.now();
         if (previous && live) {
-          const dt = SAMPLE_MS / 1000;
+          const dt = Math.max(0.001, (at - previousAt) / 1000);
           const count = now.durationCount - previous.durationCount;
           const lookups = now.hits - previous.hits + now.misses - previous.misses;
           const point: Point = {
@@ -60,12 +62,14 @@ export function DashboardPage() {
           setPoints((p) => [...p.slice(-KEEP + 1), point]);
         }
         previous = now;
+        previousAt = at;
         setError(null);
       } catch (err) {
         if (live) setError(describe(err));
       }
     };
-    sample();
+    // A second sample after one second, so the tiles show rates at once; then every 5 s.
+    sample().then(() => live && setTimeout(sample, 1000));
     const timer = setInterval(sample, SAMPLE_MS);
     return () => {
       live = false;
