@@ -6,8 +6,32 @@ cd "$(dirname "$0")/.."
 
 # Installed packages are judged by the lock file's content, not its age: a fresh checkout (or a
 # git worktree sharing node_modules) has a new lock file with the same packages.
+# A node_modules that already holds every locked package at its locked version (a superset, as
+# when worktrees share one node_modules and one of them adds a package) is kept as it is: npm ci
+# would delete it under everyone using it. Its stamp is left alone too, so a checkout whose lock
+# matches the stamp keeps matching.
 lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [ ! -x node_modules/.bin/deno ] || [ "$(cat node_modules/.svc-lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
+lock_satisfied() {
+  node -e '
+    const fs = require("fs");
+    const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8"));
+    for (const [path, entry] of Object.entries(lock.packages ?? {})) {
+      if (!path || entry.link) continue;
+      let version;
+      try {
+        version = JSON.parse(fs.readFileSync(path + "/package.json", "utf8")).version;
+      } catch {
+        if (entry.optional) continue; // another platform'"'"'s binary package
+        process.exit(1);
+      }
+      if (version !== entry.version) process.exit(1);
+    }' 2>/dev/null
+}
+installed() {
+  [ -x node_modules/.bin/deno ] &&
+    { [ "$(cat node_modules/.svc-lock-sha256 2>/dev/null)" = "$lock_sum" ] || lock_satisfied; }
+}
+if ! installed; then
   echo "setup: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
   echo "$lock_sum" >node_modules/.svc-lock-sha256

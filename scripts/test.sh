@@ -12,6 +12,8 @@ gates=0
 $deno fmt --check >/dev/null 2>&1 || { echo "deno fmt --check failed (run: $deno fmt)"; gates=1; }
 $deno lint || gates=1
 $deno check main.ts src tests scripts || gates=1
+# The admin UI runs in a browser: type-checked against the DOM library (ui/check.json).
+$deno check --config ui/check.json ui/src/main.ts || gates=1
 
 # Runs deno test with its arguments; adds its counts to passed/failed and keeps the worst status.
 passed=0 failed=0 status=0

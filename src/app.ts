@@ -3,6 +3,7 @@
  * No logic lives here.
  */
 import { Hono } from "hono";
+import { uiRoutes } from "./ui/ui-routes.ts";
 import type { AdminEnv } from "./admin/admin-env.ts";
 import {
   type Metrics,
@@ -75,6 +76,8 @@ export function createApp(surfaces: AppSurfaces): Hono {
     app.route("/_/api/admin", surfaces.admin.api);
     app.route("/_", surfaces.admin.operator);
   }
+  // The embedded UI: `/_/`, its pages and hashed assets; every other `/_/` path stays JSON.
+  app.route("/", uiRoutes());
   app.all(
     "/_/*",
     (c) => c.json({ error: "not_found", message: `No route for ${c.req.path}` }, 404),

@@ -37,7 +37,10 @@ interface ItemResult {
 }
 
 /** The S3 principal a session acts as. */
-function principalOf(deps: ObjectRoutesDeps, session: AdminPrincipal): Principal | null {
+export function principalOf(
+  deps: Pick<ObjectRoutesDeps, "index" | "config">,
+  session: AdminPrincipal,
+): Principal | null {
   const access = deps.config.current().access;
   if (session.user === "$bootstrap") {
     return { name: "$bootstrap", accessKeyId: access.access_key_id ?? "" };

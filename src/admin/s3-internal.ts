@@ -55,9 +55,21 @@ export class ActingClient {
     private readonly clientIp: string,
   ) {}
 
-  send(method: string, path: string, init: { headers?: HeadersInit; query?: string } = {}) {
+  send(
+    method: string,
+    path: string,
+    init: { headers?: HeadersInit; query?: string; body?: ReadableStream<Uint8Array> | string } =
+      {},
+  ) {
     const url = `http://svc.internal${path}${init.query ? `?${init.query}` : ""}`;
-    return this.s3(new Request(url, { method, headers: init.headers }), this.clientIp, {
+    // A stream body (an upload from the UI) passes through unread: memory stays flat.
+    const request = new Request(url, {
+      method,
+      headers: init.headers,
+      body: init.body,
+      ...(init.body instanceof ReadableStream ? { duplex: "half" } : {}),
+    } as RequestInit);
+    return this.s3(request, this.clientIp, {
       principal: this.principal,
     });
   }

@@ -181,6 +181,7 @@ const ADMIN_AREAS = new Set([
   "backup",
   "usage",
   "deltaspace",
+  "objects",
 ]);
 
 export function adminArea(path: string): string {

@@ -420,6 +420,8 @@ Deno.test("metrics: admin requests are counted by a bounded area label", async (
   assert.equal(adminArea("/_/api/admin/config/section/storage"), "config");
   assert.equal(adminArea("/_/api/whoami"), "whoami");
   assert.equal(adminArea("/_/stats"), "stats");
+  // The browse panel and the UI's object I/O (upload, download, multipart) are one area.
+  assert.equal(adminArea("/_/api/admin/objects/multipart/part"), "objects");
   assert.equal(adminArea("/_/api/admin/made-up-by-a-client"), "other");
   const metrics = make();
   metrics.observeAdminRequest({ method: "POST", path: "/_/api/admin/login", status: 401 });

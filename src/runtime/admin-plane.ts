@@ -21,6 +21,7 @@ import { requireSession, sessionGuard } from "../admin/session-guard.ts";
 import { backendRoutes } from "../admin/backend-routes.ts";
 import { iamRoutes } from "../admin/iam-routes.ts";
 import { objectRoutes } from "../admin/object-routes.ts";
+import { objectIoRoutes } from "../admin/object-io-routes.ts";
 import {
   BrowseCredentials,
   iamSessionRoutes,
@@ -348,6 +349,7 @@ export async function openAdminPlane(
         onChange: () => iam.rebuild(),
       }, browse),
       objectRoutes({ s3: services.s3, index: () => iam.current, config: runtime, audit }),
+      objectIoRoutes({ s3: services.s3, index: () => iam.current, config: runtime, audit }),
       configRoutes({ config: runtime, audit }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes(storageDeps), // with the bucket routes

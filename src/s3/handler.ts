@@ -262,7 +262,8 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       // A HEAD answer carries the headers of the GET it mirrors but never a body.
       response = new Response(null, { status: response.status, headers: response.headers });
     }
-    if (!options.debugHeaders?.()) {
+    // The admin plane's own requests (acting) keep them: the browse panel shows storage kinds.
+    if (!acting && !options.debugHeaders?.()) {
       for (const name of DEBUG_HEADERS) response.headers.delete(name);
     }
     response.headers.set("x-amz-request-id", requestId);

@@ -1,0 +1,2 @@
+/** `html` tagged templates (htm) bound to Preact: components without a JSX compile step. */
+export { html } from "htm/preact";

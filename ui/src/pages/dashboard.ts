@@ -1,0 +1,167 @@
+/**
+ * Dashboard: requests, errors, latency, bytes saved and cache hit rate, sampled from `/_/metrics`
+ * every 5 s while the page is open and drawn with uPlot; storage totals from `/_/stats`.
+ */
+import uPlot from "uplot";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { call, describe } from "../api.ts";
+import { html } from "../html.ts";
+import { parseMetrics, total } from "../prom.ts";
+import { ErrorText, formatBytes, Section, showValue, useLoad } from "../widgets.ts";
+
+const SAMPLE_MS = 5000;
+const KEEP = 120;
+
+interface Point {
+  t: number;
+  requests: number;
+  errors: number;
+  latencyMs: number;
+  saved: number;
+  hitRate: number;
+}
+
+function snapshot(text: string) {
+  const s = parseMetrics(text);
+  return {
+    requests: total(s, "svc_http_requests_total"),
+    errors: total(s, "svc_http_requests_total", (l) => Number(l.status) >= 500),
+    durationSum: total(s, "svc_http_request_duration_seconds_sum"),
+    durationCount: total(s, "svc_http_request_duration_seconds_count"),
+    saved: total(s, "svc_delta_bytes_saved_total"),
+    hits: total(s, "svc_cache_hits_total"),
+    misses: total(s, "svc_cache_misses_total"),
+  };
+}
+
+export function DashboardPage() {
+  const [points, setPoints] = useState<Point[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const stats = useLoad(() => call<Record<string, unknown>>("/_/stats"));
+  useEffect(() => {
+    let previous: ReturnType<typeof snapshot> | null = null;
+    let previousAt = 0;
+    let live = true;
+    const sample = async () => {
+      try {
+        const text = await call<string>("/_/metrics");
+        const now = snapshot(text);
+        const at = performance.now();
+        if (previous && live) {
+          const dt = Math.max(0.001, (at - previousAt) / 1000);
+          const count = now.durationCount - previous.durationCount;
+          const lookups = now.hits - previous.hits + now.misses - previous.misses;
+          const point: Point = {
+            t: Date.now() / 1000,
+            requests: (now.requests - previous.requests) / dt,
+            errors: (now.errors - previous.errors) / dt,
+            latencyMs: count > 0 ? ((now.durationSum - previous.durationSum) / count) * 1000 : 0,
+            saved: now.saved,
+            hitRate: lookups > 0 ? (now.hits - previous.hits) / lookups : 0,
+          };
+          setPoints((p) => [...p.slice(-KEEP + 1), point]);
+        }
+        previous = now;
+        previousAt = at;
+        setError(null);
+      } catch (err) {
+        if (live) setError(describe(err));
+      }
+    };
+    // A second sample after one second, so the tiles show rates at once; then every 5 s.
+    sample().then(() => live && setTimeout(sample, 1000));
+    const timer = setInterval(sample, SAMPLE_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, []);
+  const last = points[points.length - 1];
+  return html`
+    <div class="dashboard">
+      <${ErrorText} error=${error} />
+      <div class="tiles">
+        <div class="tile"><span>Requests/s</span><strong>${last
+          ? last.requests.toFixed(1)
+          : "…"}</strong></div>
+        <div class="tile"><span>Errors/s (5xx)</span><strong>${last
+          ? last.errors.toFixed(2)
+          : "…"}</strong></div>
+        <div class="tile"><span>Mean latency</span><strong>${last
+          ? `${last.latencyMs.toFixed(1)} ms`
+          : "…"}</strong></div>
+        <div class="tile"><span>Bytes saved</span><strong>${last
+          ? formatBytes(last.saved)
+          : "…"}</strong></div>
+        <div class="tile"><span>Cache hit rate</span><strong>${last
+          ? `${(last.hitRate * 100).toFixed(0)} %`
+          : "…"}</strong></div>
+      </div>
+      <p class="muted">Sampled every ${SAMPLE_MS /
+        1000} s from /_/metrics while this page is open.</p>
+      <div class="charts">
+        <${Chart} title="Requests and 5xx errors per second" points=${points}
+          series=${[["requests/s", (p: Point) => p.requests], [
+            "errors/s",
+            (p: Point) => p.errors,
+          ]]} />
+        <${Chart} title="Mean latency (ms)" points=${points}
+          series=${[["ms", (p: Point) => p.latencyMs]]} />
+        <${Chart} title="Bytes saved by delta compression" points=${points}
+          series=${[["bytes", (p: Point) => p.saved]]} />
+        <${Chart} title="Cache hit rate" points=${points}
+          series=${[["hit rate", (p: Point) => p.hitRate]]} />
+      </div>
+      <${Section} title="Storage (/_/stats)">
+          <${ErrorText} error=${stats.error} />
+          ${stats.data
+            ? html`<dl class="meta">${
+              Object.entries(stats.data).filter(([, v]) => typeof v !== "object")
+                .map(([k, v]) =>
+                  html`
+                    <dt>${k}</dt>
+                    <dd>${showValue(v)}</dd>
+                  `
+                )
+            }</dl>`
+            : null}
+        <//>
+      </div>
+  `;
+}
+
+const COLORS = ["#2f7ed8", "#d9534f", "#5cb85c", "#f0ad4e"];
+
+function Chart(
+  { title, points, series }: {
+    title: string;
+    points: Point[];
+    series: [string, (p: Point) => number][];
+  },
+) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  useEffect(() => {
+    const width = Math.max(260, Math.min(560, box.current!.clientWidth || 400));
+    plot.current = new uPlot(
+      {
+        width,
+        height: 180,
+        series: [{}, ...series.map(([label], i) => ({ label, stroke: COLORS[i], width: 2 }))],
+        axes: [{ stroke: "currentColor" }, { stroke: "currentColor" }],
+      },
+      [[], ...series.map(() => [])],
+      box.current!,
+    );
+    return () => plot.current?.destroy();
+  }, []);
+  useEffect(() => {
+    plot.current?.setData([points.map((p) => p.t), ...series.map(([, f]) => points.map(f))]);
+  }, [points]);
+  return html`
+    <figure class="chart card">
+      <figcaption>${title}</figcaption>
+      <div ref=${box}></div>
+    </figure>
+  `;
+}
