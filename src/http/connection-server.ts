@@ -18,6 +18,7 @@
  * longest to free a descriptor, and accepts again.
  */
 import { getLogger } from "../observability/log.ts";
+import { guardProcessErrors } from "./process-guard.ts";
 import {
   type ConnectionLimits,
   ConnectionTable,
@@ -85,12 +86,12 @@ const ACCEPT_BACKOFF_MS = [100, 200, 400, 800, 1600, 2000];
 export async function serveConnections(
   options: ConnectionServerOptions,
 ): Promise<ConnectionServer> {
+  guardProcessErrors();
   const serve = options.useFallback ? null : serveOnConnection();
   if (serve === null) {
     log.warn("this Deno has no per-connection server: connection limits are not enforced");
     return await serveWithRestart(options);
   }
-  guardConnectionErrors();
   // A deep accept queue (the kernel caps it at net.core.somaxconn): under a connection storm a
   // full queue drops a normal client's SYN, and its retransmission costs it 1 s, 3 s, 7 s...
   const listener = Deno.listen({
@@ -246,26 +247,6 @@ function withConnectionClose(response: Response): Response {
 function hasBody(headers: Headers): boolean {
   const length = headers.get("content-length");
   return (length !== null && length.trim() !== "0") || headers.has("transfer-encoding");
-}
-
-/**
- * Last line of defence: a descriptor or connection error the runtime raises from inside its own
- * event listeners is reported as an uncaught exception, which would end the process. Only those
- * error classes are caught; anything else still ends it.
- */
-let guarded = false;
-function guardConnectionErrors(): void {
-  if (guarded) return;
-  guarded = true;
-  globalThis.addEventListener("error", (event) => {
-    const error = event.error;
-    const connectionError = error instanceof Deno.errors.BadResource ||
-      error instanceof Deno.errors.Interrupted || error instanceof Deno.errors.ConnectionReset ||
-      error instanceof Deno.errors.BrokenPipe;
-    if (!connectionError) return;
-    event.preventDefault();
-    warnOnce("uncaught", "a connection error escaped the runtime's HTTP server", error);
-  });
 }
 
 /** One warning per kind per 10 s: a flood must not flood the log too. */
