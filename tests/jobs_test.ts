@@ -15,7 +15,7 @@ import {
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { AdminClient } from "./helpers/admin.ts";
-import { clientFor, sha256, startBackingSvc } from "./helpers/s3-front.ts";
+import { clientFor, sha256, startBackingSvc, twoBackendsYaml } from "./helpers/s3-front.ts";
 import { ACCESS_KEY, randomBytes, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
 
 type Json = Record<string, unknown>;
@@ -119,7 +119,6 @@ async function expectSlowDown(write: Promise<unknown>) {
   });
 }
 
-/** Objects of a bucket: small ones, and two versions of an archive (delta-compressed). */
 /** Two archives (a delta pair) and `count` small objects; `marker`, if given, in every body. */
 async function fill(s3: S3Client, bucket: string, count: number, marker?: string) {
   const bodies = new Map<string, Uint8Array>();
@@ -146,22 +145,8 @@ async function assertAllReadable(s3: S3Client, bucket: string, bodies: Map<strin
 async function frontConfig(dir: string, backing: { endpoint: string }) {
   const file = `${dir}/front.yaml`;
   await Deno.mkdir(`${dir}/local`, { recursive: true });
-  await Deno.writeTextFile(
-    file,
-    `storage:
-  filesystem: ${dir}
-  default_backend: local
-  backends:
-    - name: local
-      type: filesystem
-      path: ${dir}/local
-    - name: remote
-      type: s3
-      endpoint: ${backing.endpoint}
-      access_key_id: ${ACCESS_KEY}
-      secret_access_key: ${SECRET_KEY}
-`,
-  );
+  const credentials = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY };
+  await Deno.writeTextFile(file, `${twoBackendsYaml(dir, { ...backing, ...credentials })}\n`);
   return file;
 }
 

@@ -20,7 +20,7 @@ import {
 } from "@aws-sdk/client-s3";
 import assert from "node:assert/strict";
 import { AdminClient } from "./helpers/admin.ts";
-import { clientFor, startBackingSvc } from "./helpers/s3-front.ts";
+import { clientFor, startBackingSvc, twoBackendsYaml } from "./helpers/s3-front.ts";
 import type { S3Server } from "./helpers/s3-servers.ts";
 import { randomBytes, signedFetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
 
@@ -39,18 +39,7 @@ async function startFront(
   rules: string,
   env: Record<string, string> = {},
 ): Promise<Front> {
-  const yaml = `storage:
-  filesystem: ${dir}
-  default_backend: local
-  backends:
-    - name: local
-      type: filesystem
-      path: ${dir}/local
-    - name: remote
-      type: s3
-      endpoint: ${backing.endpoint}
-      access_key_id: ${backing.accessKeyId}
-      secret_access_key: ${backing.secretAccessKey}
+  const yaml = `${twoBackendsYaml(dir, backing)}
   buckets:
     mirror:
       backend: remote

@@ -74,10 +74,15 @@ export function startFront(
   });
 }
 
-/** A front with a local filesystem backend (default) and the backing svc as `remote`. */
-export async function startRoutedFront(backing: S3Server, extraYaml = ""): Promise<SvcProcess> {
-  const dir = await Deno.makeTempDir({ prefix: "svc-front-" });
-  const yaml = `storage:
+/**
+ * The `storage:` section's start for a front with two named backends: `local` (the default, a
+ * filesystem under `dir`) and `remote` (the backing S3 server). Continue it with `buckets:` etc.
+ */
+export function twoBackendsYaml(
+  dir: string,
+  backing: { endpoint: string; accessKeyId: string; secretAccessKey: string },
+): string {
+  return `storage:
   filesystem: ${dir}
   default_backend: local
   backends:
@@ -88,7 +93,13 @@ export async function startRoutedFront(backing: S3Server, extraYaml = ""): Promi
       type: s3
       endpoint: ${backing.endpoint}
       access_key_id: ${backing.accessKeyId}
-      secret_access_key: ${backing.secretAccessKey}
+      secret_access_key: ${backing.secretAccessKey}`;
+}
+
+/** A front with a local filesystem backend (default) and the backing svc as `remote`. */
+export async function startRoutedFront(backing: S3Server, extraYaml = ""): Promise<SvcProcess> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-front-" });
+  const yaml = `${twoBackendsYaml(dir, backing)}
   buckets:
     mirror:
       backend: remote
