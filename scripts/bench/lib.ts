@@ -85,6 +85,12 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ seconds: numbe
   return { seconds: (performance.now() - start) / 1000, value };
 }
 
+/** The number after `--name` on the command line, or `fallback`. */
+export function numberOption(name: string, fallback: number): number {
+  const i = Deno.args.indexOf(name);
+  return i >= 0 ? Number(Deno.args[i + 1]) : fallback;
+}
+
 export const MiB = 1024 * 1024;
 export const GiB = 1024 * MiB;
 

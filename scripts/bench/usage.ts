@@ -13,16 +13,11 @@
  */
 import { AdminClient } from "../../tests/helpers/admin.ts";
 import { ADMIN_PASSWORD_HASH } from "../../tests/helpers/admin.ts";
-import { fmt, peakRss, rawPut, startProcess, timed } from "./lib.ts";
+import { fmt, numberOption, peakRss, rawPut, startProcess, timed } from "./lib.ts";
 
-const args = Deno.args;
-const option = (name: string, fallback: number) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const smallCount = option("--small", 1500);
-const rounds = option("--rounds", 5);
-const clients = option("--clients", 32);
+const smallCount = numberOption("--small", 1500);
+const rounds = numberOption("--rounds", 5);
+const clients = numberOption("--clients", 32);
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 const dirs: string[] = [];
