@@ -10,7 +10,16 @@
  */
 import { AdminClient } from "../../tests/helpers/admin.ts";
 import { ADMIN_PASSWORD_HASH } from "../../tests/helpers/admin.ts";
-import { fmt, numberOption, peakRss, rawPut, startProcess, timed } from "./lib.ts";
+import {
+  AB_SLICES,
+  alternatingRates,
+  fmt,
+  numberOption,
+  peakRss,
+  rawPut,
+  startProcess,
+  timed,
+} from "./lib.ts";
 
 const smallCount = numberOption("--small", 3000);
 const rounds = numberOption("--rounds", 3);
@@ -45,23 +54,13 @@ async function hammer(url: string, prefix: string, count: number): Promise<numbe
   return seconds;
 }
 
-/**
- * One round: SLICES alternating slices per server (which goes first alternates too), so both
- * see the same noise of a shared machine; returns PUT/s of each.
- */
-const SLICES = 10;
-async function round(index: number): Promise<{ on: number; off: number }> {
-  const seconds = { on: 0, off: 0 };
-  const per = Math.ceil(smallCount / SLICES);
-  for (let slice = 0; slice < SLICES; slice++) {
-    const order = (index + slice) % 2 === 0 ? ["on", "off"] as const : ["off", "on"] as const;
-    for (const name of order) {
-      const server = name === "on" ? on : off;
-      seconds[name] += await hammer(server.url, `r${index}s${slice}`, per);
-    }
-  }
-  return { on: (per * SLICES) / seconds.on, off: (per * SLICES) / seconds.off };
-}
+/** One round: PUT/s of each server, in alternating slices (lib.ts). */
+const round = (index: number) =>
+  alternatingRates(
+    index,
+    smallCount,
+    (side, prefix, n) => hammer((side === "on" ? on : off).url, prefix, n),
+  );
 
 /** Quantile of a Prometheus histogram from its cumulative buckets (upper bound of the bucket). */
 function histogramQuantile(text: string, name: string, q: number): number {
@@ -87,7 +86,7 @@ try {
   await admin.login();
   await new Promise((resolve) => setTimeout(resolve, 200));
   const outbox = await admin.json<{ total: number }>("GET", "/event-outbox?limit=1");
-  const expected = 300 + Math.ceil(smallCount / SLICES) * SLICES * rounds;
+  const expected = 300 + Math.ceil(smallCount / AB_SLICES) * AB_SLICES * rounds;
   console.log(`| round | outbox on (PUT/s) | outbox off (PUT/s) | on/off |`);
   console.log(`|---|---|---|---|`);
   rows.forEach((r, i) =>

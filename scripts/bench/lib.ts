@@ -166,3 +166,26 @@ export async function cpuSeconds(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/** Slices per side in one A/B round of alternatingRates. */
+export const AB_SLICES = 10;
+
+/**
+ * One A/B round: `count` operations in AB_SLICES alternating slices per side (which side goes first
+ * alternates by round and slice), so both see the same noise of a shared machine. `run` does `n`
+ * operations on one side, naming its keys with `prefix`, and returns the seconds it took; the
+ * answer is operations per second of each side.
+ */
+export async function alternatingRates(
+  index: number,
+  count: number,
+  run: (side: "on" | "off", prefix: string, n: number) => Promise<number>,
+): Promise<{ on: number; off: number }> {
+  const seconds = { on: 0, off: 0 };
+  const per = Math.ceil(count / AB_SLICES);
+  for (let slice = 0; slice < AB_SLICES; slice++) {
+    const order = (index + slice) % 2 === 0 ? ["on", "off"] as const : ["off", "on"] as const;
+    for (const side of order) seconds[side] += await run(side, `r${index}s${slice}`, per);
+  }
+  return { on: (per * AB_SLICES) / seconds.on, off: (per * AB_SLICES) / seconds.off };
+}

@@ -13,7 +13,16 @@
  */
 import { AdminClient } from "../../tests/helpers/admin.ts";
 import { ADMIN_PASSWORD_HASH } from "../../tests/helpers/admin.ts";
-import { fmt, numberOption, peakRss, rawPut, startProcess, timed } from "./lib.ts";
+import {
+  AB_SLICES,
+  alternatingRates,
+  fmt,
+  numberOption,
+  peakRss,
+  rawPut,
+  startProcess,
+  timed,
+} from "./lib.ts";
 
 const smallCount = numberOption("--small", 1500);
 const rounds = numberOption("--rounds", 5);
@@ -55,19 +64,13 @@ async function hammer(url: string, prefix: string, count: number): Promise<numbe
   return seconds;
 }
 
-const SLICES = 10;
-async function round(index: number): Promise<{ on: number; off: number }> {
-  const seconds = { on: 0, off: 0 };
-  const per = Math.ceil(smallCount / SLICES);
-  for (let slice = 0; slice < SLICES; slice++) {
-    const order = (index + slice) % 2 === 0 ? ["on", "off"] as const : ["off", "on"] as const;
-    for (const name of order) {
-      const server = name === "on" ? on : off;
-      seconds[name] += await hammer(server.url, `r${index}s${slice}`, per);
-    }
-  }
-  return { on: (per * SLICES) / seconds.on, off: (per * SLICES) / seconds.off };
-}
+/** One round: PUT/s of each server, in alternating slices (lib.ts). */
+const round = (index: number) =>
+  alternatingRates(
+    index,
+    smallCount,
+    (side, prefix, n) => hammer((side === "on" ? on : off).url, prefix, n),
+  );
 
 async function usageRow(url: string) {
   const admin = new AdminClient(url);
@@ -98,7 +101,7 @@ try {
   console.log(
     `\nratio median ${fmt(median, 2)}, min ${fmt(sorted[0], 2)}, max ${fmt(sorted.at(-1)!, 2)}`,
   );
-  const expected = 300 + Math.ceil(smallCount / SLICES) * SLICES * rounds;
+  const expected = 300 + Math.ceil(smallCount / AB_SLICES) * AB_SLICES * rounds;
   const counted = await usageRow(on.url);
   const uncounted = await usageRow(off.url);
   console.log(
