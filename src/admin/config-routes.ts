@@ -27,12 +27,12 @@ import { configJsonSchema } from "../config/json-schema.ts";
 import { normalizeLegacy } from "../config/legacy.ts";
 import { parseDocument } from "../config/load.ts";
 import { mergePatch } from "../config/merge-patch.ts";
-import { ConfigError } from "../config/schema.ts";
 import { keepOperatorValues } from "../config/running-echo.ts";
 import { carrySecrets, dropNullSecrets, redactSecrets } from "../config/secret-carry.ts";
 import type { ApplyOutcome, AuditFn, ConfigPort } from "./admin-deps.ts";
-import { actorFields, type AdminEnv } from "./admin-env.ts";
+import type { AdminEnv } from "./admin-env.ts";
 import { AdminError, jsonBody } from "./admin-error.ts";
+import { auditedApply } from "./audited-apply.ts";
 
 /** Largest config request body accepted by default: far above any real config document. */
 export const CONFIG_BODY_LIMIT = 1 << 20;
@@ -75,33 +75,12 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
   const shownDocument = (): Record<string, unknown> => exportDocument(deps.config.current());
 
   /** Hands the document to the one apply path; audits a refused live change. */
-  const apply = async (
+  const apply = (
     c: Context<AdminEnv>,
     document: Record<string, unknown>,
     dryRun: boolean,
     what: Record<string, unknown>,
-  ): Promise<ApplyOutcome> => {
-    const actor = actorFields(c.var) as { user: string; ip: string };
-    try {
-      return await deps.config.apply({
-        document,
-        source: "admin_api",
-        dryRun,
-        persist: !dryRun,
-        actor,
-      });
-    } catch (err) {
-      if (!dryRun) {
-        const code = err instanceof AdminError
-          ? err.code
-          : err instanceof ConfigError
-          ? "invalid_config"
-          : "internal";
-        deps.audit("config_change_refused", { ...actor, ...what, error: code }, "warn");
-      }
-      throw err;
-    }
-  };
+  ): Promise<ApplyOutcome> => auditedApply(c, deps, { document, dryRun }, what);
 
   /** The document with `patch` merged into one section (or the whole document). */
   const patched = (patch: Record<string, unknown>, section?: string): Record<string, unknown> => {

@@ -27,6 +27,7 @@ import { carrySecrets, dropNullSecrets } from "../config/secret-carry.ts";
 import type { ApplyOutcome, ApplyRequest, AuditFn, ConfigPort } from "./admin-deps.ts";
 import { actorFields, type AdminEnv } from "./admin-env.ts";
 import { AdminError, jsonBody } from "./admin-error.ts";
+import { auditedApply } from "./audited-apply.ts";
 import { CONFIG_BODY_LIMIT } from "./config-routes.ts";
 
 export interface DeclarativeIamRouteDeps {
@@ -111,31 +112,12 @@ export function declarativeIamRoutes(deps: DeclarativeIamRouteDeps): Hono<AdminE
     const next = dropNullSecrets(
       carrySecrets({ ...document, access }, document, exportDocument(deps.config.current())),
     ) as Record<string, unknown>;
-    const actor = actorFields(c.var) as { user: string; ip: string };
-    try {
-      return await deps.config.apply({
-        document: next,
-        source: "admin_api",
-        dryRun,
-        persist: !dryRun,
-        actor,
-        iamAccess: { ...fragment, iam_mode: "declarative" },
-      });
-    } catch (err) {
-      if (!dryRun) {
-        const code = err instanceof AdminError
-          ? err.code
-          : err instanceof ConfigError
-          ? "invalid_config"
-          : "internal";
-        deps.audit("config_change_refused", {
-          ...actor,
-          route: "POST /config/declarative-iam-apply",
-          error: code,
-        }, "warn");
-      }
-      throw err;
-    }
+    return auditedApply(
+      c,
+      deps,
+      { document: next, dryRun, iamAccess: { ...fragment, iam_mode: "declarative" } },
+      { route: "POST /config/declarative-iam-apply" },
+    );
   };
 
   app.get("/config/declarative-iam-export", async (c) => {
