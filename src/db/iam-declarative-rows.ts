@@ -7,7 +7,15 @@
 import type { IamState, ReconcilePlan } from "../iam/reconcile.ts";
 import type { DesiredIdentity, DesiredProvider, DesiredRule } from "../iam/declarative.ts";
 import type { AuthSource, Permission } from "../iam/model.ts";
-import { bumpVersion, type Query, readGroups, readUsers, setMemberships } from "./iam-rows.ts";
+import {
+  bumpVersion,
+  insertGroupRow,
+  insertUserRow,
+  type Query,
+  readGroups,
+  readUsers,
+  setMemberships,
+} from "./iam-rows.ts";
 
 function nullable(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
@@ -149,18 +157,7 @@ export async function writePlan(tx: Query, plan: ReconcilePlan, now: number): Pr
   }
 
   for (const group of plan.groups.create) {
-    await tx.execute({
-      sql: `INSERT INTO iam_groups (id, name, description, permissions, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?)`,
-      args: [
-        crypto.randomUUID(),
-        group.name,
-        group.description,
-        JSON.stringify(group.permissions),
-        now,
-        now,
-      ],
-    });
+    await insertGroupRow(tx, group, now);
   }
   for (const { id, next } of plan.groups.update) {
     await tx.execute({
@@ -208,11 +205,7 @@ export async function writePlan(tx: Query, plan: ReconcilePlan, now: number): Pr
     });
   }
   for (const user of plan.users.create) {
-    await tx.execute({
-      sql: `INSERT INTO iam_users (access_key_id, secret_access_key, enabled, auth_source,
-        permissions, id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [...userArgs(user), crypto.randomUUID(), user.name, now, now],
-    });
+    await insertUserRow(tx, { ...user, id: crypto.randomUUID() }, now);
   }
 
   const userIds = await idsByName(tx, "iam_users");

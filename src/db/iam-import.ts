@@ -14,7 +14,7 @@
  */
 import type { Transaction } from "@libsql/client";
 import type { DbClient } from "./config-db.ts";
-import { bumpVersion, one } from "./iam-rows.ts";
+import { bumpVersion, insertGroupRow, insertUserRow, one } from "./iam-rows.ts";
 import { IamError } from "../iam/model.ts";
 import type { IamImport } from "../backup/backup-parts.ts";
 
@@ -48,18 +48,7 @@ async function insertGroups(
       counts.groups_skipped++;
       continue;
     }
-    await tx.execute({
-      sql: `INSERT INTO iam_groups (id, name, description, permissions, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?)`,
-      args: [
-        crypto.randomUUID(),
-        group.name,
-        group.description,
-        JSON.stringify(group.permissions),
-        now,
-        now,
-      ],
-    });
+    await insertGroupRow(tx, group, now);
     counts.groups_created++;
   }
 }
@@ -89,21 +78,7 @@ async function insertUsers(
       continue;
     }
     const id = crypto.randomUUID();
-    await tx.execute({
-      sql: `INSERT INTO iam_users (id, name, access_key_id, secret_access_key, enabled,
-        auth_source, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [
-        id,
-        user.name,
-        user.access_key_id,
-        user.secret_access_key,
-        user.enabled ? 1 : 0,
-        user.auth_source,
-        JSON.stringify(user.permissions),
-        now,
-        now,
-      ],
-    });
+    await insertUserRow(tx, { ...user, id }, now);
     counts.users_created++;
     for (const groupName of user.groups) {
       const group = await one(tx, "SELECT id FROM iam_groups WHERE name = ?", [groupName]);

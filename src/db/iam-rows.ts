@@ -40,6 +40,56 @@ function namesBy(rows: ArrayLike<Record<string, unknown>>, column: string): Map<
   return names;
 }
 
+/** The columns of a new `iam_users` row (memberships are written apart). */
+export interface NewUserRow {
+  id: string;
+  name: string;
+  access_key_id: string;
+  secret_access_key: string;
+  enabled: boolean;
+  auth_source: AuthSource;
+  permissions: Permission[];
+}
+
+/** Inserts one user row created and updated at `now`. */
+export async function insertUserRow(tx: Query, user: NewUserRow, now: number): Promise<void> {
+  await tx.execute({
+    sql: `INSERT INTO iam_users (id, name, access_key_id, secret_access_key, enabled,
+      auth_source, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [
+      user.id,
+      user.name,
+      user.access_key_id,
+      user.secret_access_key,
+      user.enabled ? 1 : 0,
+      user.auth_source,
+      JSON.stringify(user.permissions),
+      now,
+      now,
+    ],
+  });
+}
+
+/** Inserts one group row (a fresh id unless given) created and updated at `now`. */
+export async function insertGroupRow(
+  tx: Query,
+  group: { id?: string; name: string; description: string; permissions: Permission[] },
+  now: number,
+): Promise<void> {
+  await tx.execute({
+    sql: `INSERT INTO iam_groups (id, name, description, permissions, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?)`,
+    args: [
+      group.id ?? crypto.randomUUID(),
+      group.name,
+      group.description,
+      JSON.stringify(group.permissions),
+      now,
+      now,
+    ],
+  });
+}
+
 /** Users with their secrets and group names (all, or the one with `id`), sorted by name. */
 export async function readUsers(q: Query, id?: string): Promise<UserWithSecret[]> {
   const users = await q.execute({

@@ -12,8 +12,9 @@ import {
   assertNameFree,
   bumpVersion,
   groupIdsByName,
+  insertGroupRow,
+  insertUserRow,
   notFound,
-  type Query,
   readGroups,
   readUsers,
   readVersion,
@@ -27,7 +28,6 @@ import {
   type AuthSource,
   type GroupRecord,
   IamError,
-  type Permission,
   type UserRecord,
   type UserWithSecret,
   validateAccessKeyId,
@@ -149,21 +149,15 @@ export class IamStore {
       const groupIds = await groupIdsByName(tx, groups);
       const id = crypto.randomUUID();
       const now = this.#now();
-      await tx.execute({
-        sql: `INSERT INTO iam_users (id, name, access_key_id, secret_access_key, enabled,
-          auth_source, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        args: [
-          id,
-          name,
-          accessKeyId,
-          secret,
-          enabled ? 1 : 0,
-          authSource,
-          JSON.stringify(permissions),
-          now,
-          now,
-        ],
-      });
+      await insertUserRow(tx, {
+        id,
+        name,
+        access_key_id: accessKeyId,
+        secret_access_key: secret,
+        enabled,
+        auth_source: authSource,
+        permissions,
+      }, now);
       await setMemberships(tx, id, groupIds);
       return await userWithSecret(tx, id);
     });
@@ -236,20 +230,15 @@ export class IamStore {
       await assertKeyFree(tx, accessKeyId);
       const newId = crypto.randomUUID();
       const now = this.#now();
-      await tx.execute({
-        sql: `INSERT INTO iam_users (id, name, access_key_id, secret_access_key, enabled,
-          auth_source, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'local', ?, ?, ?)`,
-        args: [
-          newId,
-          newName,
-          accessKeyId,
-          generateSecretAccessKey(),
-          source.enabled ? 1 : 0,
-          JSON.stringify(source.permissions),
-          now,
-          now,
-        ],
-      });
+      await insertUserRow(tx, {
+        id: newId,
+        name: newName,
+        access_key_id: accessKeyId,
+        secret_access_key: generateSecretAccessKey(),
+        enabled: source.enabled,
+        auth_source: "local",
+        permissions: source.permissions,
+      }, now);
       await tx.execute({
         sql: `INSERT INTO iam_memberships (group_id, user_id)
           SELECT group_id, ? FROM iam_memberships WHERE user_id = ?`,
@@ -268,7 +257,11 @@ export class IamStore {
     return this.#change(async (tx) => {
       await assertNameFree(tx, "iam_groups", "Group", name);
       const id = crypto.randomUUID();
-      await this.#insertGroup(tx, id, name, description ?? "", permissions);
+      await insertGroupRow(
+        tx,
+        { id, name, description: description ?? "", permissions },
+        this.#now(),
+      );
       return await requireGroupRecord(tx, id);
     });
   }
@@ -319,7 +312,16 @@ export class IamStore {
       const source = await requireGroupRecord(tx, id);
       await assertNameFree(tx, "iam_groups", "Group", newName);
       const newId = crypto.randomUUID();
-      await this.#insertGroup(tx, newId, newName, source.description, source.permissions);
+      await insertGroupRow(
+        tx,
+        {
+          id: newId,
+          name: newName,
+          description: source.description,
+          permissions: source.permissions,
+        },
+        this.#now(),
+      );
       return await requireGroupRecord(tx, newId);
     });
   }
@@ -359,21 +361,6 @@ export class IamStore {
       const result = await fn(tx);
       await bumpVersion(tx);
       return result;
-    });
-  }
-
-  async #insertGroup(
-    tx: Query,
-    id: string,
-    name: string,
-    description: string,
-    permissions: Permission[],
-  ): Promise<void> {
-    const now = this.#now();
-    await tx.execute({
-      sql: `INSERT INTO iam_groups (id, name, description, permissions, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?)`,
-      args: [id, name, description, JSON.stringify(permissions), now, now],
     });
   }
 }
