@@ -93,8 +93,8 @@ const USER_FIELDS = [
   "auth_source",
 ];
 const GROUP_FIELDS = ["name", "description", "permissions"];
-const PROVIDER_FIELDS = [
-  "name",
+/** A provider's settings: what a reconcile compares (reconcile.ts) besides its name. */
+export const PROVIDER_SETTINGS = [
   "provider_type",
   "enabled",
   "priority",
@@ -103,7 +103,8 @@ const PROVIDER_FIELDS = [
   "client_secret",
   "issuer_url",
   "scopes",
-];
+] as const;
+const PROVIDER_FIELDS = ["name", ...PROVIDER_SETTINGS];
 const RULE_FIELDS = ["provider", "priority", "match_type", "match_field", "match_value", "group"];
 const IDENTITY_FIELDS = ["user", "provider", "subject", "email", "claims"];
 

@@ -9,13 +9,14 @@
  * transaction. `planReconcile` throws IamError("invalid") for the one check that needs the
  * database: a YAML access key that belongs to a user this plan deletes.
  */
-import type {
-  DesiredGroup,
-  DesiredIam,
-  DesiredIdentity,
-  DesiredProvider,
-  DesiredRule,
-  DesiredUser,
+import {
+  type DesiredGroup,
+  type DesiredIam,
+  type DesiredIdentity,
+  type DesiredProvider,
+  type DesiredRule,
+  type DesiredUser,
+  PROVIDER_SETTINGS,
 } from "./declarative.ts";
 import { type AuthSource, IamError, type Permission } from "./model.ts";
 
@@ -120,17 +121,7 @@ function mergeProvider(
 ): DesiredProvider | null {
   if (current === undefined) return wanted;
   const next = { ...wanted, client_secret: wanted.client_secret ?? current.client_secret };
-  const fields: (keyof DesiredProvider)[] = [
-    "provider_type",
-    "enabled",
-    "priority",
-    "display_name",
-    "client_id",
-    "client_secret",
-    "issuer_url",
-    "scopes",
-  ];
-  return fields.every((field) => next[field] === current[field]) ? null : next;
+  return PROVIDER_SETTINGS.every((field) => next[field] === current[field]) ? null : next;
 }
 
 function ruleKey(rule: DesiredRule): string {
