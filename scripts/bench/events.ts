@@ -9,58 +9,12 @@
  *   node_modules/.bin/deno run -A scripts/bench/events.ts [--small 3000] [--rounds 3] [--clients 32]
  */
 import { AdminClient } from "../../tests/helpers/admin.ts";
-import { ADMIN_PASSWORD_HASH } from "../../tests/helpers/admin.ts";
-import {
-  AB_SLICES,
-  alternatingRates,
-  fmt,
-  numberOption,
-  peakRss,
-  rawPut,
-  startProcess,
-  timed,
-} from "./lib.ts";
+import { AB_SLICES, fmt, numberOption, peakRss } from "./lib.ts";
+import { printRounds, putRounds, startBenchSvc, stopAll, WARM_PUTS } from "./put-ab.ts";
 
 const smallCount = numberOption("--small", 3000);
 const rounds = numberOption("--rounds", 3);
 const clients = numberOption("--clients", 32);
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-const dirs: string[] = [];
-async function startSvc(outbox: boolean) {
-  const dir = await Deno.makeTempDir({ prefix: "bench-events-" });
-  dirs.push(dir);
-  const config = `${dir}/svc.yaml`;
-  await Deno.writeTextFile(config, JSON.stringify({ advanced: { event_delivery: { outbox } } }));
-  const server = await startProcess([`${ROOT}main.ts`, "--listen", "127.0.0.1:0"], {
-    SVC_DATA_DIR: `${dir}/data`,
-    SVC_CONFIG: config,
-    SVC_AUTHENTICATION: "none",
-    SVC_LOG_LEVEL: "info",
-    SVC_BOOTSTRAP_PASSWORD_HASH: ADMIN_PASSWORD_HASH,
-  }, dir);
-  await fetch(`${server.url}/bench`, { method: "PUT" }).then((r) => r.body?.cancel());
-  return server;
-}
-
-/** Runs `count` 4 KiB PUTs from `clients` concurrent clients; returns the seconds taken. */
-async function hammer(url: string, prefix: string, count: number): Promise<number> {
-  let next = 0;
-  const { seconds } = await timed(() =>
-    Promise.all(Array.from({ length: clients }, async () => {
-      while (next < count) await rawPut(`${url}/bench/${prefix}-${next++}`, 4096);
-    }))
-  );
-  return seconds;
-}
-
-/** One round: PUT/s of each server, in alternating slices (lib.ts). */
-const round = (index: number) =>
-  alternatingRates(
-    index,
-    smallCount,
-    (side, prefix, n) => hammer((side === "on" ? on : off).url, prefix, n),
-  );
 
 /** Quantile of a Prometheus histogram from its cumulative buckets (upper bound of the bucket). */
 function histogramQuantile(text: string, name: string, q: number): number {
@@ -70,34 +24,18 @@ function histogramQuantile(text: string, name: string, q: number): number {
   return buckets.find((b) => b.n >= q * total)?.le ?? NaN;
 }
 
-const on = await startSvc(true);
-const off = await startSvc(false);
-const rows: { on: number; off: number; ratio: number }[] = [];
+const config = (outbox: boolean) => ({ advanced: { event_delivery: { outbox } } });
+const on = await startBenchSvc("bench-events-", config(true));
+const off = await startBenchSvc("bench-events-", config(false));
 try {
-  // Warm-up (JIT, first directory creation), not measured.
-  await hammer(on.url, "warm", 300);
-  await hammer(off.url, "warm", 300);
-  for (let index = 0; index < rounds; index++) {
-    const rate = await round(index);
-    rows.push({ ...rate, ratio: rate.on / rate.off });
-  }
+  const rows = await putRounds(on, off, { count: smallCount, rounds, clients });
   const metrics = await (await fetch(`${on.url}/_/metrics`)).text();
   const admin = new AdminClient(on.url);
   await admin.login();
   await new Promise((resolve) => setTimeout(resolve, 200));
   const outbox = await admin.json<{ total: number }>("GET", "/event-outbox?limit=1");
-  const expected = 300 + Math.ceil(smallCount / AB_SLICES) * AB_SLICES * rounds;
-  console.log(`| round | outbox on (PUT/s) | outbox off (PUT/s) | on/off |`);
-  console.log(`|---|---|---|---|`);
-  rows.forEach((r, i) =>
-    console.log(`| ${i + 1} | ${fmt(r.on, 0)} | ${fmt(r.off, 0)} | ${fmt(r.ratio, 2)} |`)
-  );
-  const ratios = rows.map((r) => r.ratio);
-  const sorted = [...ratios].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)];
-  console.log(
-    `\nratio median ${fmt(median, 2)}, min ${fmt(sorted[0], 2)}, max ${fmt(sorted.at(-1)!, 2)}`,
-  );
+  const expected = WARM_PUTS + Math.ceil(smallCount / AB_SLICES) * AB_SLICES * rounds;
+  printRounds(["outbox on (PUT/s)", "outbox off (PUT/s)", "on/off"], rows);
   console.log(
     `commit lag p50 ≤ ${
       histogramQuantile(metrics, "svc_events_commit_lag_seconds", 0.5) * 1000
@@ -112,7 +50,5 @@ try {
     } MiB`,
   );
 } finally {
-  await on.stop();
-  await off.stop();
-  for (const dir of dirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await stopAll([on, off]);
 }
