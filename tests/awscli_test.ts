@@ -7,30 +7,12 @@
 import assert from "node:assert/strict";
 import { HeadObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { assertError } from "./helpers/assertions.ts";
-import { ACCESS_KEY, randomBytes, SECRET_KEY, startSvc } from "./helpers/svc.ts";
+import { awsAvailable, awsCli } from "./helpers/awscli.ts";
+import { randomBytes, SECRET_KEY, startSvc } from "./helpers/svc.ts";
 
 const BUCKET = "cli-bucket";
 
-async function awsAvailable(): Promise<boolean> {
-  try {
-    const { success } = await new Deno.Command("aws", {
-      args: ["--version"],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return success;
-  } catch {
-    return false;
-  }
-}
-
 const hasAws = await awsAvailable();
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 Deno.test({
   name: "awscli: mb, multipart cp both ways, ls, presign, rm --recursive",
@@ -38,41 +20,11 @@ Deno.test({
   async fn(t) {
     await using svc = await startSvc();
     const s3 = svc.client();
-    const work = await Deno.makeTempDir({ prefix: "svc-awscli-" });
-    const home = `${work}/home`;
-    await Deno.mkdir(home);
-    const config = `${work}/config`;
-    await Deno.writeTextFile(config, "[default]\ns3 =\n  addressing_style = path\n");
-
-    const aws = async (
-      args: string[],
-      secret = SECRET_KEY,
-      configFile = config,
-    ): Promise<CliResult> => {
-      const env = {
-        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-        HOME: home,
-        AWS_CONFIG_FILE: configFile,
-        AWS_SHARED_CREDENTIALS_FILE: `${work}/no-credentials`,
-        AWS_ACCESS_KEY_ID: ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY: secret,
-        AWS_DEFAULT_REGION: "us-east-1",
-        AWS_EC2_METADATA_DISABLED: "true",
-        AWS_MAX_ATTEMPTS: "1",
-        AWS_PAGER: "",
-      };
-      const output = await new Deno.Command("aws", {
-        args: ["--endpoint-url", svc.url, ...args],
-        env,
-        clearEnv: true,
-        cwd: work,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-      return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
-    };
-    const ok = async (args: string[], configFile = config): Promise<string> => {
+    await using cli = await awsCli(svc.url);
+    const work = cli.work;
+    const aws = (args: string[], secret = SECRET_KEY, configFile = cli.config) =>
+      cli.run(args, { secret, configFile });
+    const ok = async (args: string[], configFile = cli.config): Promise<string> => {
       const result = await aws(args, SECRET_KEY, configFile);
       assert.equal(result.code, 0, `aws ${args.join(" ")}:\n${result.stdout}\n${result.stderr}`);
       return result.stdout;
@@ -158,7 +110,6 @@ Deno.test({
       });
     } finally {
       s3.destroy();
-      await Deno.remove(work, { recursive: true });
     }
   },
 });

@@ -19,7 +19,8 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
-import { awsAvailable, clientAs, type CreatedUser } from "./helpers/iam.ts";
+import { awsAvailable, awsCli } from "./helpers/awscli.ts";
+import { clientAs, type CreatedUser } from "./helpers/iam.ts";
 import { signedPostForm } from "./helpers/post-form.ts";
 import { startSvc } from "./helpers/svc.ts";
 
@@ -337,26 +338,14 @@ Deno.test({
   async fn() {
     const { svc, reader } = await setup();
     await using _svc = svc;
-    const work = await Deno.makeTempDir({ prefix: "svc-iam-awscli-" });
-    try {
-      await Deno.writeTextFile(`${work}/config`, "[default]\ns3 =\n  addressing_style = path\n");
+    await using cli = await awsCli(svc.url, {
+      accessKeyId: reader.access_key_id,
+      secretAccessKey: reader.secret_access_key,
+    });
+    const work = cli.work;
+    {
       await Deno.writeTextFile(`${work}/upload.txt`, "from the cli");
-      const aws = async (...args: string[]) => {
-        const out = await new Deno.Command("aws", {
-          args: ["--endpoint-url", svc.url, ...args],
-          clearEnv: true,
-          env: {
-            PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-            HOME: work,
-            AWS_CONFIG_FILE: `${work}/config`,
-            AWS_ACCESS_KEY_ID: reader.access_key_id,
-            AWS_SECRET_ACCESS_KEY: reader.secret_access_key,
-            AWS_DEFAULT_REGION: "us-east-1",
-          },
-        }).output();
-        const text = new TextDecoder();
-        return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
-      };
+      const aws = (...args: string[]) => cli.run(args);
       const listed = await aws("s3", "ls", "s3://shared/", "--recursive");
       assert.equal(listed.code, 0, listed.stderr);
       assert.match(listed.stdout, /readme\.txt/);
@@ -368,8 +357,6 @@ Deno.test({
       const upload = await aws("s3", "cp", `${work}/upload.txt`, "s3://shared/upload.txt");
       assert.notEqual(upload.code, 0);
       assert.match(upload.stderr, /AccessDenied/);
-    } finally {
-      await Deno.remove(work, { recursive: true });
     }
   },
 });

@@ -19,7 +19,7 @@
  */
 import { normalizeBcryptHash } from "../config/bcrypt-hash.ts";
 import { randomBytes } from "node:crypto";
-import { fsyncDirectoryNow } from "../storage/dir-sync.ts";
+import { writePrivateFile } from "../storage/private-file.ts";
 import { AdminError } from "./admin-error.ts";
 import { type PasswordHasher, passwordHasher } from "./password-hasher.ts";
 
@@ -86,23 +86,8 @@ export function generatePassword(): string {
 }
 
 /** Writes the hash file: temp, fsync, rename, directory fsync. */
-async function writeHashFile(path: string, hash: string): Promise<void> {
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
-  const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o600 });
-  try {
-    await file.write(new TextEncoder().encode(`${hash}\n`));
-    await file.sync();
-  } finally {
-    file.close();
-  }
-  try {
-    await Deno.rename(temp, path);
-  } catch (err) {
-    await Deno.remove(temp).catch(() => {});
-    throw err;
-  }
-  await fsyncDirectoryNow(dir);
+function writeHashFile(path: string, hash: string): Promise<void> {
+  return writePrivateFile(path, `${hash}\n`);
 }
 
 async function readHashFile(path: string): Promise<string | null> {

@@ -43,10 +43,6 @@ const UNBUILT: Unbuilt[] = [
       "no one can log in through them",
   },
   {
-    path: (config) => config.advanced.tls.enabled ? ["advanced.tls"] : [],
-    consequence: "svc serves plain HTTP",
-  },
-  {
     path: (config) => config.advanced.cors_permissive ? ["advanced.cors_permissive"] : [],
     consequence: "no CORS headers are sent",
   },

@@ -36,6 +36,8 @@ export interface ConnectionServerOptions {
   handler: Handler;
   /** Read on every accept and sweep, so a reload applies to the next one. */
   limits: () => ConnectionLimits;
+  /** Serve HTTPS with this PEM certificate and key (http/tls-material.ts); absent = HTTP. */
+  tls?: { cert: string; key: string };
   /** Tests force the fallback path with true. */
   useFallback?: boolean;
 }
@@ -94,11 +96,10 @@ export async function serveConnections(
   }
   // A deep accept queue (the kernel caps it at net.core.somaxconn): under a connection storm a
   // full queue drops a normal client's SYN, and its retransmission costs it 1 s, 3 s, 7 s...
-  const listener = Deno.listen({
-    hostname: options.hostname,
-    port: options.port,
-    tcpBacklog: ACCEPT_BACKLOG,
-  });
+  const address = { hostname: options.hostname, port: options.port, tcpBacklog: ACCEPT_BACKLOG };
+  const listener: Deno.Listener = options.tls
+    ? Deno.listenTls({ ...address, ...options.tls, alpnProtocols: ["http/1.1"] })
+    : Deno.listen(address);
   const table = new ConnectionTable();
   const servers = new Map<TrackedConnection, PerConnectionServer>();
   let stopping = false;

@@ -25,6 +25,7 @@ export async function serveWithRestart(
     current = Deno.serve({
       hostname: options.hostname,
       port,
+      ...options.tls,
       onListen: (addr) => resolveListening(addr as Deno.NetAddr),
     }, options.handler);
     current.finished.then(

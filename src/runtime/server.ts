@@ -8,6 +8,7 @@ import { type ConnectionStats, serveConnections } from "../http/connection-serve
 import { getLogger } from "../observability/log.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "../observability/readiness.ts";
 import { raiseOpenFileLimit } from "./fd-limit.ts";
+import { loadTlsMaterial } from "../http/tls-material.ts";
 import type { Services } from "./services.ts";
 import type { AdminPlane } from "./admin-plane.ts";
 import { SvcError } from "../errors.ts";
@@ -76,9 +77,11 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
   // Half the descriptors at most go to client connections: the rest is for object files,
   // spools, backend sockets and xdelta3 pipes.
   const fdCap = fdLimit === null ? Infinity : Math.max(16, Math.floor(fdLimit.soft / 2));
+  const tls = await loadTlsMaterial(config.advanced.tls, services.storage.stateDir, hostname);
   const server = await serveConnections({
     hostname,
     port,
+    tls: tls === null ? undefined : { cert: tls.cert, key: tls.key },
     handler: async (request, info) => await app.fetch(request, info),
     limits: () => {
       const advanced = holder.current.advanced;
@@ -90,7 +93,15 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
     },
   });
   const addr = server.addr;
-  log.info(`svc listening on http://${addr.hostname}:${addr.port}`, {
+  if (tls !== null) {
+    log.info(
+      `TLS certificate ${tls.origin === "configured" ? "from" : "generated into"} ` +
+        `${tls.certPath}`,
+      { sha256_fingerprint: tls.fingerprint, origin: tls.origin },
+    );
+  }
+  const scheme = tls === null ? "http" : "https";
+  log.info(`svc listening on ${scheme}://${addr.hostname}:${addr.port}`, {
     state_dir: services.storage.stateDir,
     open_files_limit: fdLimit?.soft ?? "unknown",
     max_connections: Math.min(config.advanced.max_connections, fdCap),

@@ -26,17 +26,3 @@ export function clientAs(svc: Pick<SvcProcess, "url">, user: KeyPair): S3Client 
     maxAttempts: 1,
   });
 }
-
-/** Whether the AWS CLI runs here (its tests are skipped cleanly when it does not). */
-export async function awsAvailable(): Promise<boolean> {
-  try {
-    const { success } = await new Deno.Command("aws", {
-      args: ["--version"],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return success;
-  } catch {
-    return false;
-  }
-}

@@ -157,9 +157,13 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
   }).spawn();
   let resolvePort!: (port: number) => void;
   const portFound = new Promise<number>((resolve) => resolvePort = resolve);
+  let scheme = "http";
   const onLine = (line: string) => {
-    const match = /listening on http:\/\/[^:]+:(\d+)/.exec(line);
-    if (match) resolvePort(Number(match[1]));
+    const match = /listening on (https?):\/\/[^:]+:(\d+)/.exec(line);
+    if (match) {
+      scheme = match[1];
+      resolvePort(Number(match[2]));
+    }
   };
   const pumps = Promise.all([pump(child.stdout, logs, onLine), pump(child.stderr, logs, onLine)]);
   const exited = child.status.then((status) => {
@@ -177,7 +181,7 @@ export async function startSvc(options: StartOptions = {}): Promise<SvcProcess> 
     throw err;
   });
   exited.catch(() => {});
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${scheme}://127.0.0.1:${port}`;
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
