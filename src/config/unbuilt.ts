@@ -43,10 +43,6 @@ const UNBUILT: Unbuilt[] = [
       "no one can log in through them",
   },
   {
-    path: (config) => config.advanced.cors_permissive ? ["advanced.cors_permissive"] : [],
-    consequence: "no CORS headers are sent",
-  },
-  {
     path: (config) => config.advanced.config_sync_bucket ? ["advanced.config_sync_bucket"] : [],
     consequence: "the config database is not synchronised between instances (the bucket holds " +
       "replication leases only)",

@@ -9,6 +9,7 @@ import { getLogger } from "../observability/log.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "../observability/readiness.ts";
 import { raiseOpenFileLimit } from "./fd-limit.ts";
 import { loadTlsMaterial } from "../http/tls-material.ts";
+import { permissiveCors } from "../http/permissive-cors.ts";
 import type { Services } from "./services.ts";
 import type { AdminPlane } from "./admin-plane.ts";
 import { SvcError } from "../errors.ts";
@@ -48,7 +49,10 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
   );
   const metrics = services.metrics;
   const app = createApp({
-    s3: gatedS3(services, admin),
+    // Bound at startup (apply.ts RESTART_ONLY), like the listener.
+    s3: config.advanced.cors_permissive
+      ? permissiveCors(gatedS3(services, admin))
+      : gatedS3(services, admin),
     ready: async () => {
       const [storage, db] = await Promise.all([
         services.storage.readiness.check(),
@@ -98,6 +102,11 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
       `TLS certificate ${tls.origin === "configured" ? "from" : "generated into"} ` +
         `${tls.certPath}`,
       { sha256_fingerprint: tls.fingerprint, origin: tls.origin },
+    );
+  }
+  if (config.advanced.cors_permissive) {
+    log.warn(
+      "cors_permissive is on: web pages of any origin may call the S3 API (development only)",
     );
   }
   const scheme = tls === null ? "http" : "https";
