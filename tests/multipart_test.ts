@@ -321,7 +321,13 @@ Deno.test("multipart: lifecycle, validation, listings and copies on one server",
 });
 
 Deno.test("multipart: max_object_size counts the whole upload; upload count is capped", async () => {
-  const env = { SVC_MAX_OBJECT_SIZE: String(11 * MiB), SVC_MAX_MULTIPART_UPLOADS: "2" };
+  const env = {
+    SVC_MAX_OBJECT_SIZE: String(11 * MiB),
+    SVC_MAX_MULTIPART_UPLOADS: "2",
+    // The derived global cap (11 MiB × 2 ÷ 4) would refuse the second part: not this test's subject
+    // (tests/multipart_budget_test.ts).
+    SVC_MAX_TOTAL_MULTIPART_BYTES: String(1024 * MiB),
+  };
   await using svc = await startSvc({ env });
   const s3 = svc.client();
   await s3.send(new S3.CreateBucketCommand({ Bucket: "lim" }));

@@ -48,10 +48,6 @@ const UNBUILT: Unbuilt[] = [
       "replication leases only)",
   },
   {
-    path: setInAdvanced(["max_total_multipart_bytes"]),
-    consequence: "in-flight multipart bytes are not capped globally",
-  },
-  {
     path: setInAdvanced(["max_passthrough_object_size"]),
     consequence: "passthrough objects are bounded by max_object_size only",
   },

@@ -33,12 +33,15 @@ import {
   type ObjectService,
   type WritePrecondition,
 } from "./object-service.ts";
+import { MultipartBudget } from "./multipart-budget.ts";
 import { PartHashChain } from "./part-hash-chain.ts";
 import type { WriteContext } from "./write-observer.ts";
 
 export interface MultipartLimits {
   maxUploads: number;
   idleTtlHours: number;
+  /** Bytes all uploads in progress may hold together (max_total_multipart_bytes). */
+  maxTotalBytes: number;
 }
 
 export class MultipartService {
@@ -55,6 +58,8 @@ export class MultipartService {
   readonly #chains = new Map<string, PartHashChain>();
   /** One Complete of an upload at a time: a retry waits for the first, then answers as it did. */
   readonly #completeLock = new KeyLock();
+  /** The global in-flight byte cap's bookkeeping. */
+  readonly #budget: MultipartBudget;
 
   constructor(
     objects: ObjectService,
@@ -66,6 +71,15 @@ export class MultipartService {
     this.#store = store;
     this.#completed = completed;
     this.#limits = limits;
+    this.#budget = new MultipartBudget({
+      uploads: async () => (await store.list()).map((upload) => upload.uploadId),
+      storedBytes: async (id) => (await store.listParts(id)).reduce((n, p) => n + p.size, 0),
+    });
+  }
+
+  /** Bytes uploads in progress hold (stored parts and parts being received). */
+  inflightBytes(): Promise<number> {
+    return this.#budget.heldBytes();
   }
 
   async create(bucket: string, key: string, metadata: ClientMetadata): Promise<UploadRecord> {
@@ -124,15 +138,31 @@ export class MultipartService {
     // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
     // decoder) before the part is committed; a longer one is cut off here.
     // A replayed part is staged through the replay check, which never lets it commit.
-    const checked = replayCheckedBody(body, options.signal);
-    const part = await this.#store.putPart(uploadId, partNumber, checked, {
-      signal: options.signal,
-      maxBytes: Math.min(maxObjectSize - others, options.contentLength ?? Infinity),
-      expectedMd5: options.expectedMd5,
-      expectedSha256: options.expectedSha256,
-    });
-    this.#chain(uploadId).stored(partNumber, part.etag);
-    return part;
+    const reservation = await this.#budget.reserve(
+      uploadId,
+      others,
+      options.contentLength,
+      this.#limits().maxTotalBytes,
+    );
+    let stored: number | null = null;
+    try {
+      const checked = replayCheckedBody(body, options.signal);
+      const part = await this.#store.putPart(uploadId, partNumber, checked, {
+        signal: options.signal,
+        maxBytes: Math.min(
+          maxObjectSize - others,
+          options.contentLength ?? Infinity,
+          reservation.maxBytes,
+        ),
+        expectedMd5: options.expectedMd5,
+        expectedSha256: options.expectedSha256,
+      });
+      stored = part.size;
+      this.#chain(uploadId).stored(partNumber, part.etag);
+      return part;
+    } finally {
+      reservation.settle(stored);
+    }
   }
 
   #chain(uploadId: string): PartHashChain {
@@ -147,6 +177,7 @@ export class MultipartService {
   #forget(uploadId: string): void {
     this.#chains.get(uploadId)?.stop();
     this.#chains.delete(uploadId);
+    this.#budget.forget(uploadId);
   }
 
   /**
@@ -171,6 +202,7 @@ export class MultipartService {
         }
         // A crash between the record and the removal leaves the upload behind: finish that.
         await this.#store.remove(uploadId);
+        this.#forget(uploadId);
         return { etag: done.etag, storage: done.storage, repeated: true };
       }
       const info = await this.#track(

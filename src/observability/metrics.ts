@@ -87,7 +87,7 @@ export interface Metrics {
   };
   /** The two cache ratios are derived from these at scrape time. */
   cache: { hits: CounterHandle; misses: CounterHandle } & Record<CacheGauge, GaugeHandle>;
-  multipart: { inflight: GaugeHandle };
+  multipart: { inflight: GaugeHandle; inflightBytes: GaugeHandle };
   /** `reason`: one of DecryptFailure (storage/encryption/encryption-error.ts), a fixed set. */
   encryption: { decryptFailures: LabelledCounterHandle<{ reason: string }> };
   /** `phase` and `state` must come from small fixed sets of constants of the sweeper. */
@@ -414,7 +414,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
     options.codecSlots,
   );
 
-  const multipart = { inflight: gauge("svc_multipart_uploads_inflight", "Uploads in progress.") };
+  const multipart = {
+    inflight: gauge("svc_multipart_uploads_inflight", "Uploads in progress."),
+    inflightBytes: gauge(
+      "svc_multipart_inflight_bytes",
+      "Bytes uploads in progress hold (stored and arriving parts; max_total_multipart_bytes).",
+    ),
+  };
   const sweep = {
     runs: counter("svc_multipart_sweep_runs_total", "Sweeper runs.", ["phase"]),
     duration: histogram("svc_multipart_sweep_duration_seconds", "Sweep time.", DURATION_BUCKETS, [

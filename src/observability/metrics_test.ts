@@ -224,6 +224,7 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_cache_miss_rate_ratio: ["gauge", []],
   svc_codec_semaphore_available: ["gauge", []],
   svc_multipart_uploads_inflight: ["gauge", []],
+  svc_multipart_inflight_bytes: ["gauge", []],
   svc_multipart_sweep_runs_total: ["counter", ["phase"]],
   svc_multipart_sweep_duration_seconds: ["histogram", ["phase"]],
   svc_multipart_swept_uploads_total: ["counter", ["state"]],

@@ -70,6 +70,7 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
       render: async () => {
         const stack = services.storage;
         metrics.multipart.inflight.set(await stack.store.count());
+        metrics.multipart.inflightBytes.set(await stack.multipart.inflightBytes());
         stack.delta.refreshGauges();
         return await metrics.render();
       },

@@ -6,6 +6,7 @@
  * swapping it in, so backends that cannot be opened leave the running stack untouched.
  */
 import type { Config } from "../config/schema.ts";
+import { effectiveMaxTotalMultipartBytes } from "../config/schema-advanced.ts";
 import { MultipartService } from "../objects/multipart-service.ts";
 import { MultipartStore } from "../objects/multipart-store.ts";
 import { CompletedUploads } from "../objects/completed-uploads.ts";
@@ -93,6 +94,7 @@ export async function openStorageStack(
   const multipart = new MultipartService(objects, store, completed, () => ({
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,
+    maxTotalBytes: effectiveMaxTotalMultipartBytes(current().advanced),
   }));
   // Readiness follows the default backend: an outage of another backend shows as 503 on its
   // buckets, not as the whole instance leaving the load balancer.
