@@ -83,6 +83,7 @@ export const ENV_BINDINGS: EnvBinding[] = [
   binding("SVC_TLS_CERT", "advanced.tls.cert_path"),
   binding("SVC_TLS_KEY", "advanced.tls.key_path"),
   binding("SVC_CONFIG_SYNC_BUCKET", "advanced.config_sync_bucket"),
+  binding("SVC_CONFIG_SYNC_POLL_SECS", "advanced.config_sync_poll_secs", "int"),
   binding("SVC_AUTHENTICATION", "access.authentication"),
   binding("SVC_ACCESS_KEY_ID", "access.access_key_id"),
   binding("SVC_SECRET_ACCESS_KEY", "access.secret_access_key"),

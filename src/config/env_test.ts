@@ -73,6 +73,7 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_TLS_CERT: { raw: "/etc/svc/cert.pem", value: "/etc/svc/cert.pem" },
   SVC_TLS_KEY: { raw: "/etc/svc/key.pem", value: "/etc/svc/key.pem" },
   SVC_CONFIG_SYNC_BUCKET: { raw: "svc-sync", value: "svc-sync" },
+  SVC_CONFIG_SYNC_POLL_SECS: { raw: "30", value: 30 },
   SVC_AUTHENTICATION: { raw: "none", value: "none" },
   SVC_ACCESS_KEY_ID: { raw: "AKIAENV", value: "AKIAENV" },
   SVC_SECRET_ACCESS_KEY: { raw: "env-secret", value: "env-secret" },

@@ -194,6 +194,7 @@ advanced:
     metadata_cache_mb: 50,
     codec_concurrency: Math.max(16, navigator.hardwareConcurrency * 4),
     codec_timeout_secs: 60,
+    config_sync_poll_secs: 300,
     codec_slot_wait_secs: 10,
     blocking_threads: 512,
     max_passthrough_object_size: 64 * 1024 ** 3,

@@ -180,6 +180,8 @@ const advancedEntries = {
   bootstrap_password_hash: v.optional(nonEmpty),
   tls: v.optional(tlsSchema, {}),
   config_sync_bucket: v.optional(nonEmpty),
+  /** How often an instance checks the config sync bucket for another instance's IAM change. */
+  config_sync_poll_secs: v.optional(int(1), 300),
   event_delivery: v.optional(eventDeliverySchema, {}),
 };
 

@@ -43,11 +43,6 @@ const UNBUILT: Unbuilt[] = [
       "no one can log in through them",
   },
   {
-    path: (config) => config.advanced.config_sync_bucket ? ["advanced.config_sync_bucket"] : [],
-    consequence: "the config database is not synchronised between instances (the bucket holds " +
-      "replication leases only)",
-  },
-  {
     path: setInAdvanced(["max_passthrough_object_size"]),
     consequence: "passthrough objects are bounded by max_object_size only",
   },

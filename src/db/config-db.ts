@@ -325,6 +325,18 @@ export class ConfigDb implements DbClient {
     });
   }
 
+  /** A consistent copy of the database at `path`, encrypted with the same key (VACUUM INTO). */
+  vacuumInto(path: string): Promise<void> {
+    return this.#enter((raw) =>
+      raw.execute({ sql: "VACUUM INTO ?", args: [keyedFileUri(path, this.#key)] }).then(() => {})
+    );
+  }
+
+  /** A client on another database file encrypted with this database's key (a synced copy). */
+  openSibling(path: string): Client {
+    return openClient(path, this.#key);
+  }
+
   /** Readiness: reads the schema version within `timeoutMs`; throws with the reason. */
   async ping(timeoutMs = 2000): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;

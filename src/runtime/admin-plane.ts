@@ -42,7 +42,13 @@ import type { MaintenanceSettings } from "../jobs/maintenance/maintenance-deps.t
 import { routeBucketVia } from "../jobs/maintenance/route-flip.ts";
 import { RuleStore } from "../db/rule-store.ts";
 import { DbLeases } from "../jobs/rules/leases.ts";
-import { coordinationLeases } from "../jobs/rules/coordination.ts";
+import {
+  type CoordinationBucket,
+  coordinationBucket,
+  coordinationLeases,
+} from "../jobs/rules/coordination.ts";
+import type { ConfigSync } from "../db/config-sync.ts";
+import { startConfigSync } from "./config-sync-start.ts";
 import { RuleJobs } from "../jobs/rules/rule-jobs.ts";
 import type { RuleEnv } from "../jobs/rules/rule-env.ts";
 import { OutboxConsumer } from "../jobs/replication/outbox-consumer.ts";
@@ -121,19 +127,20 @@ export function maintenanceSettings(env: Record<string, string | undefined>): Ma
  * Replication and lifecycle: both schedulers over the config database, their runs reaching the
  * storage stack in use. Leases are node-local (the config database) under an id of this process.
  */
-async function openRulesRoom(
+function openRulesRoom(
   services: Services,
   runtime: ConfigRuntime,
   db: ConfigDb,
   events: EventOutbox,
   audit: AuditFn,
-): Promise<RulesRoom> {
+  sharedBucket: CoordinationBucket | null,
+): RulesRoom {
   const store = new RuleStore(db);
   const instance = `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const leases = new DbLeases(store, instance);
   // Replication leases live in the coordination bucket when one is set (checked now: svc
   // refuses to start when it cannot hold them); lifecycle leases stay node-local.
-  const shared = await coordinationLeases(services.config.current, instance);
+  const shared = coordinationLeases(sharedBucket, instance);
   const env: RuleEnv = {
     config: () => services.config.current,
     objects: () => services.storage.objects,
@@ -207,11 +214,27 @@ export async function openAdminPlane(
     iamMetrics.rebuildDuration.observe(seconds);
   });
   await iam.rebuild();
+  // Every IAM change rebuilds the index and, with a coordination bucket, is published to the
+  // other instances (db/config-sync.ts).
+  let sync: ConfigSync | null = null;
+  const iamChanged = () => {
+    const rebuilt = iam.rebuild();
+    void sync?.changed();
+    return rebuilt;
+  };
   iamMetrics.attach(() => ({ users: iam.current.userCount, version: iam.version }));
   // Declarative IAM: the file is authoritative from the first request on, and every later
   // config apply reconciles through the runtime's one apply path.
-  const reconciler = new IamReconciler(db, { onChange: () => iam.rebuild() });
+  const reconciler = new IamReconciler(db, { onChange: iamChanged });
   await reconcileAtBoot(reconciler, holder.current.access, audit);
+  // Checked now: svc refuses to start when the bucket cannot coordinate (conditional writes).
+  const sharedBucket = await coordinationBucket(holder.current);
+  sync = await startConfigSync(sharedBucket, holder.current, {
+    db,
+    stateDir,
+    onAdopted: () => iam.rebuild(),
+    audit,
+  });
   runtime.attachIamReconciler(reconciler);
   services.attachIam({
     credentials: new IamCredentials(iam),
@@ -304,7 +327,7 @@ export async function openAdminPlane(
   };
   const jobMetrics = services.metrics.jobs;
   const pacing = maintenanceSettings(options.env);
-  const rules = await openRulesRoom(services, runtime, db, events, audit);
+  const rules = openRulesRoom(services, runtime, db, events, audit, sharedBucket);
   const jobs = new JobsService({
     deps: {
       store: new JobsStore(db),
@@ -346,7 +369,7 @@ export async function openAdminPlane(
         config: runtime,
         store: iamStore,
         index: () => iam.current,
-        onChange: () => iam.rebuild(),
+        onChange: iamChanged,
       }, browse),
       objectRoutes({ s3: services.s3, index: () => iam.current, config: runtime, audit }),
       objectIoRoutes({ s3: services.s3, index: () => iam.current, config: runtime, audit }),
@@ -357,7 +380,7 @@ export async function openAdminPlane(
         store: iamStore,
         config: runtime,
         audit,
-        onChange: () => iam.rebuild(),
+        onChange: iamChanged,
         indexVersion: () => iam.version,
       }),
       jobsRoutes({ jobs, audit }),
@@ -367,7 +390,7 @@ export async function openAdminPlane(
         store: iamStore,
         config: runtime,
         audit,
-        onChange: () => iam.rebuild(),
+        onChange: iamChanged,
         svcVersion: VERSION,
       }),
       usageRoutes({
@@ -435,6 +458,7 @@ export async function openAdminPlane(
       await events.close();
       // The counters' last changes, so the next start needs no scan.
       await usageFlusher.close();
+      await sync?.stop();
       await db.close();
     },
   };

@@ -44,6 +44,7 @@ export const RESTART_ONLY = [
   "advanced.secure_cookies",
   "advanced.tls",
   "advanced.config_sync_bucket",
+  "advanced.config_sync_poll_secs",
   "advanced.boot_backend_probe",
 ];
 

@@ -1,9 +1,10 @@
 /**
  * The coordination bucket (`advanced.config_sync_bucket`): when it is set, replication leases are
  * lease objects in it (s3-leases.ts) instead of rows of the node-local config database, so svc
- * instances sharing a rule never run it at once. It must live on an S3 backend (the bucket's
- * routed backend, else the default one) that honours conditional writes: both are checked at
- * boot, and svc refuses to start otherwise.
+ * instances sharing a rule never run it at once, and the IAM part of the config database is
+ * shared through it (db/config-sync.ts). It must live on an S3 backend (the bucket's routed
+ * backend, else the default one) that honours conditional writes: both are checked at boot, and
+ * svc refuses to start otherwise.
  */
 import type { Config } from "../../config/schema.ts";
 import { backendPlanOf } from "../../runtime/backends.ts";
@@ -11,10 +12,13 @@ import { S3Client } from "../../storage/s3/s3-client.ts";
 import { s3OptionsFromConfig } from "../../storage/s3/s3-options.ts";
 import { checkConditionalWrites, S3Leases } from "./s3-leases.ts";
 
-export async function coordinationLeases(
-  config: Config,
-  instance: string,
-): Promise<S3Leases | null> {
+export interface CoordinationBucket {
+  client: S3Client;
+  bucket: string;
+}
+
+/** The checked coordination bucket, or null when none is configured. */
+export async function coordinationBucket(config: Config): Promise<CoordinationBucket | null> {
   const bucket = config.advanced.config_sync_bucket;
   if (!bucket) return null;
   const plan = backendPlanOf(config);
@@ -36,5 +40,12 @@ export async function coordinationLeases(
       }`,
     );
   }
-  return new S3Leases(client, bucket, instance);
+  return { client, bucket };
+}
+
+export function coordinationLeases(
+  shared: CoordinationBucket | null,
+  instance: string,
+): S3Leases | null {
+  return shared === null ? null : new S3Leases(shared.client, shared.bucket, instance);
 }

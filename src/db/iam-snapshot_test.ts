@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { openConfigDb } from "./config-db.ts";
+import { IamStore } from "./iam-store.ts";
+import { adoptIamSnapshot, SnapshotMismatch, writeIamSnapshot } from "./iam-snapshot.ts";
+import { fileContains, HASH_A, HASH_B } from "../../tests/helpers/config-db.ts";
+
+Deno.test("IAM snapshot: adopted whole by an instance with the same hash; nothing else travels", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const source = await openConfigDb({ dir: `${dir}/a`, passwordHash: HASH_A });
+    const sourceIam = new IamStore(source);
+    await sourceIam.createGroup({ name: "team" });
+    const alice = await sourceIam.createUser({ name: "alice", groups: ["team"] });
+    await source.execute("INSERT INTO meta (key, value) VALUES ('node_local', 'x')");
+    await writeIamSnapshot(source, `${dir}/snapshot.db`);
+    assert.equal(await fileContains(`${dir}/snapshot.db`, alice.secret_access_key), false);
+
+    const target = await openConfigDb({ dir: `${dir}/b`, passwordHash: HASH_A });
+    const targetIam = new IamStore(target);
+    await targetIam.createUser({ name: "bob" }); // replaced by the adopted state
+    const versionBefore = await targetIam.version();
+    assert.deepEqual(await adoptIamSnapshot(target, `${dir}/snapshot.db`), { users: 1 });
+    const users = await targetIam.listUsers();
+    assert.deepEqual(users.map((u) => [u.name, u.groups]), [["alice", ["team"]]]);
+    assert.equal((await targetIam.snapshot()).users[0].secret_access_key, alice.secret_access_key);
+    assert.ok(await targetIam.version() > versionBefore, "the index holder sees a newer version");
+    const local = await target.execute("SELECT 1 FROM meta WHERE key = 'node_local'");
+    assert.equal(local.rows.length, 0, "only IAM came over");
+    const sessionsTable = await target.execute("SELECT COUNT(*) AS n FROM sessions");
+    assert.equal(Number(sessionsTable.rows[0].n), 0);
+    await source.close();
+    await target.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("IAM snapshot: another bootstrap hash cannot adopt it, and nothing changes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const source = await openConfigDb({ dir: `${dir}/a`, passwordHash: HASH_A });
+    await new IamStore(source).createUser({ name: "alice" });
+    await writeIamSnapshot(source, `${dir}/snapshot.db`);
+    const other = await openConfigDb({ dir: `${dir}/b`, passwordHash: HASH_B });
+    const otherIam = new IamStore(other);
+    await otherIam.createUser({ name: "bob" });
+    await assert.rejects(adoptIamSnapshot(other, `${dir}/snapshot.db`), SnapshotMismatch);
+    assert.deepEqual((await otherIam.listUsers()).map((u) => u.name), ["bob"]);
+    await source.close();
+    await other.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
