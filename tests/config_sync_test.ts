@@ -88,4 +88,7 @@ Deno.test("config sync: IAM made on one instance holds on the others", async () 
 
   const audit = await adminB.json<{ entries: { event: string }[] }>("GET", "/audit?limit=200");
   assert.ok(audit.entries.some((e) => e.event === "config_sync_adopted"), "adoption is audited");
+  const metrics = await (await fetch(`${b.url}/_/metrics`)).text();
+  assert.match(metrics, /^svc_config_sync_total\{outcome="adopted"\} [1-9]/m);
+  assert.match(metrics, /^svc_config_sync_total\{outcome="published"\} [1-9]/m);
 });

@@ -12,6 +12,7 @@
  * outbox and usage counters stay node-local.
  */
 import { getLogger } from "../observability/log.ts";
+import type { ConfigSyncOutcome } from "../observability/metrics.ts";
 import type { AuditFn } from "../admin/admin-deps.ts";
 import { BackendError } from "../storage/s3/s3-errors.ts";
 import type { S3Client } from "../storage/s3/s3-client.ts";
@@ -36,6 +37,8 @@ export interface ConfigSyncDeps {
   /** Called after a remote snapshot was adopted (rebuild the IAM index). */
   onAdopted: () => Promise<unknown>;
   audit: AuditFn;
+  /** Counts each step's outcome (svc_config_sync_total). */
+  count: (outcome: ConfigSyncOutcome) => void;
 }
 
 export class ConfigSync {
@@ -86,6 +89,7 @@ export class ConfigSync {
       try {
         await work();
       } catch (err) {
+        this.#deps.count("failed");
         log.error("config sync failed; retried at the next change or poll", {
           bucket: this.#deps.bucket,
           error: (err as Error).message,
@@ -136,6 +140,7 @@ export class ConfigSync {
         idempotent: false,
       });
       await this.#remember(response.headers.get("etag"));
+      this.#deps.count("published");
       log.info("IAM published to the config sync bucket", { bucket: this.#deps.bucket });
     } catch (err) {
       if (!(err instanceof BackendError && (err.status === 412 || err.status === 409))) throw err;
@@ -145,6 +150,7 @@ export class ConfigSync {
         { bucket: this.#deps.bucket },
       );
       this.#deps.audit("config_sync_conflict", { bucket: this.#deps.bucket }, "warn");
+      this.#deps.count("conflict");
       await this.#pull();
     } finally {
       await removeDatabase(file).catch(() => {});
@@ -168,6 +174,7 @@ export class ConfigSync {
       await this.#deps.onAdopted();
       log.info("IAM adopted from the config sync bucket", { bucket: this.#deps.bucket, users });
       this.#deps.audit("config_sync_adopted", { bucket: this.#deps.bucket, users });
+      this.#deps.count("adopted");
     } finally {
       await removeDatabase(file).catch(() => {});
     }

@@ -50,6 +50,8 @@ export interface RequestSample {
   responseBytes?: number;
 }
 
+export type ConfigSyncOutcome = "published" | "adopted" | "conflict" | "failed";
+
 export interface MetricsOptions {
   version: string;
   /** `filesystem` or `s3`. */
@@ -109,6 +111,8 @@ export interface Metrics {
     rebuildDuration: HistogramHandle;
     /** Where the users/version gauges read from (set once IAM is attached). */
     attach(source: () => { users: number; version: number }): void;
+    /** Config sync steps (db/config-sync.ts) by outcome. */
+    syncs: LabelledCounterHandle<{ outcome: ConfigSyncOutcome }>;
   };
   /** `kind`, `status` and `type` come from the fixed sets of src/jobs/job-model.ts. */
   jobs: {
@@ -493,6 +497,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
       "reason",
     ]),
     rebuilds: counter("svc_iam_index_rebuilds_total", "IAM index rebuilds."),
+    syncs: counter(
+      "svc_config_sync_total",
+      "Config sync steps: IAM published, adopted, lost to a conflict, or failed.",
+      ["outcome"],
+    ),
     rebuildDuration: histogram(
       "svc_iam_index_rebuild_seconds",
       "Time to rebuild the IAM index.",

@@ -234,6 +234,7 @@ export async function openAdminPlane(
     stateDir,
     onAdopted: () => iam.rebuild(),
     audit,
+    count: (outcome) => iamMetrics.syncs.inc({ outcome }),
   });
   runtime.attachIamReconciler(reconciler);
   services.attachIam({

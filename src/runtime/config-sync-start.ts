@@ -5,7 +5,7 @@
  */
 import type { AuditFn } from "../admin/admin-deps.ts";
 import type { ConfigDb } from "../db/config-db.ts";
-import { ConfigSync } from "../db/config-sync.ts";
+import { ConfigSync, type ConfigSyncDeps } from "../db/config-sync.ts";
 import type { CoordinationBucket } from "../jobs/rules/coordination.ts";
 import { getLogger } from "../observability/log.ts";
 import type { Config } from "../config/schema.ts";
@@ -15,7 +15,13 @@ const log = getLogger("svc::config-sync");
 export async function startConfigSync(
   shared: CoordinationBucket | null,
   config: Config,
-  deps: { db: ConfigDb; stateDir: string; onAdopted: () => Promise<unknown>; audit: AuditFn },
+  deps: {
+    db: ConfigDb;
+    stateDir: string;
+    onAdopted: () => Promise<unknown>;
+    audit: AuditFn;
+    count: ConfigSyncDeps["count"];
+  },
 ): Promise<ConfigSync | null> {
   if (shared === null) return null;
   if (config.access.iam_mode === "declarative") {
