@@ -52,7 +52,7 @@ function onlyFields(body: Record<string, unknown>, allowed: string[]): Record<st
 }
 
 /** Runs a store call, mapping its IamError to the admin error shape. */
-async function store<T>(fn: () => Promise<T>): Promise<T> {
+export async function store<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -68,23 +68,29 @@ async function store<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
-  const app = new Hono<AdminEnv>();
-
-  // Declarative mode: mutations are refused before anything is read or changed. Registered on
-  // this file's paths only (a `*` middleware would run for every admin route once mounted).
-  const declarativeGate = async (c: Context<AdminEnv>, next: () => Promise<void>) => {
+/** Declarative mode: IAM mutations are refused before anything is read or changed. */
+export function declarativeIamGate(config: Pick<ConfigPort, "current">) {
+  return async (c: Context<AdminEnv>, next: () => Promise<void>) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-      if (deps.config.current().access.iam_mode === "declarative") {
+      if (config.current().access.iam_mode === "declarative") {
         throw new AdminError(
           "iam_declarative",
           "IAM is managed by the config file (access.iam_mode: declarative); change " +
-            "access.iam_users / access.iam_groups there, or switch to gui mode",
+            "access.iam_users / access.iam_groups / access.auth_providers / " +
+            "access.group_mapping_rules there, or switch to gui mode",
         );
       }
     }
     await next();
   };
+}
+
+export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+
+  // Registered on this file's paths only (a `*` middleware would run for every admin route once
+  // mounted).
+  const declarativeGate = declarativeIamGate(deps.config);
   for (const path of ["/users", "/users/*", "/groups", "/groups/*"]) app.use(path, declarativeGate);
 
   /** Rebuilds the index, audits, answers. */

@@ -165,8 +165,8 @@ export interface WhoamiDeps {
   version: string;
   /** `bootstrap` until IAM exists. */
   mode?: () => string;
-  /** Names of the configured external login providers (OAuth/OIDC); none yet. */
-  externalProviders?: () => string[];
+  /** The enabled external login providers (OIDC), for the login page's buttons. */
+  externalProviders?: () => Promise<{ name: string; display_name: string | null }[]>;
 }
 
 /** `GET /_/api/whoami` → `{mode, version, user, external_providers}`; `user` null without a session. */
@@ -177,7 +177,7 @@ export function whoamiHandler(deps: WhoamiDeps): Handler<AdminEnv> {
       mode: deps.mode?.() ?? "bootstrap",
       version: deps.version,
       user: result.ok ? result.principal.user : null,
-      external_providers: deps.externalProviders?.() ?? [],
+      external_providers: (await deps.externalProviders?.()) ?? [],
     });
   };
 }

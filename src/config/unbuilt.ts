@@ -32,17 +32,6 @@ function setInAdvanced(names: string[]) {
 
 const UNBUILT: Unbuilt[] = [
   {
-    // Declarative IAM stores providers and mapping rules (and reconciles them), but no OIDC
-    // login reads them yet.
-    path: (config) =>
-      ["auth_providers", "group_mapping_rules"].filter((key) => {
-        const list = (config.access as Record<string, unknown>)[key];
-        return config.access.iam_mode === "declarative" && Array.isArray(list) && list.length > 0;
-      }).map((key) => `access.${key}`),
-    consequence: "providers and group mapping rules are stored, but OIDC login is not built; " +
-      "no one can log in through them",
-  },
-  {
     path: setInAdvanced(["max_passthrough_object_size"]),
     consequence: "passthrough objects are bounded by max_object_size only",
   },

@@ -11,6 +11,7 @@
  * user's groups sorted and deduplicated, optional strings as `""` (group description) or `null`
  * (provider display name), rule defaults filled in.
  */
+import { MATCH_TYPES } from "./mapping-rules.ts";
 import { isPlainObject } from "../config/json-value.ts";
 import {
   type AuthSource,
@@ -214,7 +215,7 @@ function parseGroup(raw: Record<string, unknown>, where: string): DesiredGroup {
   };
 }
 
-function parseProvider(raw: Record<string, unknown>, where: string): DesiredProvider {
+export function parseProvider(raw: Record<string, unknown>, where: string): DesiredProvider {
   const type = raw.provider_type ?? "oidc";
   if (type !== "oidc") invalid(`${where}.provider_type must be "oidc", got ${quote(type)}`);
   const issuer = requiredString(raw.issuer_url, `${where}.issuer_url`);
@@ -234,13 +235,19 @@ function parseProvider(raw: Record<string, unknown>, where: string): DesiredProv
   };
 }
 
-function parseRule(raw: Record<string, unknown>, where: string): DesiredRule {
+export function parseRule(raw: Record<string, unknown>, where: string): DesiredRule {
+  const matchType = optionalString(raw.match_type, `${where}.match_type`) ?? "email_domain";
+  if (!(MATCH_TYPES as readonly string[]).includes(matchType)) {
+    invalid(
+      `${where}.match_type must be one of ${MATCH_TYPES.join(", ")}, got ${quote(matchType)}`,
+    );
+  }
   return {
     provider: raw.provider === undefined || raw.provider === null
       ? null
       : requiredString(raw.provider, `${where}.provider`),
     priority: optionalInt(raw.priority, `${where}.priority`, 0),
-    match_type: optionalString(raw.match_type, `${where}.match_type`) ?? "email_domain",
+    match_type: matchType,
     match_field: optionalString(raw.match_field, `${where}.match_field`) ?? "email",
     match_value: requiredString(raw.match_value, `${where}.match_value`),
     group: requiredString(raw.group, `${where}.group`),

@@ -8,6 +8,10 @@
  * The database stays where it was opened for the life of the process: moving the data directory
  * by a config change moves objects, not the admin state (it takes effect at the next start).
  */
+import { OidcClient } from "../auth/oidc.ts";
+import { ExtAuthStore } from "../db/ext-auth-store.ts";
+import { extAuthRoutes } from "../admin/ext-auth-routes.ts";
+import { oauthRoutes } from "../admin/oauth-routes.ts";
 import { Hono } from "hono";
 import type { AuditFn } from "../admin/admin-deps.ts";
 import { adminContext, createAdminApp } from "../admin/admin-app.ts";
@@ -321,6 +325,8 @@ export async function openAdminPlane(
   };
   const trustProxyHeaders = () => holder.current.advanced.trust_proxy_headers;
   const browse = new BrowseCredentials();
+  const extAuth = new ExtAuthStore(db);
+  const oidc = new OidcClient();
   const stillEntitled = sessionEntitlement(() => iam.current);
   const iamMode = () => {
     if (holder.current.access.authentication?.trim().toLowerCase() === "none") return "open";
@@ -403,6 +409,24 @@ export async function openAdminPlane(
         savings: deltaspaceSavings,
         audit,
       }),
+      extAuthRoutes({
+        store: extAuth,
+        oidc,
+        config: runtime,
+        audit,
+        onChange: iamChanged,
+        indexVersion: () => iam.version,
+      }),
+      oauthRoutes({
+        store: extAuth,
+        oidc,
+        sessions,
+        browse,
+        config: runtime,
+        audit,
+        index: () => iam.current,
+        onChange: iamChanged,
+      }),
       declarativeIamRoutes({
         config: runtime,
         audit,
@@ -415,7 +439,19 @@ export async function openAdminPlane(
   const operator = new Hono<AdminEnv>();
   operator.onError(renderAdminError);
   operator.use("*", adminContext(trustProxyHeaders));
-  operator.get("/api/whoami", whoamiHandler({ sessions, version: VERSION, mode: iamMode }));
+  operator.get(
+    "/api/whoami",
+    whoamiHandler({
+      sessions,
+      version: VERSION,
+      mode: iamMode,
+      externalProviders: async () =>
+        (await extAuth.listProviders()).filter((p) => p.enabled).map((p) => ({
+          name: p.name,
+          display_name: p.display_name,
+        })),
+    }),
+  );
   // Storage stats read every bucket's counter: an admin view, so it needs a session.
   operator.use("/stats", requireSession({ sessions, audit, stillEntitled }), async (c, next) => {
     if (!c.var.principal.admin) {

@@ -8,6 +8,7 @@ export const PAGE_NAMES = [
   "browse",
   "dashboard",
   "users",
+  "ext-auth",
   "backends",
   "buckets",
   "admission",

@@ -12,6 +12,7 @@ import { AuditPage } from "./audit.ts";
 import { BackupPage } from "./backup.ts";
 import { JobsPage } from "./jobs.ts";
 import { EventsPage } from "./events.ts";
+import { ExtAuthPage } from "./ext-auth.ts";
 
 export interface PageEntry {
   name: PageName;
@@ -24,6 +25,7 @@ export interface PageEntry {
 export const PAGES: PageEntry[] = [
   { name: "dashboard", title: "Dashboard", admin: true, component: DashboardPage },
   { name: "users", title: "Users & groups", admin: true, component: UsersPage },
+  { name: "ext-auth", title: "External login", admin: true, component: ExtAuthPage },
   { name: "backends", title: "Backends", admin: true, component: BackendsPage },
   { name: "buckets", title: "Buckets & policies", admin: true, component: BucketsPage },
   { name: "admission", title: "Admission", admin: true, component: AdmissionPage },

@@ -3,7 +3,7 @@
  * opens the console (login-as); any other valid pair opens a browse-only session that sees what
  * that user may read.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ApiError, call } from "../api.ts";
 import type { Session } from "../app.ts";
 import { html } from "../html.ts";
@@ -17,6 +17,13 @@ export function LoginPage(
   const [keyId, setKeyId] = useState("");
   const [secret, setSecret] = useState("");
   const action = useAction();
+  const [providers, setProviders] = useState<{ name: string; display_name: string | null }[]>([]);
+  useEffect(() => {
+    call<{ external_providers: { name: string; display_name: string | null }[] }>(
+      "/_/api/whoami",
+      { login: true },
+    ).then((who) => setProviders(who.external_providers ?? []), () => {});
+  }, []);
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -79,6 +86,12 @@ export function LoginPage(
           <button type="submit" class="primary" disabled=${action.busy}>
             ${action.busy ? "Logging in…" : "Log in"}
           </button>
+          ${providers.map((p) =>
+            html`<a class="button" href=${`/_/api/admin/oauth/authorize/${
+              encodeURIComponent(p.name)
+            }`}>
+              Sign in with ${p.display_name ?? p.name}</a>`
+          )}
         </form>
     </main>
   `;
