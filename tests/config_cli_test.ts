@@ -113,12 +113,12 @@ Deno.test("config lint: a setting accepted but not built yet is named in a warni
 storage:
   filesystem: ./data
 advanced:
-  cors_permissive: true
+  blocking_threads: 64
 `;
   const run = await runSvc(["config", "lint", "svc.yaml"], { "svc.yaml": file });
   assert.equal(run.code, 0, "a warning never fails lint");
   assert.match(
     run.stderr,
-    /advanced\.cors_permissive: accepted but not built yet.*no CORS headers/,
+    /advanced\.blocking_threads: accepted but not built yet.*no effect/,
   );
 });
