@@ -11,7 +11,8 @@
 
 import { fromStored } from "./fs-extents.ts";
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
-import { lookupXattr } from "./xattr.ts";
+import { lookupXattr, lookupXattrText } from "./xattr.ts";
+import { DIRECTORY, leanLstat, leanSize, REGULAR_FILE } from "./lean-stat.ts";
 import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import {
   compareUtf8,
@@ -103,10 +104,10 @@ class Walk {
   *directory(dirPath: string, dirKey: string): Generator<WalkItem> {
     const { prefix, startAfter, skip, rollUpDirectories } = this.options;
     const dir = this.read(dirPath);
-    for (let i = firstInRange(dir, dirKey, prefix, startAfter); i < dir.names.length; i++) {
+    for (let i = firstInRange(dir, dirKey, prefix, startAfter); i < dir.length; i++) {
       const kind = dir.kinds[i];
       const isDirectory = kind === DIR;
-      const name = dir.names[i];
+      const name = dir.nameAt(i);
       const key = dirKey + sortKeyAt(dir, i);
       const inPrefix = key.startsWith(prefix);
       // A directory whose key is a proper start of the prefix ("photos/" for "photos/2") holds
@@ -161,7 +162,7 @@ function firstInRange(
     return compareUtf8(key, bound) < 0 && !(dir.kinds[i] === DIR && bound.startsWith(key));
   };
   let low = 0;
-  let high = dir.names.length;
+  let high = dir.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
     if (below(mid)) low = mid + 1;
@@ -223,14 +224,55 @@ export function readMeta(path: string): ObjectMeta | null {
 
 const decoder = new TextDecoder();
 
-/** The ObjectInfo of a walked candidate, or null when it is not an object. */
+/**
+ * The ObjectInfo of a walked candidate, or null when it is not an object. The same decisions as
+ * readFileObjectSync / readMarkerSync (metadata first, then the type), made with the lean
+ * lookups (lookupXattrText, leanLstat): a listing verifies every entry it shows, and their
+ * garbage (a C string, a value copy and a FileInfo with four Dates per entry) was most of what a
+ * listing allocated. Synchronous: an async stat costs far more per call than the few
+ * microseconds the kernel needs.
+ */
 export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
-  // Synchronous: a listing page verifies up to a thousand entries, and an async stat costs far
-  // more per call than the few microseconds the kernel needs.
-  const found = item.kind === "file"
-    ? readFileObjectSync(item.path)
-    : readMarkerSync(item.path, item.kind === "dir" ? item.markerEntry : undefined);
-  return found && { key: item.key, storedSize: found.storedSize, meta: found.meta };
+  if (item.kind === "file") return listedFile(item.key, item.path);
+  const own = listedMeta(item.path);
+  const withBody = item.kind === "dir" && item.markerEntry === false
+    ? null
+    : listedFile(item.key, `${item.path}/${MARKER_ENTRY}`);
+  if (own && (!withBody || own.lastModified > withBody.meta.lastModified)) {
+    return leanLstat(item.path) === DIRECTORY ? { key: item.key, storedSize: 0, meta: own } : null;
+  }
+  return withBody;
+}
+
+function listedMeta(path: string): ObjectMeta | null {
+  const text = lookupXattrText(path, META_XATTR);
+  if (text === null) return null;
+  const meta = JSON.parse(text) as ObjectMeta;
+  // A page of listed objects is held while the caller works through it (a replication walk holds
+  // several), so its strings outlive the young generation. Repeated values are shared: the MD5 of
+  // a single-part object is its ETag, and content types and storage kinds repeat across a bucket.
+  if (meta.md5 === meta.etag) meta.md5 = meta.etag;
+  meta.contentType = shared(meta.contentType);
+  meta.storage = shared(meta.storage);
+  return meta;
+}
+
+/** Common short strings, one copy each (bounded: a bucket of random content types). */
+const sharedStrings = new Map<unknown, string>();
+
+function shared<T>(value: T): T {
+  if (typeof value !== "string" || value.length > 100) return value;
+  const known = sharedStrings.get(value);
+  if (known !== undefined) return known as T;
+  if (sharedStrings.size < 1024) sharedStrings.set(value, value);
+  return value;
+}
+
+function listedFile(key: string, path: string): ObjectInfo | null {
+  const stored = listedMeta(path);
+  if (!stored || leanLstat(path) !== REGULAR_FILE) return null;
+  const { meta, storedSize } = fromStored(stored, leanSize());
+  return { key, storedSize, meta };
 }
 
 /** A stored object: its metadata, and the file holding its bytes (none for an empty marker). */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { ListOptions, ObjectMeta } from "./backend.ts";
 import { FilesystemBackend } from "./filesystem-backend.ts";
 import { commonPrefixOf, compareUtf8 } from "./fs-walk.ts";
+import { observeDirectoryReads } from "./fs-read-dir.ts";
 import { fakeMeta } from "./object-fixtures.ts";
 
 const encoder = new TextEncoder();
@@ -227,11 +228,7 @@ Deno.test("listing never reads directories outside the prefix or before startAft
   withBackend(async (backend) => {
     for (const key of ["a/1", "b/1", "c/1", "d/x/1", "d/y/1", "d/y/2"]) await put(backend, key);
     const read: string[] = [];
-    const original = Deno.readDirSync;
-    Deno.readDirSync = (path: string | URL) => {
-      read.push(String(path).slice(`${backend.root}/b`.length) || ".");
-      return original(path);
-    };
+    observeDirectoryReads((path) => read.push(path.slice(`${backend.root}/b`.length) || "."));
     try {
       const byPrefix = await backend.listObjects("b", { prefix: "d/y", maxKeys: 10 });
       assert.deepEqual(byPrefix.objects.map((o) => o.key), ["d/y/1", "d/y/2"]);
@@ -243,6 +240,6 @@ Deno.test("listing never reads directories outside the prefix or before startAft
       assert.deepEqual(folders.commonPrefixes, ["a/", "b/", "c/", "d/"]);
       assert.deepEqual(read.splice(0), ["."], "delimiter / must not descend");
     } finally {
-      Deno.readDirSync = original;
+      observeDirectoryReads(null);
     }
   }));

@@ -1,0 +1,79 @@
+/**
+ * lstat without the garbage: `statx(2)` through libc into one reused buffer, answering only what
+ * a listing needs (the type and the size). `Deno.lstatSync` builds a FileInfo with four Date
+ * objects per call; a listing stats every entry it shows, and that garbage (with the rest of the
+ * per-entry allocations) is what let a 100,000-key replication reconcile's RSS pass 200 MB while
+ * its live heap stayed at 15 MB. Reads that open the file keep using Deno's lstat (they need the
+ * inode and run once per request, not once per listed key).
+ */
+
+import { cPath } from "./c-path.ts";
+
+const AT_FDCWD = -100;
+const AT_SYMLINK_NOFOLLOW = 0x100;
+const STATX_TYPE = 0x1;
+const STATX_SIZE = 0x200;
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const ENOENT = 2;
+const ENOTDIR = 20;
+
+/** Offsets in `struct statx` (linux/stat.h, stable kernel ABI). */
+const STX_MODE = 28;
+const STX_SIZE = 40;
+
+const symbols = {
+  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
+
+function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
+  lib ??= Deno.dlopen("libc.so.6", symbols);
+  return lib.symbols;
+}
+
+/** Synchronous calls only, so the buffer is never shared by two calls. */
+const statBuffer = new Uint8Array(256);
+const statView = new DataView(statBuffer.buffer);
+
+export const ABSENT = 0;
+export const REGULAR_FILE = 1;
+export const DIRECTORY = 2;
+/** Symlinks, sockets, devices: never objects. */
+export const OTHER = 3;
+
+/**
+ * The type of `path` without following a symlink: ABSENT when it (or a parent) is not there;
+ * after REGULAR_FILE, `leanSize()` is its size. Other failures throw, as lstat's would.
+ */
+export function leanLstat(path: string): number {
+  const rc = libc().statx(
+    AT_FDCWD,
+    cPath(path),
+    AT_SYMLINK_NOFOLLOW,
+    STATX_TYPE | STATX_SIZE,
+    statBuffer,
+  );
+  if (rc !== 0) {
+    const code = errno();
+    if (code === ENOENT || code === ENOTDIR) return ABSENT;
+    const err = new Error(`lstat "${path}" failed: errno ${code}`) as Error & { errno: number };
+    err.errno = code;
+    throw err;
+  }
+  const type = statView.getUint16(STX_MODE, true) & S_IFMT;
+  return type === S_IFREG ? REGULAR_FILE : type === S_IFDIR ? DIRECTORY : OTHER;
+}
+
+/** The size from the last leanLstat (exact below 2^53 bytes). */
+export function leanSize(): number {
+  return statView.getUint32(STX_SIZE, true) + statView.getUint32(STX_SIZE + 4, true) * 2 ** 32;
+}
+
+function errno(): number {
+  const pointer = libc().__errno_location();
+  return pointer === null ? 0 : new Deno.UnsafePointerView(pointer).getInt32();
+}
