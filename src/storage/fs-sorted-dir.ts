@@ -79,7 +79,7 @@ export class SortedDir {
       at += names[i].length;
     }
     this.#text = names.join("");
-    this.#bytesPerChar = /[^\u0000-\u00ff]/.test(this.#text) ? 2 : 1;
+    this.#bytesPerChar = BEYOND_LATIN1.test(this.#text) ? 2 : 1;
     this.#starts = starts;
     this.#lengths = lengths;
     this.#names = null;
@@ -218,6 +218,7 @@ function readDirectory(path: string): SortedDir {
 }
 
 const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
+const BEYOND_LATIN1 = /[\u0100-\uFFFF]/;
 
 /** What identifies one state of a directory's entry list; "" when it is gone. */
 function stampOf(path: string): string {

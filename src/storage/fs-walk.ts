@@ -9,10 +9,11 @@
  * on entries a page never reaches.
  */
 
-import { fromStored } from "./fs-extents.ts";
+import { fromStored, type StoredMeta } from "./fs-extents.ts";
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
-import { lookupXattr, lookupXattrText } from "./xattr.ts";
-import { DIRECTORY, leanLstat, leanSize, REGULAR_FILE } from "./lean-stat.ts";
+import { lookupXattr, lookupXattrTextC } from "./xattr.ts";
+import { DIRECTORY, leanLstat, leanLstatC, leanSize, REGULAR_FILE } from "./lean-stat.ts";
+import { cJoinedPath, cPath } from "./c-path.ts";
 import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import {
   compareUtf8,
@@ -35,8 +36,11 @@ export function isAbsentError(err: unknown): boolean {
 }
 
 export type WalkItem =
-  /** A regular file: an object if it carries metadata. */
-  | { kind: "file"; key: string; path: string }
+  /**
+   * A regular file, `${dir}/${entry}`: an object if it carries metadata. Kept as its two parts:
+   * a listing verifies thousands of these, and the joined path string would be garbage.
+   */
+  | { kind: "file"; key: string; dir: string; entry: string }
   /**
    * A directory whose key ends in `/`: an object (a directory marker) if it carries metadata or
    * holds MARKER_ENTRY; `markerEntry` says whether it does, when the walk has read it.
@@ -121,13 +125,15 @@ class Walk {
         // Only a directory that contains startAfter can still hold later keys.
         if (!(isDirectory && startAfter?.startsWith(key))) continue;
       }
-      const path = `${dirPath}/${name}`;
       if (kind === FILE) {
-        yield { kind: "file", key, path };
-      } else if (kind === NESTED) {
+        yield { kind: "file", key, dir: dirPath, entry: name };
+        continue;
+      }
+      const path = `${dirPath}/${name}`;
+      if (kind === NESTED) {
         // Rolled up, the directory is never read: its object is probed (one getxattr) instead.
         if (rollUpDirectories || this.read(path).hasObjectEntry) {
-          yield { kind: "file", key, path: `${path}/${OBJECT_ENTRY}` };
+          yield { kind: "file", key, dir: path, entry: OBJECT_ENTRY };
         }
       } else if (rollUpDirectories && inPrefix) {
         if (isAfter(key, startAfter)) yield { kind: "prefix", key, path };
@@ -227,34 +233,46 @@ const decoder = new TextDecoder();
 /**
  * The ObjectInfo of a walked candidate, or null when it is not an object. The same decisions as
  * readFileObjectSync / readMarkerSync (metadata first, then the type), made with the lean
- * lookups (lookupXattrText, leanLstat): a listing verifies every entry it shows, and their
+ * lookups (lookupXattrTextC, leanLstatC): a listing verifies every entry it shows, and their
  * garbage (a C string, a value copy and a FileInfo with four Dates per entry) was most of what a
  * listing allocated. Synchronous: an async stat costs far more per call than the few
  * microseconds the kernel needs.
  */
 export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
-  if (item.kind === "file") return listedFile(item.key, item.path);
-  const own = listedMeta(item.path);
+  if (item.kind === "file") return listedFile(item.key, item.dir, item.entry);
+  const own = listedMeta(cPath(item.path));
   const withBody = item.kind === "dir" && item.markerEntry === false
     ? null
-    : listedFile(item.key, `${item.path}/${MARKER_ENTRY}`);
+    : listedFile(item.key, item.path, MARKER_ENTRY);
   if (own && (!withBody || own.lastModified > withBody.meta.lastModified)) {
     return leanLstat(item.path) === DIRECTORY ? { key: item.key, storedSize: 0, meta: own } : null;
   }
   return withBody;
 }
 
-function listedMeta(path: string): ObjectMeta | null {
-  const text = lookupXattrText(path, META_XATTR);
+/** The metadata at a C path (c-path.ts). */
+function listedMeta(path: Uint8Array): StoredMeta | null {
+  const text = lookupXattrTextC(path, META_XATTR);
   if (text === null) return null;
-  const meta = JSON.parse(text) as ObjectMeta;
+  const meta = JSON.parse(text) as StoredMeta;
   // A page of listed objects is held while the caller works through it (a replication walk holds
   // several), so its strings outlive the young generation. Repeated values are shared: the MD5 of
   // a single-part object is its ETag, and content types and storage kinds repeat across a bucket.
   if (meta.md5 === meta.etag) meta.md5 = meta.etag;
   meta.contentType = shared(meta.contentType);
   meta.storage = shared(meta.storage);
+  if (isEmptyRecord(meta.userMeta)) meta.userMeta = NONE;
+  if (isEmptyRecord(meta.headers)) meta.headers = NONE;
   return meta;
+}
+
+/** The empty user metadata and headers of most objects, one frozen copy (never written to). */
+const NONE: Record<string, string> = Object.freeze({});
+
+function isEmptyRecord(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  for (const _ in value) return false;
+  return true;
 }
 
 /** Common short strings, one copy each (bounded: a bucket of random content types). */
@@ -268,9 +286,11 @@ function shared<T>(value: T): T {
   return value;
 }
 
-function listedFile(key: string, path: string): ObjectInfo | null {
-  const stored = listedMeta(path);
-  if (!stored || leanLstat(path) !== REGULAR_FILE) return null;
+/** The object in file `${dir}/${entry}`, with the same decisions as readFileObjectSync. */
+function listedFile(key: string, dir: string, entry: string): ObjectInfo | null {
+  const stored = listedMeta(cJoinedPath(dir, entry));
+  if (!stored || leanLstatC(cJoinedPath(dir, entry)) !== REGULAR_FILE) return null;
+  if (stored.extents === undefined) return { key, storedSize: leanSize(), meta: stored };
   const { meta, storedSize } = fromStored(stored, leanSize());
   return { key, storedSize, meta };
 }

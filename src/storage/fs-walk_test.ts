@@ -243,3 +243,29 @@ Deno.test("listing never reads directories outside the prefix or before startAft
       observeDirectoryReads(null);
     }
   }));
+
+Deno.test("listed metadata is the stored metadata, with its repeated parts shared", () =>
+  withBackend(async (backend) => {
+    const plain = fakeMeta(1, { etag: "abc", md5: "abc", lastModified: 5 });
+    const rich = fakeMeta(1, {
+      etag: "e-2",
+      md5: "",
+      userMeta: { owner: "ann" },
+      headers: { "cache-control": "no-cache" },
+      tags: { team: "x" },
+    });
+    for (const [key, meta] of [["p1", plain], ["p2", plain], ["r", rich]] as const) {
+      const staged = await backend.stageObject("b", key, new Blob(["x"]).stream());
+      await staged.commit(meta);
+    }
+    const page = await backend.listObjects("b", { prefix: "", maxKeys: 10 });
+    const [p1, p2, r] = page.objects;
+    assert.deepEqual(p1.meta, plain);
+    assert.deepEqual(r.meta, rich);
+    assert.equal(p1.storedSize, 1);
+    // The empty records are one frozen object: a write to them fails loudly, never leaks.
+    assert.equal(p1.meta.userMeta, p2.meta.userMeta);
+    assert.ok(Object.isFrozen(p1.meta.userMeta) && Object.isFrozen(p1.meta.headers));
+    assert.ok(!Object.isFrozen(r.meta.userMeta));
+    assert.deepEqual({ ...p1.meta }, plain, "spreads and copies see every field");
+  }));

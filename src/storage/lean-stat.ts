@@ -7,7 +7,7 @@
  * inode and run once per request, not once per listed key).
  */
 
-import { cPath } from "./c-path.ts";
+import { cPath, cPathText } from "./c-path.ts";
 
 const AT_FDCWD = -100;
 const AT_SYMLINK_NOFOLLOW = 0x100;
@@ -50,9 +50,14 @@ export const OTHER = 3;
  * after REGULAR_FILE, `leanSize()` is its size. Other failures throw, as lstat's would.
  */
 export function leanLstat(path: string): number {
+  return leanLstatC(cPath(path));
+}
+
+/** leanLstat of a path already in C form (c-path.ts). */
+export function leanLstatC(path: Uint8Array): number {
   const rc = libc().statx(
     AT_FDCWD,
-    cPath(path),
+    path,
     AT_SYMLINK_NOFOLLOW,
     STATX_TYPE | STATX_SIZE,
     statBuffer,
@@ -60,7 +65,9 @@ export function leanLstat(path: string): number {
   if (rc !== 0) {
     const code = errno();
     if (code === ENOENT || code === ENOTDIR) return ABSENT;
-    const err = new Error(`lstat "${path}" failed: errno ${code}`) as Error & { errno: number };
+    const err = new Error(`lstat "${cPathText(path)}" failed: errno ${code}`) as Error & {
+      errno: number;
+    };
     err.errno = code;
     throw err;
   }

@@ -4,7 +4,7 @@
  * commits bytes and metadata together.
  */
 
-import { cPath } from "./c-path.ts";
+import { cPathText } from "./c-path.ts";
 
 const ENOENT = 2;
 const ENOTDIR = 20;
@@ -53,7 +53,7 @@ let valueBuffer = new Uint8Array(4096);
 const names = new Map<string, Uint8Array<ArrayBuffer>>();
 /** valueBuffer's length as the BigInt getxattr takes (one BigInt per call is garbage too). */
 let valueLength = { length: valueBuffer.length, big: BigInt(valueBuffer.length) };
-/** Views of valueBuffer by length, for lookupXattrText (a subarray per call is garbage too). */
+/** Views of valueBuffer by length, for lookupXattrTextC (a subarray per call is garbage too). */
 let valueViews: Uint8Array[] = [];
 
 /** `path` NUL-terminated in the shared path buffer. */
@@ -145,13 +145,12 @@ export function lookupXattr(path: string, name: string): Uint8Array | null {
 }
 
 /**
- * Reads one attribute as UTF-8 text, with the same absences as lookupXattr (null for a missing
- * attribute or path). Allocation-free apart from the string: the path goes through c-path.ts's
- * shared buffer and the value is decoded from the shared value buffer. Listings call this once per
+ * Reads one attribute of a path in C form (c-path.ts) as UTF-8 text, with the same absences as
+ * lookupXattr (null for a missing attribute or path). Allocation-free apart from the string: the
+ * value is decoded from the shared value buffer. Listings call this once per
  * listed entry, where a fresh C string and value copy each were most of the garbage.
  */
-export function lookupXattrText(path: string, name: string): string | null {
-  const pathBytes = cPath(path);
+export function lookupXattrTextC(pathBytes: Uint8Array, name: string): string | null {
   const nameBytes = nameC(name);
   for (;;) {
     if (valueLength.length !== valueBuffer.length) {
@@ -166,7 +165,7 @@ export function lookupXattrText(path: string, name: string): string | null {
       valueBuffer = new Uint8Array(valueBuffer.length * 4);
       continue;
     }
-    throw new XattrError("getxattr", path, code);
+    throw new XattrError("getxattr", cPathText(pathBytes), code);
   }
 }
 
