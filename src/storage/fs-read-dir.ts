@@ -20,8 +20,6 @@ export type EntryVisitor = (name: string, type: number) => void;
 
 const O_DIRECTORY = 0o200000;
 const O_CLOEXEC = 0o2000000;
-const ENOENT = 2;
-const ENOTDIR = 20;
 const DT_UNKNOWN = 0;
 const DT_DIR = 4;
 const DT_REG = 8;
@@ -62,9 +60,23 @@ export function observeDirectoryReads(observer: ((path: string) => void) | null)
   readObserver = observer;
 }
 
+/** The errno values a directory read can meet, by the names Deno's own errors carry. */
+const ERRNO_NAMES: Record<number, string> = {
+  1: "EPERM",
+  2: "ENOENT",
+  5: "EIO",
+  12: "ENOMEM",
+  13: "EACCES",
+  20: "ENOTDIR",
+  23: "ENFILE",
+  24: "EMFILE",
+  36: "ENAMETOOLONG",
+  40: "ELOOP",
+};
+
 /** An error carrying the errno name the callers test (`err.code`), like Deno's own. */
 function fsError(operation: string, path: string, errno: number): Error {
-  const code = errno === ENOENT ? "ENOENT" : errno === ENOTDIR ? "ENOTDIR" : `E${errno}`;
+  const code = ERRNO_NAMES[errno] ?? `E${errno}`;
   return Object.assign(new Error(`${operation} "${path}" failed: errno ${errno}`), { code });
 }
 

@@ -28,11 +28,34 @@ const symbols = {
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
-let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
+let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
-  lib ??= Deno.dlopen("libc.so.6", symbols);
-  return lib.symbols;
+/** null where libc lacks statx (glibc < 2.28): then Deno's lstat answers. */
+function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
+  if (lib === undefined) {
+    try {
+      lib = Deno.dlopen("libc.so.6", symbols);
+    } catch {
+      lib = null;
+    }
+  }
+  return lib?.symbols ?? null;
+}
+
+/** The size from the last lstat done without statx. */
+let fallbackSize = 0;
+
+function lstatWithDeno(path: string): number {
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.lstatSync(path);
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === "ENOENT" || code === "ENOTDIR") return ABSENT;
+    throw err;
+  }
+  fallbackSize = stat.size;
+  return stat.isFile ? REGULAR_FILE : stat.isDirectory ? DIRECTORY : OTHER;
 }
 
 /** Synchronous calls only, so the buffer is never shared by two calls. */
@@ -55,7 +78,9 @@ export function leanLstat(path: string): number {
 
 /** leanLstat of a path already in C form (c-path.ts). */
 export function leanLstatC(path: Uint8Array): number {
-  const rc = libc().statx(
+  const c = libc();
+  if (c === null) return lstatWithDeno(cPathText(path));
+  const rc = c.statx(
     AT_FDCWD,
     path,
     AT_SYMLINK_NOFOLLOW,
@@ -63,7 +88,7 @@ export function leanLstatC(path: Uint8Array): number {
     statBuffer,
   );
   if (rc !== 0) {
-    const code = errno();
+    const code = errno(c);
     if (code === ENOENT || code === ENOTDIR) return ABSENT;
     const err = new Error(`lstat "${cPathText(path)}" failed: errno ${code}`) as Error & {
       errno: number;
@@ -77,10 +102,11 @@ export function leanLstatC(path: Uint8Array): number {
 
 /** The size from the last leanLstat (exact below 2^53 bytes). */
 export function leanSize(): number {
+  if (lib === null) return fallbackSize;
   return statView.getUint32(STX_SIZE, true) + statView.getUint32(STX_SIZE + 4, true) * 2 ** 32;
 }
 
-function errno(): number {
-  const pointer = libc().__errno_location();
+function errno(c: NonNullable<ReturnType<typeof libc>>): number {
+  const pointer = c.__errno_location();
   return pointer === null ? 0 : new Deno.UnsafePointerView(pointer).getInt32();
 }
