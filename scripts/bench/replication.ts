@@ -14,7 +14,10 @@
  * ratio and the peak RSS (VmHWM).
  *
  *   node_modules/.bin/deno run -A scripts/bench/replication.ts [--keys 100000] [--dirs 100]
- *     [--rounds 3] [--dir /tmp/svc-bench-replication]
+ *     [--rounds 3] [--dir /tmp/svc-bench-replication] [--only list|reconcile [--alloc-profile]]
+ *
+ * `--alloc-profile` (with `--only`) prints where that phase's garbage comes from (bytes allocated
+ * per listed key, by function; alloc-profile.ts).
  */
 import { detachedRuleEnv } from "../../src/jobs/rules/rule-env-fixtures.ts";
 import { buildConfig } from "../../src/config/load.ts";
@@ -28,6 +31,7 @@ import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
 import { metaFor } from "../../src/storage/object-fixtures.ts";
 import { getXattr, setXattr } from "../../src/storage/xattr.ts";
 import { fmt, peakRss } from "./lib.ts";
+import { startAllocProfile } from "./alloc-profile.ts";
 
 const arg = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(name);
@@ -162,7 +166,9 @@ for (let round = 1; round <= rounds; round++) {
   let listing: number;
   let walk: number;
   if (only !== "") {
+    const profile = Deno.args.includes("--alloc-profile") ? await startAllocProfile() : undefined;
     const seconds = await time(only === "list" ? listBoth : reconcile);
+    if (profile) console.log(`\n${await profile.stop(keys * 2)} (unit: a listed key)\n`);
     console.log(`| ${round} | ${only} only | ${fmt(seconds, 2)} s | |`);
     continue;
   }

@@ -20,33 +20,84 @@
  */
 
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
+import { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "./fs-read-dir.ts";
 
 export const FILE = 0;
 export const DIR = 1;
 export const NESTED = 2;
 
-export interface SortedDir {
-  names: string[];
-  /** FILE, DIR or NESTED per entry. */
-  kinds: Uint8Array;
-  /** Whether the directory holds its own object (OBJECT_ENTRY) or marker body (MARKER_ENTRY). */
-  hasObjectEntry: boolean;
-  hasMarkerEntry: boolean;
+/**
+ * One directory's entries in key order, as parallel arrays rather than an object per entry. A
+ * cached (large) directory keeps its names packed: one string holding them all, with each
+ * entry's start and length, ~1 byte per character plus 6 per entry instead of a string object
+ * (~40 bytes) and an array slot each; `nameAt` slices the few names a page reaches.
+ */
+export class SortedDir {
+  #names: string[] | null;
+  #text = "";
+  #starts: Uint32Array | null = null;
+  #lengths: Uint8Array | null = null;
+  /** V8 keeps a string of only Latin-1 characters one byte per character. */
+  #bytesPerChar = 2;
+
+  constructor(
+    names: string[],
+    /** FILE, DIR or NESTED per entry. */
+    readonly kinds: Uint8Array,
+    /** Whether the directory holds its own object (OBJECT_ENTRY). */
+    readonly hasObjectEntry: boolean,
+    /** Whether it holds a marker body (MARKER_ENTRY). */
+    readonly hasMarkerEntry: boolean,
+  ) {
+    this.#names = names;
+    this.length = names.length;
+  }
+
+  readonly length: number;
+
+  nameAt(index: number): string {
+    if (this.#names !== null) return this.#names[index];
+    const start = this.#starts![index];
+    return this.#text.slice(start, start + this.#lengths![index]);
+  }
+
+  /** Memory the entries take once packed, in bytes (for the cache bound). */
+  get packedBytes(): number {
+    return this.#text.length * this.#bytesPerChar + this.length * 7;
+  }
+
+  /** Replaces the name array with the packed form (names are ≤ 255 UTF-16 units each). */
+  pack(): void {
+    const names = this.#names;
+    if (names === null) return;
+    const starts = new Uint32Array(names.length);
+    const lengths = new Uint8Array(names.length);
+    let at = 0;
+    for (let i = 0; i < names.length; i++) {
+      starts[i] = at;
+      lengths[i] = names[i].length;
+      at += names[i].length;
+    }
+    this.#text = names.join("");
+    this.#bytesPerChar = BEYOND_LATIN1.test(this.#text) ? 2 : 1;
+    this.#starts = starts;
+    this.#lengths = lengths;
+    this.#names = null;
+  }
 }
 
 /** Directories smaller than this are cheap to re-read and are not cached. */
 const CACHE_MIN_ENTRIES = 1024;
-/** Bound on the cached names of all directories together (~40 bytes each). */
-const CACHE_MAX_NAMES = 4_000_000;
+/**
+ * Bound on the packed listings of all cached directories together: 128 MiB holds a directory of
+ * ~5 million entries with names of 20 characters (a million-key bucket of each benchmark shape,
+ * ~90 MiB, fits at once).
+ */
+const CACHE_MAX_BYTES = 128 * 2 ** 20;
 /** A directory changed less than this before the read is not cached (see the header). */
 const STABLE_MS = 2500;
 
-const EMPTY: SortedDir = {
-  names: [],
-  kinds: new Uint8Array(0),
-  hasObjectEntry: false,
-  hasMarkerEntry: false,
-};
+const EMPTY = new SortedDir([], new Uint8Array(0), false, false);
 
 interface CacheEntry {
   stamp: string;
@@ -55,7 +106,7 @@ interface CacheEntry {
 
 /** Path → listing, in least-recently-used order (Map iteration order). */
 const cache = new Map<string, CacheEntry>();
-let cachedNames = 0;
+let cachedBytes = 0;
 
 /**
  * Compares two strings in UTF-8 byte order, which is Unicode code point order. JavaScript's `<`
@@ -78,7 +129,7 @@ function codePointRank(unit: number): number {
 }
 
 export function sortKeyAt(dir: SortedDir, index: number): string {
-  return dir.kinds[index] === DIR ? `${dir.names[index]}/` : dir.names[index];
+  return dir.kinds[index] === DIR ? `${dir.nameAt(index)}/` : dir.nameAt(index);
 }
 
 /**
@@ -100,60 +151,74 @@ export function sortedDirectory(path: string): SortedDir {
   }
   const readStart = Date.now();
   const dir = readDirectory(path);
-  if (dir.names.length >= CACHE_MIN_ENTRIES) remember(path, dir, readStart);
+  if (dir.length >= CACHE_MIN_ENTRIES) remember(path, dir, readStart);
   return dir;
 }
 
 /** Drops every cached listing (tests). */
 export function clearSortedDirectoryCache(): void {
   cache.clear();
-  cachedNames = 0;
+  cachedBytes = 0;
 }
 
+/**
+ * Reads and sorts `path`. Per entry: its name (shared by a directory's DIR and NESTED entries),
+ * a sort key for a directory (`name/`) and array slots; the sort orders entry numbers.
+ */
 function readDirectory(path: string): SortedDir {
-  const entries: Array<{ sortKey: string; name: string; kind: number }> = [];
+  const names: string[] = [];
+  const sortKeys: string[] = [];
+  const kindOf: number[] = [];
   let hasObjectEntry = false;
   let hasMarkerEntry = false;
   let astral = false;
   try {
-    for (const entry of Deno.readDirSync(path)) {
-      if (entry.isSymlink) continue;
-      if (isReservedEntry(entry.name)) {
-        if (entry.isFile) {
-          hasObjectEntry ||= entry.name === OBJECT_ENTRY;
-          hasMarkerEntry ||= entry.name === MARKER_ENTRY;
+    readDirectoryEntries(path, (name, type) => {
+      if (isReservedEntry(name)) {
+        if (type === ENTRY_FILE) {
+          hasObjectEntry ||= name === OBJECT_ENTRY;
+          hasMarkerEntry ||= name === MARKER_ENTRY;
         }
-        continue;
+        return;
       }
-      if (entry.isDirectory) {
-        entries.push({ sortKey: `${entry.name}/`, name: entry.name, kind: DIR });
-        entries.push({ sortKey: entry.name, name: entry.name, kind: NESTED });
-      } else if (entry.isFile) {
-        entries.push({ sortKey: entry.name, name: entry.name, kind: FILE });
-      } else continue;
-      astral ||= SURROGATE_OR_LATER.test(entry.name);
-    }
+      if (type === ENTRY_DIRECTORY) {
+        names.push(name, name);
+        sortKeys.push(`${name}/`, name);
+        kindOf.push(DIR, NESTED);
+      } else if (type === ENTRY_FILE) {
+        names.push(name);
+        sortKeys.push(name);
+        kindOf.push(FILE);
+      } else return;
+      astral ||= SURROGATE_OR_LATER.test(name);
+    });
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     if (code === "ENOENT" || code === "ENOTDIR") return EMPTY;
     throw err;
   }
+  const order = new Array<number>(names.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
   // JavaScript's own comparison is byte order unless names hold U+D800 or above, and it is
   // several times faster than compareUtf8 on large directories.
-  entries.sort(
-    astral
-      ? (a, b) => compareUtf8(a.sortKey, b.sortKey)
-      : (a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0),
+  order.sort(
+    astral ? (a, b) => compareUtf8(sortKeys[a], sortKeys[b]) : (a, b) => {
+      const x = sortKeys[a];
+      const y = sortKeys[b];
+      return x < y ? -1 : x > y ? 1 : 0;
+    },
   );
-  const kinds = new Uint8Array(entries.length);
-  const names = entries.map((entry, i) => {
-    kinds[i] = entry.kind;
-    return entry.name;
-  });
-  return { names, kinds, hasObjectEntry, hasMarkerEntry };
+  const kinds = new Uint8Array(order.length);
+  const sorted = new Array<string>(order.length);
+  for (let i = 0; i < order.length; i++) {
+    kinds[i] = kindOf[order[i]];
+    sorted[i] = names[order[i]];
+  }
+  return new SortedDir(sorted, kinds, hasObjectEntry, hasMarkerEntry);
 }
 
 const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
+const BEYOND_LATIN1 = /[\u0100-\uFFFF]/;
 
 /** What identifies one state of a directory's entry list; "" when it is gone. */
 function stampOf(path: string): string {
@@ -167,7 +232,6 @@ function stampOf(path: string): string {
 }
 
 function remember(path: string, dir: SortedDir, readStart: number): void {
-  if (dir.names.length > CACHE_MAX_NAMES) return;
   // Taken after the read: a change during it moved mtime past readStart - STABLE_MS.
   let stat: Deno.FileInfo;
   try {
@@ -179,11 +243,13 @@ function remember(path: string, dir: SortedDir, readStart: number): void {
   const ctime = stat.ctime?.getTime();
   if (mtime === undefined || ctime === undefined) return;
   if (Math.max(mtime, ctime) > readStart - STABLE_MS) return;
+  dir.pack();
+  if (dir.packedBytes > CACHE_MAX_BYTES) return;
   const stamp = `${stat.ino}:${mtime}:${ctime}`;
   cache.set(path, { stamp, dir });
-  cachedNames += dir.names.length;
+  cachedBytes += dir.packedBytes;
   for (const [oldest] of cache) {
-    if (cachedNames <= CACHE_MAX_NAMES) break;
+    if (cachedBytes <= CACHE_MAX_BYTES) break;
     forget(oldest);
   }
 }
@@ -192,5 +258,5 @@ function forget(path: string): void {
   const entry = cache.get(path);
   if (!entry) return;
   cache.delete(path);
-  cachedNames -= entry.dir.names.length;
+  cachedBytes -= entry.dir.packedBytes;
 }

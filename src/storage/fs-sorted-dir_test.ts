@@ -4,7 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { FilesystemBackend } from "./filesystem-backend.ts";
-import { clearSortedDirectoryCache, sortedDirectory } from "./fs-sorted-dir.ts";
+import {
+  clearSortedDirectoryCache,
+  compareUtf8,
+  type SortedDir,
+  sortedDirectory,
+  sortKeyAt,
+} from "./fs-sorted-dir.ts";
 import { fakeMeta } from "./object-fixtures.ts";
 import { setJsonXattr } from "./xattr.ts";
 
@@ -56,6 +62,38 @@ Deno.test("a cached large directory sees every later change", async () => {
     await backend.deleteObject("b", "d/k00000a");
     const fresh = sortedDirectory(dir);
     assert.notEqual(sortedDirectory(dir), fresh, "a just-changed directory is not cached");
+  } finally {
+    clearSortedDirectoryCache();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a cached (packed) listing answers the same entries as a fresh read", async () => {
+  const root = await Deno.makeTempDir({ prefix: "svc-sorted-dir-" });
+  clearSortedDirectoryCache();
+  try {
+    const dir = `${root}/d`;
+    await Deno.mkdir(dir);
+    // Names beyond Latin-1 and astral ones (a two-byte packed text), directories (a DIR and a
+    // NESTED entry each) whose names prefix file names, and the reserved entries.
+    for (let i = 0; i < COUNT; i++) {
+      const name = i % 5 === 0 ? `n${i}-名\u{1F600}` : i % 3 === 0 ? `n${i}` : `n${i}-x`;
+      if (i % 3 === 0) Deno.mkdirSync(`${dir}/${name}`);
+      else Deno.writeFileSync(`${dir}/${name}`, new Uint8Array());
+    }
+    Deno.writeFileSync(`${dir}/.svc-marker`, new Uint8Array());
+    const entries = (listing: SortedDir) =>
+      Array.from({ length: listing.length }, (_, i) => `${listing.kinds[i]}:${listing.nameAt(i)}`);
+    const fresh = sortedDirectory(dir);
+    assert.equal(fresh.length, COUNT + Math.ceil(COUNT / 3));
+    assert.ok(fresh.hasMarkerEntry && !fresh.hasObjectEntry);
+    const keys = Array.from({ length: fresh.length }, (_, i) => sortKeyAt(fresh, i));
+    assert.deepEqual(keys, [...keys].sort(compareUtf8), "entries in UTF-8 byte order");
+    await quiet();
+    const cached = sortedDirectory(dir);
+    assert.equal(sortedDirectory(dir), cached, "the listing is cached");
+    assert.deepEqual(entries(cached), entries(fresh));
+    assert.equal(cached.hasMarkerEntry, true);
   } finally {
     clearSortedDirectoryCache();
     await Deno.remove(root, { recursive: true });

@@ -9,9 +9,11 @@
  * on entries a page never reaches.
  */
 
-import { fromStored } from "./fs-extents.ts";
+import { fromStored, type StoredMeta } from "./fs-extents.ts";
 import type { ObjectInfo, ObjectMeta } from "./backend.ts";
-import { lookupXattr } from "./xattr.ts";
+import { lookupXattr, lookupXattrTextC } from "./xattr.ts";
+import { DIRECTORY, leanLstat, leanLstatC, leanSize, REGULAR_FILE } from "./lean-stat.ts";
+import { cJoinedPath, cPath } from "./c-path.ts";
 import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import {
   compareUtf8,
@@ -34,8 +36,11 @@ export function isAbsentError(err: unknown): boolean {
 }
 
 export type WalkItem =
-  /** A regular file: an object if it carries metadata. */
-  | { kind: "file"; key: string; path: string }
+  /**
+   * A regular file, `${dir}/${entry}`: an object if it carries metadata. Kept as its two parts:
+   * a listing verifies thousands of these, and the joined path string would be garbage.
+   */
+  | { kind: "file"; key: string; dir: string; entry: string }
   /**
    * A directory whose key ends in `/`: an object (a directory marker) if it carries metadata or
    * holds MARKER_ENTRY; `markerEntry` says whether it does, when the walk has read it.
@@ -103,10 +108,10 @@ class Walk {
   *directory(dirPath: string, dirKey: string): Generator<WalkItem> {
     const { prefix, startAfter, skip, rollUpDirectories } = this.options;
     const dir = this.read(dirPath);
-    for (let i = firstInRange(dir, dirKey, prefix, startAfter); i < dir.names.length; i++) {
+    for (let i = firstInRange(dir, dirKey, prefix, startAfter); i < dir.length; i++) {
       const kind = dir.kinds[i];
       const isDirectory = kind === DIR;
-      const name = dir.names[i];
+      const name = dir.nameAt(i);
       const key = dirKey + sortKeyAt(dir, i);
       const inPrefix = key.startsWith(prefix);
       // A directory whose key is a proper start of the prefix ("photos/" for "photos/2") holds
@@ -120,13 +125,15 @@ class Walk {
         // Only a directory that contains startAfter can still hold later keys.
         if (!(isDirectory && startAfter?.startsWith(key))) continue;
       }
-      const path = `${dirPath}/${name}`;
       if (kind === FILE) {
-        yield { kind: "file", key, path };
-      } else if (kind === NESTED) {
+        yield { kind: "file", key, dir: dirPath, entry: name };
+        continue;
+      }
+      const path = `${dirPath}/${name}`;
+      if (kind === NESTED) {
         // Rolled up, the directory is never read: its object is probed (one getxattr) instead.
         if (rollUpDirectories || this.read(path).hasObjectEntry) {
-          yield { kind: "file", key, path: `${path}/${OBJECT_ENTRY}` };
+          yield { kind: "file", key, dir: path, entry: OBJECT_ENTRY };
         }
       } else if (rollUpDirectories && inPrefix) {
         if (isAfter(key, startAfter)) yield { kind: "prefix", key, path };
@@ -161,7 +168,7 @@ function firstInRange(
     return compareUtf8(key, bound) < 0 && !(dir.kinds[i] === DIR && bound.startsWith(key));
   };
   let low = 0;
-  let high = dir.names.length;
+  let high = dir.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
     if (below(mid)) low = mid + 1;
@@ -223,14 +230,69 @@ export function readMeta(path: string): ObjectMeta | null {
 
 const decoder = new TextDecoder();
 
-/** The ObjectInfo of a walked candidate, or null when it is not an object. */
+/**
+ * The ObjectInfo of a walked candidate, or null when it is not an object. The same decisions as
+ * readFileObjectSync / readMarkerSync (metadata first, then the type), made with the lean
+ * lookups (lookupXattrTextC, leanLstatC): a listing verifies every entry it shows, and their
+ * garbage (a C string, a value copy and a FileInfo with four Dates per entry) was most of what a
+ * listing allocated. Synchronous: an async stat costs far more per call than the few
+ * microseconds the kernel needs.
+ */
 export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
-  // Synchronous: a listing page verifies up to a thousand entries, and an async stat costs far
-  // more per call than the few microseconds the kernel needs.
-  const found = item.kind === "file"
-    ? readFileObjectSync(item.path)
-    : readMarkerSync(item.path, item.kind === "dir" ? item.markerEntry : undefined);
-  return found && { key: item.key, storedSize: found.storedSize, meta: found.meta };
+  if (item.kind === "file") return listedFile(item.key, item.dir, item.entry);
+  const own = listedMeta(cPath(item.path));
+  const withBody = item.kind === "dir" && item.markerEntry === false
+    ? null
+    : listedFile(item.key, item.path, MARKER_ENTRY);
+  if (own && (!withBody || own.lastModified > withBody.meta.lastModified)) {
+    return leanLstat(item.path) === DIRECTORY ? { key: item.key, storedSize: 0, meta: own } : null;
+  }
+  return withBody;
+}
+
+/** The metadata at a C path (c-path.ts). */
+function listedMeta(path: Uint8Array): StoredMeta | null {
+  const text = lookupXattrTextC(path, META_XATTR);
+  if (text === null) return null;
+  const meta = JSON.parse(text) as StoredMeta;
+  // A page of listed objects is held while the caller works through it (a replication walk holds
+  // several), so its strings outlive the young generation. Repeated values are shared: the MD5 of
+  // a single-part object is its ETag, and content types and storage kinds repeat across a bucket.
+  if (meta.md5 === meta.etag) meta.md5 = meta.etag;
+  meta.contentType = shared(meta.contentType);
+  meta.storage = shared(meta.storage);
+  if (isEmptyRecord(meta.userMeta)) meta.userMeta = NONE;
+  if (isEmptyRecord(meta.headers)) meta.headers = NONE;
+  return meta;
+}
+
+/** The empty user metadata and headers of most objects, one frozen copy (never written to). */
+const NONE: Record<string, string> = Object.freeze({});
+
+function isEmptyRecord(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  for (const _ in value) return false;
+  return true;
+}
+
+/** Common short strings, one copy each (bounded: a bucket of random content types). */
+const sharedStrings = new Map<unknown, string>();
+
+function shared<T>(value: T): T {
+  if (typeof value !== "string" || value.length > 100) return value;
+  const known = sharedStrings.get(value);
+  if (known !== undefined) return known as T;
+  if (sharedStrings.size < 1024) sharedStrings.set(value, value);
+  return value;
+}
+
+/** The object in file `${dir}/${entry}`, with the same decisions as readFileObjectSync. */
+function listedFile(key: string, dir: string, entry: string): ObjectInfo | null {
+  const stored = listedMeta(cJoinedPath(dir, entry));
+  if (!stored || leanLstatC(cJoinedPath(dir, entry)) !== REGULAR_FILE) return null;
+  if (stored.extents === undefined) return { key, storedSize: leanSize(), meta: stored };
+  const { meta, storedSize } = fromStored(stored, leanSize());
+  return { key, storedSize, meta };
 }
 
 /** A stored object: its metadata, and the file holding its bytes (none for an empty marker). */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { ListOptions, ObjectMeta } from "./backend.ts";
 import { FilesystemBackend } from "./filesystem-backend.ts";
 import { commonPrefixOf, compareUtf8 } from "./fs-walk.ts";
+import { observeDirectoryReads } from "./fs-read-dir.ts";
 import { fakeMeta } from "./object-fixtures.ts";
 
 const encoder = new TextEncoder();
@@ -227,11 +228,7 @@ Deno.test("listing never reads directories outside the prefix or before startAft
   withBackend(async (backend) => {
     for (const key of ["a/1", "b/1", "c/1", "d/x/1", "d/y/1", "d/y/2"]) await put(backend, key);
     const read: string[] = [];
-    const original = Deno.readDirSync;
-    Deno.readDirSync = (path: string | URL) => {
-      read.push(String(path).slice(`${backend.root}/b`.length) || ".");
-      return original(path);
-    };
+    observeDirectoryReads((path) => read.push(path.slice(`${backend.root}/b`.length) || "."));
     try {
       const byPrefix = await backend.listObjects("b", { prefix: "d/y", maxKeys: 10 });
       assert.deepEqual(byPrefix.objects.map((o) => o.key), ["d/y/1", "d/y/2"]);
@@ -243,6 +240,32 @@ Deno.test("listing never reads directories outside the prefix or before startAft
       assert.deepEqual(folders.commonPrefixes, ["a/", "b/", "c/", "d/"]);
       assert.deepEqual(read.splice(0), ["."], "delimiter / must not descend");
     } finally {
-      Deno.readDirSync = original;
+      observeDirectoryReads(null);
     }
+  }));
+
+Deno.test("listed metadata is the stored metadata, with its repeated parts shared", () =>
+  withBackend(async (backend) => {
+    const plain = fakeMeta(1, { etag: "abc", md5: "abc", lastModified: 5 });
+    const rich = fakeMeta(1, {
+      etag: "e-2",
+      md5: "",
+      userMeta: { owner: "ann" },
+      headers: { "cache-control": "no-cache" },
+      tags: { team: "x" },
+    });
+    for (const [key, meta] of [["p1", plain], ["p2", plain], ["r", rich]] as const) {
+      const staged = await backend.stageObject("b", key, new Blob(["x"]).stream());
+      await staged.commit(meta);
+    }
+    const page = await backend.listObjects("b", { prefix: "", maxKeys: 10 });
+    const [p1, p2, r] = page.objects;
+    assert.deepEqual(p1.meta, plain);
+    assert.deepEqual(r.meta, rich);
+    assert.equal(p1.storedSize, 1);
+    // The empty records are one frozen object: a write to them fails loudly, never leaks.
+    assert.equal(p1.meta.userMeta, p2.meta.userMeta);
+    assert.ok(Object.isFrozen(p1.meta.userMeta) && Object.isFrozen(p1.meta.headers));
+    assert.ok(!Object.isFrozen(r.meta.userMeta));
+    assert.deepEqual({ ...p1.meta }, plain, "spreads and copies see every field");
   }));

@@ -4,6 +4,8 @@
  * commits bytes and metadata together.
  */
 
+import { cPathText } from "./c-path.ts";
+
 const ENOENT = 2;
 const ENOTDIR = 20;
 const ENODATA = 61;
@@ -12,6 +14,13 @@ const ENOTSUP = 95;
 
 const symbols = {
   getxattr: { parameters: ["buffer", "buffer", "buffer", "usize"], result: "isize" },
+  // The same call answering a Number: an isize result is a fresh BigInt per call. The value
+  // (a length up to the 1 MiB buffer, or -1) fits the low 32 bits of the return register.
+  getxattr32: {
+    name: "getxattr",
+    parameters: ["buffer", "buffer", "buffer", "usize"],
+    result: "i32",
+  },
   setxattr: { parameters: ["buffer", "buffer", "buffer", "usize", "i32"], result: "i32" },
   removexattr: { parameters: ["buffer", "buffer"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer" },
@@ -42,6 +51,10 @@ function cString(value: string): Uint8Array<ArrayBuffer> {
 let pathBuffer = new Uint8Array(4096);
 let valueBuffer = new Uint8Array(4096);
 const names = new Map<string, Uint8Array<ArrayBuffer>>();
+/** valueBuffer's length as the BigInt getxattr takes (one BigInt per call is garbage too). */
+let valueLength = { length: valueBuffer.length, big: BigInt(valueBuffer.length) };
+/** Views of valueBuffer by length, for lookupXattrTextC (a subarray per call is garbage too). */
+let valueViews: Uint8Array[] = [];
 
 /** `path` NUL-terminated in the shared path buffer. */
 function pathC(path: string): Uint8Array {
@@ -128,6 +141,31 @@ export function lookupXattr(path: string, name: string): Uint8Array | null {
       continue;
     }
     throw new XattrError("getxattr", path, code);
+  }
+}
+
+/**
+ * Reads one attribute of a path in C form (c-path.ts) as UTF-8 text, with the same absences as
+ * lookupXattr (null for a missing attribute or path). Allocation-free apart from the string: the
+ * value is decoded from the shared value buffer. Listings call this once per
+ * listed entry, where a fresh C string and value copy each were most of the garbage.
+ */
+export function lookupXattrTextC(pathBytes: Uint8Array, name: string): string | null {
+  const nameBytes = nameC(name);
+  for (;;) {
+    if (valueLength.length !== valueBuffer.length) {
+      valueLength = { length: valueBuffer.length, big: BigInt(valueBuffer.length) };
+      valueViews = [];
+    }
+    const n = libc().getxattr32(pathBytes, nameBytes, valueBuffer, valueLength.big);
+    if (n >= 0) return decoder.decode(valueViews[n] ??= valueBuffer.subarray(0, n));
+    const code = errno();
+    if (code === ENODATA || code === ENOENT || code === ENOTDIR) return null;
+    if (code === ERANGE && valueBuffer.length < 1 << 20) {
+      valueBuffer = new Uint8Array(valueBuffer.length * 4);
+      continue;
+    }
+    throw new XattrError("getxattr", cPathText(pathBytes), code);
   }
 }
 

@@ -139,7 +139,11 @@ export class ReconcileWalk {
   async #chunk(readers: Readers): Promise<Item[]> {
     const items: Item[] = [];
     while (items.length < this.#o.batchSize) {
-      const [s, d] = await Promise.all([readers.source.peek(), readers.destination.peek()]);
+      let s = readers.source.peekHeld();
+      let d = readers.destination.peekHeld();
+      if (s === undefined || d === undefined) {
+        [s, d] = await Promise.all([readers.source.peek(), readers.destination.peek()]);
+      }
       if (s === null && d === null) break;
       const order = s === null ? 1 : d === null ? -1 : compareUtf8(s.rel, d.rel);
       const rel = order <= 0 ? s!.rel : d!.rel;

@@ -79,6 +79,15 @@ export class SideReader {
     return this.#buffer[this.#index] ?? null;
   }
 
+  /**
+   * What `peek` would answer when that needs no listing (an entry of the page held, or null at
+   * the end); undefined when it does. Lets the walk merge a held page without a promise per entry.
+   */
+  peekHeld(): Entry | null | undefined {
+    if (this.#index < this.#buffer.length) return this.#buffer[this.#index];
+    return this.#done ? null : undefined;
+  }
+
   /** The entry `peek` returned; call only after it returned one. */
   shift(): Entry {
     return this.#buffer[this.#index++];
