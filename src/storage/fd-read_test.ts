@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { withRegularFile } from "./fd-read.ts";
+import { lstatNoThrow, withRegularFile } from "./fd-read.ts";
 import { setXattr } from "./xattr.ts";
 
 const text = new TextDecoder();
@@ -95,6 +95,30 @@ Deno.test("withRegularFile closes the descriptor when its callback throws", asyn
       );
     }
     assert.deepEqual([...Deno.readDirSync("/proc/self/fd")].length, openBefore);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("lstatNoThrow matches Deno.lstatSync, and answers null for a missing path", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/file`, new Uint8Array(1234));
+    await Deno.mkdir(`${dir}/directory`);
+    await Deno.symlink(`${dir}/file`, `${dir}/link`);
+    for (const name of ["file", "directory", "link"]) {
+      const expected = Deno.lstatSync(`${dir}/${name}`);
+      const got = lstatNoThrow(`${dir}/${name}`);
+      assert.deepEqual(got, {
+        isFile: expected.isFile,
+        isDirectory: expected.isDirectory,
+        size: expected.size,
+        ino: expected.ino,
+      });
+    }
+    assert.equal(lstatNoThrow(`${dir}/link`)?.isFile, false); // the link itself, not followed
+    assert.equal(lstatNoThrow(`${dir}/absent`), null);
+    assert.equal(lstatNoThrow(`${dir}/file/below-a-file`), null);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -210,8 +210,9 @@ export class FilesystemBackend implements Backend {
     const bucketDir = await this.requireBucket(bucket);
     await checkPathConflicts(bucketDir, parsed);
     const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
-    // Creating the temp file is a quick local call: done inline (see lstatOrNull).
-    const file = Deno.openSync(tmpPath, { write: true, createNew: true });
+    // Not inline, unlike the metadata calls: creating a name locks the temp directory, which
+    // concurrent commits hold while they rename out of it, and the main thread would wait there.
+    const file = await Deno.open(tmpPath, { write: true, createNew: true });
     const writeback = new EarlyWriteback(tmpPath);
     let size: number;
     try {
