@@ -8,9 +8,9 @@
  * `{id, digests}` (hex per algorithm); `{id, abort: true}` forgets the job.
  */
 /// <reference lib="deno.worker" />
-import { createHash, type Hash } from "node:crypto";
+import { createHasher, type HashAlgorithm, type Hasher } from "./native-hash.ts";
 
-export type HashAlgorithm = "md5" | "sha256";
+export type { HashAlgorithm } from "./native-hash.ts";
 
 export type HashRequest =
   | { id: number; ring: SharedArrayBuffer; algorithms: HashAlgorithm[] }
@@ -24,7 +24,7 @@ export type HashReply =
 
 interface Job {
   ring: Uint8Array;
-  hashes: [HashAlgorithm, Hash][];
+  hashes: [HashAlgorithm, Hasher][];
 }
 
 const jobs = new Map<number, Job>();
@@ -34,7 +34,7 @@ self.onmessage = (event: MessageEvent<HashRequest>) => {
   if ("ring" in message) {
     jobs.set(message.id, {
       ring: new Uint8Array(message.ring),
-      hashes: message.algorithms.map((algorithm) => [algorithm, createHash(algorithm)]),
+      hashes: message.algorithms.map((algorithm) => [algorithm, createHasher(algorithm)]),
     });
   } else if ("offset" in message) {
     const job = jobs.get(message.id);
@@ -47,9 +47,10 @@ self.onmessage = (event: MessageEvent<HashRequest>) => {
     const job = jobs.get(message.id);
     jobs.delete(message.id);
     const digests: Partial<Record<HashAlgorithm, string>> = {};
-    for (const [algorithm, hash] of job?.hashes ?? []) digests[algorithm] = hash.digest("hex");
+    for (const [algorithm, hash] of job?.hashes ?? []) digests[algorithm] = hash.hex();
     self.postMessage({ id: message.id, digests } satisfies HashReply);
   } else {
+    for (const [, hash] of jobs.get(message.id)?.hashes ?? []) hash.free();
     jobs.delete(message.id);
   }
 };

@@ -37,6 +37,7 @@ import {
   writeStreamToFile,
 } from "./file-streams.ts";
 import { EarlyWriteback } from "./early-writeback.ts";
+import { withRegularFile } from "./fd-read.ts";
 import {
   checkPathConflicts,
   isUsableBucketName,
@@ -165,6 +166,8 @@ export class FilesystemBackend implements Backend {
 
   async getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
     const parsed = parseKeyOrNull(key);
+    const small = parsed && this.readSmallObject(bucket, parsed, range);
+    if (small) return small;
     for (let attempt = 0; parsed && attempt < READ_ATTEMPTS; attempt++) {
       const found = this.readObject(bucket, parsed);
       if (!found) break;
@@ -183,8 +186,7 @@ export class FilesystemBackend implements Backend {
         return { info, body };
       }
       if (file && end - start + 1 <= SMALL_BODY_BYTES) {
-        const bytes = readRangeSync(file, start, end - start + 1);
-        return { info, body: bytesStream(bytes), bytes };
+        return smallBody(info, readRangeSync(file, start, end - start + 1));
       }
       if (file) {
         return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
@@ -208,8 +210,9 @@ export class FilesystemBackend implements Backend {
     const bucketDir = await this.requireBucket(bucket);
     await checkPathConflicts(bucketDir, parsed);
     const tmpPath = `${this.tmpDir}/${crypto.randomUUID()}.put`;
-    // Creating the temp file is a quick local call: done inline (see lstatOrNull).
-    const file = Deno.openSync(tmpPath, { write: true, createNew: true });
+    // Not inline, unlike the metadata calls: creating a name locks the temp directory, which
+    // concurrent commits hold while they rename out of it, and the main thread would wait there.
+    const file = await Deno.open(tmpPath, { write: true, createNew: true });
     const writeback = new EarlyWriteback(tmpPath);
     let size: number;
     try {
@@ -434,6 +437,37 @@ export class FilesystemBackend implements Backend {
     return { info, ino: found.file, extents: found.extents };
   }
 
+  /**
+   * The common small GET in one pass over one descriptor (fd-read.ts): a plain key whose file
+   * holds a passthrough object of at most SMALL_BODY_BYTES in the requested range. Metadata,
+   * size and bytes come from the one open inode, so a concurrent replace cannot mix versions.
+   * null for anything else (absent, nested, a marker, extents, a larger read): the general path.
+   */
+  private readSmallObject(
+    bucket: string,
+    parsed: ParsedKey,
+    range: ByteRange | undefined,
+  ): ObjectBody | null {
+    if (parsed.marker) return null;
+    return withRegularFile(objectPath(this.bucketDir(bucket), parsed), (file) => {
+      const raw = file.attribute(META_XATTR);
+      if (raw === null) return null;
+      const stored = JSON.parse(utf8.decode(raw)) as StoredMeta;
+      if (stored.extents !== undefined) return null;
+      const info: ObjectInfo = { key: parsed.key, storedSize: file.size, meta: stored };
+      const start = range?.start ?? 0;
+      const end = range?.end ?? file.size - 1;
+      if (range && (start < 0 || end < start || end >= file.size)) {
+        throw new SvcError(
+          "InvalidRange",
+          `Range ${start}-${end} is outside object "${parsed.key}"`,
+        );
+      }
+      if (end - start + 1 > SMALL_BODY_BYTES) return null;
+      return smallBody(info, file.read(start, end - start + 1));
+    });
+  }
+
   private stagedFile(
     bucketDir: string,
     parsed: ParsedKey,
@@ -495,6 +529,23 @@ export class FilesystemBackend implements Backend {
       },
     };
   }
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * A small body already read. Its stream is made only if a caller asks for it: the HTTP answer
+ * sends `bytes` with the headers, and building an unused ReadableStream per GET was measurable.
+ */
+function smallBody(info: ObjectInfo, bytes: Uint8Array<ArrayBuffer>): ObjectBody {
+  let stream: ReadableStream<Uint8Array> | undefined;
+  return {
+    info,
+    bytes,
+    get body() {
+      return stream ??= bytesStream(bytes);
+    },
+  };
 }
 
 function statOrNull(path: string): Deno.FileInfo | null {

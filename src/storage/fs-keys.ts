@@ -22,6 +22,7 @@ import {
   type StoredObject,
 } from "./fs-walk.ts";
 import { nestObjectFile, pathLock } from "./fs-nesting.ts";
+import { lstatNoThrow } from "./fd-read.ts";
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { removeXattr, setJsonXattr } from "./xattr.ts";
 
@@ -88,18 +89,24 @@ export function objectPath(bucketDir: string, parsed: ParsedKey): string {
 /**
  * Refuses a key only for a file in its way that is not an object (placed by hand: never moved,
  * never deleted). An object file in the way becomes a directory at commit (fs-nesting.ts), and a
- * directory where the key's file goes holds the object inside it. Cheap on the common path: two
- * lstat calls.
+ * directory where the key's file goes holds the object inside it. Cheap on the common path: no
+ * call for a key of one segment (the caller checked the bucket), one inline lstat otherwise.
  */
 export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): Promise<void> {
   const { segments } = parsed;
-  const parentPath = [bucketDir, ...segments.slice(0, -1)].join("/");
-  const parent = await Deno.lstat(parentPath).catch((err) => {
-    // ENOENT: path resolution stopped at a missing directory, so no file is in the way above.
-    if (errorCode(err) === "ENOENT") return null;
-    if (errorCode(err) === "ENOTDIR") return "file-above" as const;
-    throw err;
-  });
+  // A key of one segment has the bucket directory as parent, which the caller just checked.
+  const parent = segments.length === 1 ? null : (() => {
+    // Inline like every other metadata call of the object hot path (see lstatOrNull in
+    // filesystem-backend.ts): an lstat walks cached entries and takes no directory lock.
+    try {
+      return Deno.lstatSync([bucketDir, ...segments.slice(0, -1)].join("/"));
+    } catch (err) {
+      // ENOENT: path resolution stopped at a missing directory, so no file is in the way above.
+      if (errorCode(err) === "ENOENT") return null;
+      if (errorCode(err) === "ENOTDIR") return "file-above" as const;
+      throw err;
+    }
+  })();
   if (parent === "file-above" || (parent && !parent.isDirectory)) {
     const blocking = await blockingNonObject(bucketDir, parsed);
     if (blocking) throw blocking;
@@ -123,7 +130,7 @@ export async function placeFile(tmpPath: string, bucketDir: string, parsed: Pars
   const plain = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
     await makeDirectories(bucketDir, parsed, parsed.segments.length - 1);
-    const nested = (await Deno.lstat(plain).catch(nullIfAbsent))?.isDirectory === true;
+    const nested = statOrNull(plain)?.isDirectory === true;
     const target = nested ? `${plain}/${OBJECT_ENTRY}` : plain;
     try {
       // A rename onto the plain path waits for a conversion of that path (see fs-nesting.ts).
@@ -203,7 +210,8 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
  */
 async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: number) {
   const dirs = parsed.segments.slice(0, depth);
-  if ((await Deno.lstat([bucketDir, ...dirs].join("/")).catch(nullIfAbsent))?.isDirectory) return;
+  // The common case, every directory there already: one inline lstat.
+  if (statOrNull([bucketDir, ...dirs].join("/"))?.isDirectory) return;
   if (!(await Deno.lstat(bucketDir).catch(nullIfAbsent))?.isDirectory) {
     throw noSuchBucket(bucketDir);
   }
@@ -283,7 +291,7 @@ export function locateObjectSync(bucketDir: string, parsed: ParsedKey): StoredOb
   const path = objectPath(bucketDir, parsed);
   if (parsed.marker) return readMarkerSync(path, undefined, true);
   // The plain layout costs what it always did: one lstat, one attribute read.
-  const stat = statOrNull(path);
+  const stat = lstatNoThrow(path);
   if (stat?.isDirectory) return readFileObjectSync(`${path}/${OBJECT_ENTRY}`, true);
   if (!stat?.isFile) return null;
   // Stat before metadata: see readFileObjectSync's forOpen.

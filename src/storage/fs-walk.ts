@@ -305,7 +305,11 @@ export interface StoredObject {
 }
 
 /** The object in file `path` from its metadata attribute and stat (fs-extents' stored form). */
-export function fileObject(stored: ObjectMeta, path: string, stat: Deno.FileInfo): StoredObject {
+export function fileObject(
+  stored: ObjectMeta,
+  path: string,
+  stat: Pick<Deno.FileInfo, "size" | "ino">,
+): StoredObject {
   const { meta, storedSize, extents } = fromStored(stored, stat.size);
   const found: StoredObject = { meta, storedSize, file: { path, ino: stat.ino } };
   if (extents !== undefined) found.extents = extents;
