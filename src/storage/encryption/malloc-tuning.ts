@@ -21,12 +21,18 @@
 
 /** mallopt parameters (glibc's malloc.h). */
 const M_TRIM_THRESHOLD = -1;
+const M_TOP_PAD = -2;
 const M_MMAP_THRESHOLD = -3;
 
 /** Blocks under this come from the heap: a decrypted batch (960 KiB) with room to spare. */
 export const MMAP_THRESHOLD_BYTES = 2 * 1024 * 1024;
 /** Free memory kept at the top of the heap: more than one garbage collection frees at once. */
 export const TRIM_THRESHOLD_BYTES = 128 * 1024 * 1024;
+/**
+ * What a trim leaves (and how far the heap grows ahead, untouched, so costing no memory): when a
+ * late collection frees more than the trim threshold at once, half of it stays warm.
+ */
+export const TOP_PAD_BYTES = 64 * 1024 * 1024;
 
 const symbols = {
   mallopt: { parameters: ["i32", "i32"], result: "i32" },
@@ -52,11 +58,12 @@ export function tuneMallocForStreaming(): string | null {
   }
   try {
     const ok = lib.symbols.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) === 1 &&
-      lib.symbols.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) === 1;
+      lib.symbols.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) === 1 &&
+      lib.symbols.mallopt(M_TOP_PAD, TOP_PAD_BYTES) === 1;
     if (ok) {
       applied = `malloc mmap threshold ${MMAP_THRESHOLD_BYTES >> 20} MiB, trim threshold ${
         TRIM_THRESHOLD_BYTES >> 20
-      } MiB`;
+      } MiB, top pad ${TOP_PAD_BYTES >> 20} MiB`;
     }
   } finally {
     lib.close();
