@@ -82,7 +82,7 @@ export class FrameDecryptor {
    * stream has moved past it (HTTP/2 until the client's window takes it; see
    * tests/encryption_lifetime_test.ts), and gives no signal when it lets go. One chunk per batch
    * instead of one per frame: each chunk costs a pass through the stream, the response pump and
-   * an op, which for 64 KiB chunks came to ~0.8 CPU-s per GiB (docs/BENCHMARKS.md). Arrays this
+   * an op (64 KiB chunks: up to ~0.8 CPU-s per GiB more, docs/BENCHMARKS.md). Arrays this
    * size stay cheap only with malloc's thresholds raised (malloc-tuning.ts).
    */
   async #openBatch(): Promise<Uint8Array> {
