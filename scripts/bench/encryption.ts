@@ -7,10 +7,12 @@
  * is printed, since the machine is shared. Server CPU seconds per GiB moved by PUT and GET are
  * recorded too (all threads of the server process: steadier than wall time when other work shares
  * the cores), and per range read (after the server went idle, so the GET's garbage collection is
- * not billed to the ranges). Ends with the peak RSS (VmHWM) of both servers.
+ * not billed to the ranges). Ends with the peak RSS (VmHWM) of both servers. `--base DIR` adds
+ * a third server, encrypted, run from another checkout (before/after in one run: `git archive
+ * <commit> | tar -x -C DIR` and a `node_modules` symlink); its ratios to plaintext come last.
  *
  *   node_modules/.bin/deno run -A scripts/bench/encryption.ts [--size-mib 1024] [--rounds 3]
- *     [--ranges 40]
+ *     [--ranges 40] [--base DIR]
  */
 import { cpuSeconds, drain, fmt, GiB, MiB, peakRss, rawPut, startProcess, timed } from "./lib.ts";
 
@@ -21,6 +23,7 @@ const option = (name: string) => {
 const sizeBytes = Number(option("--size-mib") ?? 1024) * MiB;
 const rounds = Number(option("--rounds") ?? 3);
 const rangeCount = Number(option("--ranges") ?? 40);
+const base = option("--base");
 const ROOT = new URL("../../", import.meta.url).pathname;
 const KEY = "5e".repeat(32);
 
@@ -34,7 +37,7 @@ async function settle(pid: number) {
 }
 
 const dirs: string[] = [];
-async function startSvc(encrypted: boolean) {
+async function startSvc(encrypted: boolean, root = ROOT) {
   const dir = await Deno.makeTempDir({ prefix: `bench-enc-${encrypted ? "on" : "off"}-` });
   dirs.push(dir);
   const env: Record<string, string> = {
@@ -51,17 +54,20 @@ async function startSvc(encrypted: boolean) {
     env.SVC_CONFIG = `${dir}/svc.yaml`;
     env.SVC_ENCRYPTION_KEY = KEY;
   }
-  const server = await startProcess([`${ROOT}main.ts`, "--listen", "127.0.0.1:0"], env, dir);
+  const server = await startProcess([`${root}/main.ts`, "--listen", "127.0.0.1:0"], env, dir);
   await fetch(`${server.url}/bench`, { method: "PUT" }).then((r) => r.body?.cancel());
   return server;
 }
 
 const plain = await startSvc(false);
 const sealed = await startSvc(true);
+const before = base ? await startSvc(true, base) : null;
 const targets = [
   { name: "plaintext", url: `${plain.url}/bench`, pid: plain.pid },
   { name: "aes256-gcm-proxy", url: `${sealed.url}/bench`, pid: sealed.pid },
 ];
+if (before) targets.push({ name: "before", url: `${before.url}/bench`, pid: before.pid });
+const compared = targets.slice(1).map((t) => t.name);
 type Row = Record<string, number>;
 const measures: Record<string, Row[]> = {};
 const record = (measure: string, round: number, name: string, value: number) => {
@@ -100,8 +106,11 @@ try {
         }
       });
       const cpuRanges = await cpuSeconds(t.pid) - cpuRangesStart;
+      const load = (await Deno.readTextFile("/proc/loadavg")).split(" ")[0];
       console.error(
-        `round ${round} ${t.name}: PUT ${fmt(put.seconds, 2)} s, GET ${fmt(get.seconds, 2)} s, ` +
+        `round ${round} ${t.name} (load ${load}): PUT ${fmt(put.seconds, 2)} s, GET ${
+          fmt(get.seconds, 2)
+        } s, ` +
           `${rangeCount} ranges ${fmt(ranged.seconds, 2)} s`,
       );
       record(`${label} PUT (MiB/s)`, round, t.name, sizeBytes / MiB / put.seconds);
@@ -127,24 +136,32 @@ try {
     await Promise.all(targets.map(async (t) => [t.name, await peakRss(t.pid) / 1e6] as const)),
   );
 
-  console.log(`| measure | plaintext | aes256-gcm-proxy | ratio (median, spread) |`);
-  console.log(`|---|---|---|---|`);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
+  console.log(
+    `| measure | plaintext | ${
+      compared.map((name) => `${name} | ratio (median, spread)`).join(" | ")
+    } |`,
+  );
+  console.log(`|---|---|${compared.map(() => "---|---|").join("")}`);
   for (const [measure, rows] of Object.entries(measures)) {
-    const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1];
-    const ratios = rows.map((r) => r["aes256-gcm-proxy"] / r.plaintext);
+    const cells = compared.map((name) => {
+      const ratios = rows.map((r) => r[name] / r.plaintext);
+      return `${fmt(median(rows.map((r) => r[name])))} | ${fmt(median(ratios), 2)} (${
+        fmt(Math.min(...ratios), 2)
+      }-${fmt(Math.max(...ratios), 2)})`;
+    });
     console.log(
-      `| ${measure} | ${fmt(median(rows.map((r) => r.plaintext)))} | ${
-        fmt(median(rows.map((r) => r["aes256-gcm-proxy"])))
-      } | ${fmt(median([...ratios]), 2)} (${fmt(Math.min(...ratios), 2)}-${
-        fmt(Math.max(...ratios), 2)
-      }) |`,
+      `| ${measure} | ${fmt(median(rows.map((r) => r.plaintext)))} | ${cells.join(" | ")} |`,
     );
   }
   console.log(
-    `| peak RSS (MB) | ${fmt(rss.plaintext)} | ${fmt(rss["aes256-gcm-proxy"])} | |`,
+    `| peak RSS (MB) | ${fmt(rss.plaintext)} | ${
+      compared.map((name) => `${fmt(rss[name])} |`).join(" | ")
+    } |`,
   );
 } finally {
   await plain.stop();
   await sealed.stop();
+  await before?.stop();
   for (const dir of dirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
 }

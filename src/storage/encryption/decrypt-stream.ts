@@ -43,14 +43,14 @@ export class FrameDecryptor {
   }
 
   /**
-   * The next verified pieces of plaintext (one batch, a piece per frame, cut to the range, none
-   * empty); null at the end of the range.
+   * The next verified plaintext (one batch, cut to the range, never empty); null at the end of
+   * the range.
    */
-  async next(): Promise<Uint8Array[] | null> {
+  async next(): Promise<Uint8Array | null> {
     try {
       while (!this.#finished && this.#next <= this.#last) {
-        const pieces = await this.#openBatch();
-        if (pieces.length > 0) return pieces;
+        const chunk = await this.#openBatch();
+        if (chunk.length > 0) return chunk;
       }
       if (!this.#finished) {
         this.#finished = true;
@@ -61,7 +61,7 @@ export class FrameDecryptor {
           );
         }
         this.plan.cipher.dispose();
-        this.reader.release(); // every view of its buffers was opened into pieces already
+        this.reader.release(); // every view of its buffers was opened into chunks already
       }
       return null;
     } catch (err) {
@@ -77,11 +77,15 @@ export class FrameDecryptor {
   }
 
   /**
-   * Reads, opens and cuts the next batch of frames. Each frame opens into its own 64 KiB array:
-   * allocations under malloc's mmap threshold (128 KiB) reuse warm memory, while a fresh 1 MiB
-   * chunk per batch cost ~80,000 page faults and up to ~1.5 CPU-s per GiB (measured here).
+   * Reads, opens and cuts the next batch of frames into one fresh array, the chunk handed to the
+   * HTTP layer. Fresh, never pooled: the HTTP layer keeps a chunk, without copying it, after the
+   * stream has moved past it (HTTP/2 until the client's window takes it; see
+   * tests/encryption_lifetime_test.ts), and gives no signal when it lets go. One chunk per batch
+   * instead of one per frame: each chunk costs a pass through the stream, the response pump and
+   * an op (64 KiB chunks: up to ~0.8 CPU-s per GiB more, docs/BENCHMARKS.md). Arrays this
+   * size stay cheap only with malloc's thresholds raised (malloc-tuning.ts).
    */
-  async #openBatch(): Promise<Uint8Array[]> {
+  async #openBatch(): Promise<Uint8Array> {
     const { cipher, size, start, end } = this.plan;
     const first = this.#next;
     const last = Math.min(this.#last, first + BATCH_FRAMES - 1);
@@ -109,65 +113,54 @@ export class FrameDecryptor {
         } of ${expected} bytes)`,
       );
     }
-    const pieces: Uint8Array[] = [];
+    const plain = new Uint8Array(plainEnd - plainStart);
     const pending: Promise<void>[] = [];
     try {
       for (let index = first; index <= last; index++) {
         const plainSize = size === 0 ? 0 : framePlainSize(index, size);
         const sealedAt = (index - first) * SEALED_FRAME_SIZE;
-        const out = new Uint8Array(plainSize);
-        pieces.push(out);
+        const plainAt = (index - first) * FRAME_SIZE;
         const opened = cipher.open(
           index,
           index === this.#lastOfObject,
           sealed.subarray(sealedAt, sealedAt + plainSize + TAG_SIZE),
-          out,
+          plain.subarray(plainAt, plainAt + plainSize),
         );
         if (opened) pending.push(opened);
       }
       if (pending.length > 0) await settleInOrder(pending);
     } catch (err) {
-      await Promise.allSettled(pending); // nothing may still write into the pieces
-      for (const piece of pieces) piece.fill(0);
+      await Promise.allSettled(pending); // nothing may still write into the chunk
+      plain.fill(0);
       throw err;
     }
     // Cut to the range: only the first and last frames of a range can be partial.
-    const frameStart = first * FRAME_SIZE;
-    const cutStart = Math.max(start, frameStart) - frameStart;
-    if (cutStart > 0) pieces[0] = pieces[0].subarray(cutStart);
-    const lastStart = last * FRAME_SIZE;
-    const cutEnd = Math.min(end + 1, plainEnd) - lastStart;
-    const tail = pieces.length - 1;
-    if (cutEnd < framePlainSizeOr0(last, size)) {
-      pieces[tail] = pieces[tail].subarray(0, cutEnd - (tail === 0 ? cutStart : 0));
-    }
-    return pieces.filter((piece) => piece.length > 0);
+    return plain.subarray(
+      Math.max(start, plainStart) - plainStart,
+      Math.min(end + 1, plainEnd) - plainStart,
+    );
   }
 }
 
-function framePlainSizeOr0(index: number, size: number): number {
-  return size === 0 ? 0 : framePlainSize(index, size);
-}
-
 /**
- * A stream of the decryptor's output that starts with the already-verified `prefetched` pieces
- * (see EncryptingBackend: the first batch is checked before the answer's headers go out). A
- * batch's pieces are enqueued together; the next batch is opened once they are taken, so about
- * one batch waits for the socket while the reader fetches the next.
+ * A stream of the decryptor's output that starts with the already-verified `prefetched` chunk
+ * (see EncryptingBackend: the first batch is checked before the answer's headers go out). One
+ * chunk per batch; the next batch is opened once the queued one is taken, so about one batch
+ * waits for the socket while the reader fetches the next.
  */
 export function decryptedStream(
   decryptor: FrameDecryptor,
-  prefetched: Uint8Array[] | null,
+  prefetched: Uint8Array | null,
   onError: (err: unknown) => void,
 ): ReadableStream<Uint8Array> {
   let first = prefetched;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const pieces = first ?? await decryptor.next();
+        const chunk = first ?? await decryptor.next();
         first = null;
-        if (pieces === null) controller.close();
-        else for (const piece of pieces) controller.enqueue(piece);
+        if (chunk === null) controller.close();
+        else controller.enqueue(chunk);
       } catch (err) {
         onError(err);
         throw err;

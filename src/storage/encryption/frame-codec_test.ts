@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "../object-fixtures.ts";
-import { FrameDecryptor } from "./decrypt-stream.ts";
+import { decryptedStream, FrameDecryptor } from "./decrypt-stream.ts";
 import { EncryptionError } from "./encryption-error.ts";
 import { encryptStream, SEAL_BATCH_FRAMES } from "./encrypt-stream.ts";
 import { objectCipher } from "./frame-crypto.ts";
@@ -81,9 +81,10 @@ async function open(
     end: range[1],
   });
   const pieces: Uint8Array[] = [];
-  for (let batch; (batch = await decryptor.next()) !== null;) {
-    assert.ok(batch.length > 0 && batch.every((piece) => piece.length > 0), "no empty piece");
-    pieces.push(...batch);
+  for (let chunk; (chunk = await decryptor.next()) !== null;) {
+    assert.ok(chunk.length > 0, "no empty chunk");
+    assert.ok(chunk.length <= BATCH, "at most one batch per chunk");
+    pieces.push(chunk);
   }
   const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
   let at = 0;
@@ -304,7 +305,7 @@ for (const engine of engines) {
         end: size - 1,
       });
       const first = await decryptor.next();
-      assert.equal(first?.reduce((n, piece) => n + piece.length, 0), BATCH, "the first batch");
+      assert.equal(first?.length, BATCH, "the first batch, in one chunk");
       await rejects(decryptor.next(), "auth", new RegExp(`frame ${BATCH_FRAMES + 3}\\b`));
       assert.equal(await decryptor.next(), null, "nothing after the failure");
     },
@@ -326,5 +327,59 @@ Deno.test({
       await open(byWebCrypto.stored, size, openSslEngine, [BATCH - 1, BATCH]),
       plain.slice(BATCH - 1, BATCH + 1),
     );
+  },
+});
+
+/** `bytes` as a byte stream (read with a BYOB reader, as a file's body is). */
+function byteStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const request = controller.byobRequest!;
+      const view = request.view as Uint8Array;
+      const n = Math.min(view.byteLength, bytes.length - at, 300_000);
+      if (n === 0) {
+        controller.close();
+        request.respond(0);
+        return;
+      }
+      view.set(bytes.subarray(at, at + n));
+      at += n;
+      request.respond(n);
+    },
+  });
+}
+
+Deno.test({
+  name: "decrypted stream: each batch is a fresh chunk, intact after the stream moved past it",
+  ignore: !hasOpenSsl,
+  fn: async () => {
+    // The HTTP layer keeps chunks after taking them (tests/encryption_lifetime_test.ts): a chunk
+    // reused for a later batch would change bytes already handed out. Hold them all to the end.
+    const size = 6 * BATCH + 12_345;
+    const plain = randomBytes(size);
+    const { stored, header } = await seal(plain, openSslEngine);
+    const decryptor = new FrameDecryptor(
+      new ExactReader(byteStream(stored.subarray(HEADER_SIZE))),
+      {
+        cipher: await objectCipher(master, header, openSslEngine),
+        size,
+        start: 0,
+        end: size - 1,
+      },
+    );
+    const first = await decryptor.next();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of decryptedStream(decryptor, first, () => {})) chunks.push(chunk);
+    assert.equal(chunks.length, 7, "one chunk per batch");
+    const buffers = new Set(chunks.map((chunk) => chunk.buffer));
+    assert.equal(buffers.size, chunks.length, "no two chunks share memory");
+    let at = 0;
+    for (const [index, chunk] of chunks.entries()) {
+      assert.deepEqual(chunk, plain.subarray(at, at + chunk.length), `chunk ${index} intact`);
+      at += chunk.length;
+    }
+    assert.equal(at, size);
   },
 });

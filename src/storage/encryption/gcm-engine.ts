@@ -15,6 +15,7 @@
 import { getLogger } from "../../observability/log.ts";
 import { EncryptionError } from "./encryption-error.ts";
 import { frameAad, type FrameHeader, frameNonce, TAG_SIZE } from "./frame-format.ts";
+import { tuneMallocForStreaming } from "./malloc-tuning.ts";
 import { loadOpenSsl, OpenSslGcm } from "./openssl-gcm.ts";
 
 export type GcmEngineName = "openssl" | "webcrypto";
@@ -140,6 +141,12 @@ export function gcmEngine(): Promise<GcmEngine> {
 
 async function choose(): Promise<GcmEngine> {
   const log = getLogger("svc::encryption");
+  const tuning = tuneMallocForStreaming();
+  log.info(
+    tuning === null
+      ? "aes256-gcm-proxy: malloc left at its defaults (not glibc, or FFI not allowed)"
+      : `aes256-gcm-proxy: ${tuning} (decrypted batches reuse warm memory)`,
+  );
   const lib = loadOpenSsl();
   if (lib === null) {
     log.warn(
