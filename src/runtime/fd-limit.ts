@@ -6,6 +6,7 @@
  * started with soft 100, hard 300 sees 300); svc does it again so it does not depend on that, and
  * reads the result to size the connection cap (http/connection-server.ts).
  */
+import { loadLibc } from "../storage/libc.ts";
 
 const RLIMIT_NOFILE = 7; // Linux, every architecture Deno ships for
 
@@ -39,12 +40,8 @@ function asCount(value: bigint): number {
  */
 export function raiseOpenFileLimit(): OpenFileLimit | null {
   if (Deno.build.os !== "linux") return null;
-  let lib: Deno.DynamicLibrary<typeof symbols>;
-  try {
-    lib = Deno.dlopen("libc.so.6", symbols);
-  } catch {
-    return null;
-  }
+  const lib = loadLibc(symbols);
+  if (lib === null) return null;
   try {
     const current = read(lib);
     if (current === null) return null;

@@ -51,3 +51,20 @@ function encoded(path: string): Uint8Array {
   buffer[written] = 0;
   return buffer;
 }
+
+/** A fresh NUL-terminated copy of `value` (for a call that takes two strings at once). */
+export function cString(value: string): Uint8Array<ArrayBuffer> {
+  const bytes = encoder.encode(value);
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  return out;
+}
+
+const names = new Map<string, Uint8Array<ArrayBuffer>>();
+
+/** An attribute name as a C string, made once per name. */
+export function cName(name: string): Uint8Array<ArrayBuffer> {
+  let found = names.get(name);
+  if (!found) names.set(name, found = cString(name));
+  return found;
+}

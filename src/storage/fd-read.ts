@@ -10,6 +10,9 @@
  * in one small read); anything else answers null and the caller takes its general path.
  */
 
+import { cName, cPath } from "./c-path.ts";
+import { lastErrno } from "./libc.ts";
+
 const symbols = {
   // open(2) is variadic (mode); passing a fixed third int is ABI-compatible on the 64-bit Linux
   // targets Deno supports, and no O_CREAT is ever passed, so the mode is never read.
@@ -18,7 +21,6 @@ const symbols = {
   pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
   fgetxattr: { parameters: ["i32", "buffer", "buffer", "usize"], result: "isize" },
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
@@ -48,41 +50,14 @@ const STATX_SIZE_OFFSET = 40;
 const ERANGE = 34;
 const EINTR = 4;
 
-const encoder = new TextEncoder();
 /**
  * Reused buffers: every call here is synchronous, so one of each is never used by two reads at
  * once. A fresh path string buffer and 4 KiB value buffer per read cost more than the calls.
  */
-let pathBuffer = new Uint8Array(4096);
 let valueBuffer = new Uint8Array(4096);
 const statBuffer = new Uint8Array(STATX_BYTES);
 const statView = new DataView(statBuffer.buffer);
 const emptyPath = new Uint8Array(1);
-const names = new Map<string, Uint8Array>();
-
-function pathC(path: string): Uint8Array {
-  // UTF-8 needs at most 3 bytes per UTF-16 code unit.
-  if (pathBuffer.length < path.length * 3 + 1) pathBuffer = new Uint8Array(path.length * 3 + 1);
-  const { written } = encoder.encodeInto(path, pathBuffer);
-  pathBuffer[written] = 0;
-  return pathBuffer;
-}
-
-function nameC(name: string): Uint8Array {
-  let found = names.get(name);
-  if (!found) {
-    const bytes = encoder.encode(name);
-    found = new Uint8Array(bytes.length + 1);
-    found.set(bytes);
-    names.set(name, found);
-  }
-  return found;
-}
-
-function errno(): number {
-  const pointer = libc().__errno_location();
-  return pointer === null ? 0 : new Deno.UnsafePointerView(pointer).getInt32();
-}
 
 /** A regular file open for reading, inside withRegularFile's callback. */
 export interface OpenRegularFile {
@@ -102,7 +77,7 @@ export interface OpenRegularFile {
  */
 export function withRegularFile<T>(path: string, use: (file: OpenRegularFile) => T): T | null {
   const c = libc();
-  const fd = c.open(pathC(path), OPEN_FLAGS, 0);
+  const fd = c.open(cPath(path), OPEN_FLAGS, 0);
   if (fd < 0) return null;
   try {
     if (c.statx(fd, emptyPath, AT_EMPTY_PATH, STATX_TYPE | STATX_SIZE, statBuffer) !== 0) {
@@ -143,8 +118,8 @@ export interface PathKind {
 export function lstatNoThrow(path: string): PathKind | null {
   const c = libc();
   const mask = STATX_TYPE | STATX_SIZE | STATX_INO;
-  if (c.statx(AT_FDCWD, pathC(path), AT_SYMLINK_NOFOLLOW, mask, statBuffer) !== 0) {
-    const code = errno();
+  if (c.statx(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, mask, statBuffer) !== 0) {
+    const code = lastErrno();
     if (code === ENOENT || code === ENOTDIR) return null;
     throw new Error(`lstat "${path}" failed: errno ${code}`);
   }
@@ -158,13 +133,13 @@ export function lstatNoThrow(path: string): PathKind | null {
 }
 
 function fgetxattr(fd: number, name: string, path: string): Uint8Array | null {
-  const nameBytes = nameC(name);
+  const nameBytes = cName(name);
   for (;;) {
     const n = Number(
       libc().fgetxattr(fd, nameBytes, valueBuffer, BigInt(valueBuffer.length)),
     );
     if (n >= 0) return valueBuffer.subarray(0, n);
-    const code = errno();
+    const code = lastErrno();
     if (code === 61 /* ENODATA */) return null;
     if (code === ERANGE && valueBuffer.length < 1 << 20) {
       valueBuffer = new Uint8Array(valueBuffer.length * 4);
@@ -181,7 +156,7 @@ function pread(fd: number, start: number, length: number, path: string): Uint8Ar
       libc().pread(fd, bytes.subarray(offset), BigInt(length - offset), BigInt(start + offset)),
     );
     if (n < 0) {
-      const code = errno();
+      const code = lastErrno();
       if (code === EINTR) continue;
       throw new Error(`Reading "${path}" failed: errno ${code}`);
     }

@@ -28,6 +28,8 @@
 import { KeyLock } from "../objects/key-lock.ts";
 import { errorCode, fsyncDirectory } from "./fs-walk.ts";
 import { OBJECT_ENTRY } from "./fs-reserved.ts";
+import { cString } from "./c-path.ts";
+import { lastErrno } from "./libc.ts";
 
 export { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 
@@ -44,25 +46,15 @@ const RENAME_EXCHANGE = 2;
 const AT_FDCWD = -100;
 const symbols = {
   renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
 } as const;
 let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
-const encoder = new TextEncoder();
-
-function cString(value: string): Uint8Array<ArrayBuffer> {
-  const bytes = encoder.encode(value);
-  const out = new Uint8Array(bytes.length + 1);
-  out.set(bytes);
-  return out;
-}
 
 /** Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE). Throws with the errno. */
 function exchangeSync(a: string, b: string): void {
   lib ??= Deno.dlopen("libc.so.6", symbols);
   const rc = lib.symbols.renameat2(AT_FDCWD, cString(a), AT_FDCWD, cString(b), RENAME_EXCHANGE);
   if (rc === 0) return;
-  const pointer = lib.symbols.__errno_location();
-  const errno = pointer === null ? 0 : new Deno.UnsafePointerView(pointer).getInt32();
+  const errno = lastErrno();
   const code = errno === 2 ? "ENOENT" : errno === 22 ? "EINVAL" : `errno ${errno}`;
   throw Object.assign(new Error(`renameat2 exchange "${a}" ↔ "${b}" failed: ${code}`), {
     code,

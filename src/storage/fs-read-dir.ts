@@ -9,6 +9,7 @@
  */
 
 import { cPath } from "./c-path.ts";
+import { lastErrno, loadLibc } from "./libc.ts";
 
 export const ENTRY_FILE = 1;
 export const ENTRY_DIRECTORY = 2;
@@ -30,19 +31,12 @@ const symbols = {
   // ssize_t, read as its low 32 bits (a length up to the buffer size, or -1): an isize result
   // would be a fresh BigInt per call.
   getdents64: { parameters: ["i32", "buffer", "usize"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
 function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib === undefined) {
-    try {
-      lib = Deno.dlopen("libc.so.6", symbols);
-    } catch {
-      lib = null;
-    }
-  }
+  if (lib === undefined) lib = loadLibc(symbols);
   return lib?.symbols ?? null;
 }
 
@@ -89,11 +83,11 @@ export function readDirectoryEntries(path: string, visit: EntryVisitor): void {
   const c = libc();
   if (c === null) return readWithDeno(path, visit);
   const fd = c.open(cPath(path), O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw fsError("open", path, errno(c));
+  if (fd < 0) throw fsError("open", path, lastErrno());
   try {
     for (;;) {
       const n = c.getdents64(fd, buffer, BUFFER_SIZE_BIG);
-      if (n < 0) throw fsError("getdents64", path, errno(c));
+      if (n < 0) throw fsError("getdents64", path, lastErrno());
       if (n === 0) return;
       visitBlock(path, n, visit);
     }
@@ -176,9 +170,4 @@ function readWithDeno(path: string, visit: EntryVisitor): void {
       : ENTRY_OTHER;
     visit(entry.name, type);
   }
-}
-
-function errno(c: NonNullable<ReturnType<typeof libc>>): number {
-  const pointer = c.__errno_location();
-  return pointer === null ? 0 : new Deno.UnsafePointerView(pointer).getInt32();
 }

@@ -8,6 +8,7 @@
  */
 
 import { cPath, cPathText } from "./c-path.ts";
+import { lastErrno, loadLibc } from "./libc.ts";
 
 const AT_FDCWD = -100;
 const AT_SYMLINK_NOFOLLOW = 0x100;
@@ -25,20 +26,13 @@ const STX_SIZE = 40;
 
 const symbols = {
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
 /** null where libc lacks statx (glibc < 2.28): then Deno's lstat answers. */
 function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib === undefined) {
-    try {
-      lib = Deno.dlopen("libc.so.6", symbols);
-    } catch {
-      lib = null;
-    }
-  }
+  if (lib === undefined) lib = loadLibc(symbols);
   return lib?.symbols ?? null;
 }
 
@@ -88,7 +82,7 @@ export function leanLstatC(path: Uint8Array): number {
     statBuffer,
   );
   if (rc !== 0) {
-    const code = errno(c);
+    const code = lastErrno();
     if (code === ENOENT || code === ENOTDIR) return ABSENT;
     const err = new Error(`lstat "${cPathText(path)}" failed: errno ${code}`) as Error & {
       errno: number;
@@ -104,9 +98,4 @@ export function leanLstatC(path: Uint8Array): number {
 export function leanSize(): number {
   if (lib === null) return fallbackSize;
   return statView.getUint32(STX_SIZE, true) + statView.getUint32(STX_SIZE + 4, true) * 2 ** 32;
-}
-
-function errno(c: NonNullable<ReturnType<typeof libc>>): number {
-  const pointer = c.__errno_location();
-  return pointer === null ? 0 : new Deno.UnsafePointerView(pointer).getInt32();
 }

@@ -4,7 +4,8 @@
  * commits bytes and metadata together.
  */
 
-import { cPathText } from "./c-path.ts";
+import { cName, cPath, cPathText, cString } from "./c-path.ts";
+import { lastErrno } from "./libc.ts";
 
 const ENOENT = 2;
 const ENOTDIR = 20;
@@ -23,7 +24,6 @@ const symbols = {
   },
   setxattr: { parameters: ["buffer", "buffer", "buffer", "usize", "i32"], result: "i32" },
   removexattr: { parameters: ["buffer", "buffer"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
@@ -36,46 +36,16 @@ function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function cString(value: string): Uint8Array<ArrayBuffer> {
-  const bytes = encoder.encode(value);
-  const out = new Uint8Array(bytes.length + 1);
-  out.set(bytes);
-  return out;
-}
-
 /**
  * Reused buffers for the calls on the read path: they are synchronous, so one buffer each is
  * never used by two calls at once. Allocating a path string and a 4 KiB value buffer per read
  * cost more than the getxattr itself on small GETs.
  */
-let pathBuffer = new Uint8Array(4096);
 let valueBuffer = new Uint8Array(4096);
-const names = new Map<string, Uint8Array<ArrayBuffer>>();
 /** valueBuffer's length as the BigInt getxattr takes (one BigInt per call is garbage too). */
 let valueLength = { length: valueBuffer.length, big: BigInt(valueBuffer.length) };
 /** Views of valueBuffer by length, for lookupXattrTextC (a subarray per call is garbage too). */
 let valueViews: Uint8Array[] = [];
-
-/** `path` NUL-terminated in the shared path buffer. */
-function pathC(path: string): Uint8Array {
-  // UTF-8 needs at most 3 bytes per UTF-16 code unit.
-  if (pathBuffer.length < path.length * 3 + 1) pathBuffer = new Uint8Array(path.length * 3 + 1);
-  const { written } = encoder.encodeInto(path, pathBuffer);
-  pathBuffer[written] = 0;
-  return pathBuffer;
-}
-
-function nameC(name: string): Uint8Array<ArrayBuffer> {
-  let found = names.get(name);
-  if (!found) names.set(name, found = cString(name));
-  return found;
-}
-
-function errno(): number {
-  const pointer = libc().__errno_location();
-  if (pointer === null) return 0;
-  return new Deno.UnsafePointerView(pointer).getInt32();
-}
 
 /** Raised for every xattr failure other than a missing attribute. */
 export class XattrError extends Error {
@@ -103,14 +73,14 @@ export function getXattr(path: string, name: string): Uint8Array | null {
 
 /** The attribute as a view of the shared value buffer: valid until the next call. */
 function getXattrView(path: string, name: string): Uint8Array | null {
-  const pathBytes = pathC(path);
-  const nameBytes = nameC(name);
+  const pathBytes = cPath(path);
+  const nameBytes = cName(name);
   for (;;) {
     const n = Number(
       libc().getxattr(pathBytes, nameBytes, valueBuffer, BigInt(valueBuffer.length)),
     );
     if (n >= 0) return valueBuffer.subarray(0, n);
-    const code = errno();
+    const code = lastErrno();
     if (code === ENODATA) return null;
     if (code === ERANGE && valueBuffer.length < 1 << 20) {
       valueBuffer = new Uint8Array(valueBuffer.length * 4);
@@ -134,7 +104,7 @@ export function lookupXattr(path: string, name: string): Uint8Array | null {
   for (;;) {
     const n = Number(libc().getxattr(pathC, nameC, scratch, BigInt(scratch.length)));
     if (n >= 0) return scratch.slice(0, n);
-    const code = errno();
+    const code = lastErrno();
     if (code === ENODATA || code === ENOENT || code === ENOTDIR) return null;
     if (code === ERANGE && scratch.length < 1 << 20) {
       scratch = new Uint8Array(scratch.length * 4);
@@ -151,7 +121,7 @@ export function lookupXattr(path: string, name: string): Uint8Array | null {
  * listed entry, where a fresh C string and value copy each were most of the garbage.
  */
 export function lookupXattrTextC(pathBytes: Uint8Array, name: string): string | null {
-  const nameBytes = nameC(name);
+  const nameBytes = cName(name);
   for (;;) {
     if (valueLength.length !== valueBuffer.length) {
       valueLength = { length: valueBuffer.length, big: BigInt(valueBuffer.length) };
@@ -159,7 +129,7 @@ export function lookupXattrTextC(pathBytes: Uint8Array, name: string): string | 
     }
     const n = libc().getxattr32(pathBytes, nameBytes, valueBuffer, valueLength.big);
     if (n >= 0) return decoder.decode(valueViews[n] ??= valueBuffer.subarray(0, n));
-    const code = errno();
+    const code = lastErrno();
     if (code === ENODATA || code === ENOENT || code === ENOTDIR) return null;
     if (code === ERANGE && valueBuffer.length < 1 << 20) {
       valueBuffer = new Uint8Array(valueBuffer.length * 4);
@@ -171,15 +141,15 @@ export function lookupXattrTextC(pathBytes: Uint8Array, name: string): string | 
 
 export function setXattr(path: string, name: string, value: Uint8Array): void {
   const copy = new Uint8Array(value);
-  const rc = libc().setxattr(pathC(path), nameC(name), copy, BigInt(copy.length), 0);
-  if (rc !== 0) throw new XattrError("setxattr", path, errno());
+  const rc = libc().setxattr(cPath(path), cName(name), copy, BigInt(copy.length), 0);
+  if (rc !== 0) throw new XattrError("setxattr", path, lastErrno());
 }
 
 /** Removes one attribute; a missing attribute is not an error. */
 export function removeXattr(path: string, name: string): void {
-  const rc = libc().removexattr(pathC(path), nameC(name));
+  const rc = libc().removexattr(cPath(path), cName(name));
   if (rc !== 0) {
-    const code = errno();
+    const code = lastErrno();
     if (code !== ENODATA) throw new XattrError("removexattr", path, code);
   }
 }

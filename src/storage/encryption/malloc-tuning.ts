@@ -18,6 +18,7 @@
  * Process-wide, so it is set once, at the first encrypted read or write (gcm-engine.ts); not
  * applied where libc is not glibc or FFI is not allowed.
  */
+import { loadLibc } from "../libc.ts";
 
 /** mallopt parameters (glibc's malloc.h). */
 const M_TRIM_THRESHOLD = -1;
@@ -49,13 +50,9 @@ export function tuneMallocForStreaming(): string | null {
   if (applied !== undefined) return applied;
   applied = null;
   if (Deno.build.os !== "linux") return null;
-  let lib: Deno.DynamicLibrary<typeof symbols>;
-  try {
-    // gnu_get_libc_version exists only in glibc: elsewhere the open fails and nothing is set.
-    lib = Deno.dlopen("libc.so.6", symbols);
-  } catch {
-    return null;
-  }
+  // gnu_get_libc_version exists only in glibc: elsewhere the open fails and nothing is set.
+  const lib = loadLibc(symbols);
+  if (lib === null) return null;
   try {
     const ok = lib.symbols.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) === 1 &&
       lib.symbols.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) === 1 &&
