@@ -8,25 +8,12 @@ import assert from "node:assert/strict";
 import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { clientAs, type CreatedUser } from "./helpers/iam.ts";
-import { ACCESS_KEY, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { frontOfStore } from "./helpers/s3-front.ts";
+import { startSvc, type SvcProcess } from "./helpers/svc.ts";
 import { waitFor } from "./helpers/webhook-receiver.ts";
 
-async function front(store: SvcProcess): Promise<SvcProcess> {
-  const dir = await Deno.makeTempDir({ prefix: "svc-sync-front-" });
-  const file = `${dir}/svc.yaml`;
-  await Deno.writeTextFile(
-    file,
-    `storage:
-  s3: ${store.url}
-  access_key_id: ${ACCESS_KEY}
-  secret_access_key: ${SECRET_KEY}
-advanced:
-  config_sync_bucket: coord
-  config_sync_poll_secs: 1
-`,
-  );
-  return await startSvc({ dataDir: dir, args: ["--config", file], unsetEnv: ["SVC_S3_ENDPOINT"] });
-}
+const front = (store: SvcProcess) =>
+  frontOfStore(store, "advanced:\n  config_sync_bucket: coord\n  config_sync_poll_secs: 1\n");
 
 /** Whether `user`'s key lists bucket `data` through `svc` (false on 403). */
 async function canList(svc: SvcProcess, user: CreatedUser): Promise<boolean> {

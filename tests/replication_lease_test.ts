@@ -6,29 +6,21 @@
 import assert from "node:assert/strict";
 import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
-import { ACCESS_KEY, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { frontOfStore } from "./helpers/s3-front.ts";
+import { startSvc, type SvcProcess } from "./helpers/svc.ts";
 
-async function front(store: SvcProcess): Promise<SvcProcess> {
-  const dir = await Deno.makeTempDir({ prefix: "svc-lease-front-" });
-  const file = `${dir}/svc.yaml`;
-  await Deno.writeTextFile(
-    file,
-    `storage:
-  s3: ${store.url}
-  access_key_id: ${ACCESS_KEY}
-  secret_access_key: ${SECRET_KEY}
-  replication:
+const front = (store: SvcProcess) =>
+  frontOfStore(
+    store,
+    "advanced:\n  config_sync_bucket: coord\n",
+    `  replication:
     rules:
       - name: mirror
         enabled: false
         source: { bucket: src }
         destination: { bucket: dst }
-advanced:
-  config_sync_bucket: coord
 `,
   );
-  return await startSvc({ dataDir: dir, args: ["--config", file], unsetEnv: ["SVC_S3_ENDPOINT"] });
-}
 
 Deno.test("two svc instances sharing a rule never run it at once", async () => {
   await using store = await startSvc({ backing: true });

@@ -8,14 +8,13 @@
  * index (which also publishes to config sync). Client secrets are accepted, never answered.
  */
 import { Hono } from "hono";
-import type { Context } from "hono";
 import type { OidcClient } from "../auth/oidc.ts";
 import type { ExtAuthStore } from "../db/ext-auth-store.ts";
 import { mappedGroups } from "../iam/mapping-rules.ts";
 import type { AuditFn, ConfigPort } from "./admin-deps.ts";
-import { actorFields, type AdminEnv } from "./admin-env.ts";
+import type { AdminEnv } from "./admin-env.ts";
 import { AdminError, jsonBody } from "./admin-error.ts";
-import { declarativeIamGate, store } from "./iam-routes.ts";
+import { changeAnswer, declarativeIamGate, store } from "./iam-routes.ts";
 
 export interface ExtAuthRouteDeps {
   store: ExtAuthStore;
@@ -41,17 +40,7 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
   });
   app.use("/ext-auth/sync-memberships", gate);
 
-  async function changed(
-    c: Context<AdminEnv>,
-    event: string,
-    fields: Record<string, unknown>,
-    body: unknown,
-    status: 200 | 201 = 200,
-  ): Promise<Response> {
-    await deps.onChange();
-    deps.audit(event, { ...actorFields(c.var), ...fields });
-    return c.json(body as Record<string, unknown>, status);
-  }
+  const changed = changeAnswer(deps);
 
   app.get(
     "/ext-auth/providers",

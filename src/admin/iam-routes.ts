@@ -85,6 +85,23 @@ export function declarativeIamGate(config: Pick<ConfigPort, "current">) {
   };
 }
 
+/** The answer of an IAM change: rebuilds the index, audits who did it, answers `body`. */
+export function changeAnswer(
+  deps: { onChange: () => Promise<unknown>; audit: AuditFn },
+) {
+  return async (
+    c: Context<AdminEnv>,
+    event: string,
+    fields: Record<string, unknown>,
+    body: unknown,
+    status: 200 | 201 = 200,
+  ): Promise<Response> => {
+    await deps.onChange();
+    deps.audit(event, { ...actorFields(c.var), ...fields }, "info");
+    return c.json(body as Record<string, unknown>, status);
+  };
+}
+
 export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
@@ -93,18 +110,7 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   const declarativeGate = declarativeIamGate(deps.config);
   for (const path of ["/users", "/users/*", "/groups", "/groups/*"]) app.use(path, declarativeGate);
 
-  /** Rebuilds the index, audits, answers. */
-  async function changed(
-    c: Context<AdminEnv>,
-    event: string,
-    fields: Record<string, unknown>,
-    body: unknown,
-    status: 200 | 201 = 200,
-  ): Promise<Response> {
-    await deps.onChange();
-    deps.audit(event, { ...actorFields(c.var), ...fields }, "info");
-    return c.json(body as Record<string, unknown>, status);
-  }
+  const changed = changeAnswer(deps);
 
   // --- users ----------------------------------------------------------------------------------
 

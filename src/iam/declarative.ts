@@ -11,7 +11,7 @@
  * user's groups sorted and deduplicated, optional strings as `""` (group description) or `null`
  * (provider display name), rule defaults filled in.
  */
-import { MATCH_TYPES } from "./mapping-rules.ts";
+import { type MappingRule, MATCH_TYPES } from "./mapping-rules.ts";
 import { isPlainObject } from "../config/json-value.ts";
 import {
   type AuthSource,
@@ -55,15 +55,8 @@ export interface DesiredProvider {
   scopes: string;
 }
 
-export interface DesiredRule {
-  /** Provider name; null = every provider. */
-  provider: string | null;
-  priority: number;
-  match_type: string;
-  match_field: string;
-  match_value: string;
-  group: string;
-}
+/** A group mapping rule as YAML and the store hold it (iam/mapping-rules.ts evaluates it). */
+export type DesiredRule = MappingRule;
 
 export interface DesiredIdentity {
   user: string;

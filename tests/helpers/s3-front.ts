@@ -127,3 +127,26 @@ export async function bucketNames(s3: S3Client): Promise<string[]> {
 export function statusOf(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
+
+/**
+ * A front svc whose single backend is `store` (another svc process), with `extraYaml` appended
+ * to its config file (indented sections such as `advanced:` blocks, or lines under `storage:`
+ * when `storageYaml` is given).
+ */
+export async function frontOfStore(
+  store: SvcProcess,
+  extraYaml: string,
+  storageYaml = "",
+): Promise<SvcProcess> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-front-" });
+  const file = `${dir}/svc.yaml`;
+  await Deno.writeTextFile(
+    file,
+    `storage:
+  s3: ${store.url}
+  access_key_id: ${ACCESS_KEY}
+  secret_access_key: ${SECRET_KEY}
+${storageYaml}${extraYaml}`,
+  );
+  return await startSvc({ dataDir: dir, args: ["--config", file], unsetEnv: ["SVC_S3_ENDPOINT"] });
+}
