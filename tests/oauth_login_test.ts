@@ -168,6 +168,11 @@ Deno.test("oauth: unmapped identities, forged tokens and replayed callbacks get 
 
   const users = await admin.json<{ users: { name: string }[] }>("GET", "/users");
   assert.deepEqual(users.users.map((u) => u.name), ["carol@example.com"]);
+  const metrics = await (await fetch(`${svc.url}/_/metrics`)).text();
+  for (const outcome of ["no_mapping", "token_invalid", "unknown_state", "ok"]) {
+    const line = new RegExp(`^svc_oauth_logins_total\\{outcome="${outcome}"\\} 1$`, "m");
+    assert.match(metrics, line);
+  }
   const unknown = await fetch(`${svc.url}/_/api/admin/oauth/authorize/nope`, {
     redirect: "manual",
   });

@@ -33,6 +33,8 @@ export interface OauthRouteDeps {
   index: () => IamIndex;
   /** Rebuilds the IAM index (after a user was provisioned). */
   onChange: () => Promise<unknown>;
+  /** Counts each callback's outcome (svc_oauth_logins_total). */
+  count?: (outcome: string) => void;
   now?: () => number;
 }
 
@@ -115,6 +117,7 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     pending.delete(state);
     if (!flow || flow.expiresAt <= now() || flow.ip !== ip) {
       deps.audit("oauth_login_failed", { ip, reason: "unknown_state" }, "warn");
+      deps.count?.("unknown_state");
       throw new AdminError("bad_request", "Unknown, used or expired login; start the login again");
     }
     const refused = (
@@ -123,6 +126,7 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
       code: AdminErrorCode = "forbidden",
     ): never => {
       deps.audit("oauth_login_failed", { ip, provider: flow.provider, reason }, "warn");
+      deps.count?.(reason);
       throw new AdminError(code, message);
     };
     const error = c.req.query("error");
@@ -168,6 +172,7 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     }
     c.header("set-cookie", issued.setCookie);
     c.header("cache-control", "no-store");
+    deps.count?.("ok");
     deps.audit("admin_login", {
       user: user!.name,
       ip,

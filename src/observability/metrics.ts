@@ -113,6 +113,8 @@ export interface Metrics {
     attach(source: () => { users: number; version: number }): void;
     /** Config sync steps (db/config-sync.ts) by outcome. */
     syncs: LabelledCounterHandle<{ outcome: ConfigSyncOutcome }>;
+    /** OIDC logins (admin/oauth-routes.ts): `ok`, or the refusal reason (a fixed set). */
+    oauthLogins: LabelledCounterHandle<{ outcome: string }>;
   };
   /** `kind`, `status` and `type` come from the fixed sets of src/jobs/job-model.ts. */
   jobs: {
@@ -497,6 +499,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
       "reason",
     ]),
     rebuilds: counter("svc_iam_index_rebuilds_total", "IAM index rebuilds."),
+    oauthLogins: counter(
+      "svc_oauth_logins_total",
+      "OIDC logins by outcome (ok, or why one was refused).",
+      ["outcome"],
+    ),
     syncs: counter(
       "svc_config_sync_total",
       "Config sync steps: IAM published, adopted, lost to a conflict, or failed.",

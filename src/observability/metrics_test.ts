@@ -226,6 +226,7 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_multipart_uploads_inflight: ["gauge", []],
   svc_multipart_inflight_bytes: ["gauge", []],
   svc_config_sync_total: ["counter", ["outcome"]],
+  svc_oauth_logins_total: ["counter", ["outcome"]],
   svc_multipart_sweep_runs_total: ["counter", ["phase"]],
   svc_multipart_sweep_duration_seconds: ["histogram", ["phase"]],
   svc_multipart_swept_uploads_total: ["counter", ["state"]],

@@ -426,6 +426,7 @@ export async function openAdminPlane(
         audit,
         index: () => iam.current,
         onChange: iamChanged,
+        count: (outcome) => iamMetrics.oauthLogins.inc({ outcome }),
       }),
       declarativeIamRoutes({
         config: runtime,
