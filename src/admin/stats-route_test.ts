@@ -4,7 +4,7 @@ import { terminateHashWorkers } from "../objects/body-digest.ts";
 import { ObjectService } from "../objects/object-service.ts";
 import { type BucketUsage, UsageCounter } from "../objects/usage.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { opsAdminApp } from "../../tests/helpers/ops-admin-app.ts";
+import { opsAdminApp, putZeros } from "../../tests/helpers/ops-admin-app.ts";
 import { aggregate, type StatsDeps, statsRoute } from "./stats-route.ts";
 
 /** A real filesystem-backed object service and stats deps over its usage counters. */
@@ -31,13 +31,6 @@ async function withObjects(
   }
 }
 
-async function put(objects: ObjectService, bucket: string, key: string, size: number) {
-  await objects.put(bucket, key, new Blob([new Uint8Array(size)]).stream(), {
-    metadata: { userMeta: {}, headers: {} },
-    contentLength: size,
-  });
-}
-
 function statsApp(deps: StatsDeps) {
   return opsAdminApp((app) => app.route("/_/stats", statsRoute(deps)));
 }
@@ -46,9 +39,9 @@ Deno.test("/_/stats: totals and per-bucket counters; aggregate cached 10 s", asy
   await withObjects(async (objects, deps, clock) => {
     await objects.createBucket("alpha");
     await objects.createBucket("beta");
-    await put(objects, "alpha", "a1", 100);
-    await put(objects, "alpha", "a2", 50);
-    await put(objects, "beta", "b1", 7);
+    await putZeros(objects, "alpha", "a1", 100);
+    await putZeros(objects, "alpha", "a2", 50);
+    await putZeros(objects, "beta", "b1", 7);
     const app = statsApp(deps);
 
     const first = await (await app.request("/_/stats")).json();
@@ -62,7 +55,7 @@ Deno.test("/_/stats: totals and per-bucket counters; aggregate cached 10 s", asy
     assert.equal(first.buckets.beta.never_scanned, false);
 
     // A write is seen at once by ?bucket= (uncached) but not by the aggregate for 10 s.
-    await put(objects, "beta", "b2", 3);
+    await putZeros(objects, "beta", "b2", 3);
     const beta = await (await app.request("/_/stats?bucket=beta")).json();
     assert.equal(beta.total_objects, 2);
     assert.equal(beta.total_original_size, 10);

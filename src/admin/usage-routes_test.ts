@@ -6,7 +6,7 @@ import { ObjectService } from "../objects/object-service.ts";
 import { FullUsageScan } from "../objects/usage-full-scan.ts";
 import { UsageCounter } from "../objects/usage.ts";
 import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { opsAdminApp } from "../../tests/helpers/ops-admin-app.ts";
+import { opsAdminApp, putZeros } from "../../tests/helpers/ops-admin-app.ts";
 import type { AdminEnv } from "./admin-env.ts";
 import { renderAdminError } from "./admin-error.ts";
 import { usageAggregate } from "./stats-route.ts";
@@ -85,17 +85,10 @@ async function withRoutes(test: (h: Harness) => Promise<void>) {
   }
 }
 
-async function put(objects: ObjectService, bucket: string, key: string, size: number) {
-  await objects.put(bucket, key, new Blob([new Uint8Array(size)]).stream(), {
-    metadata: { userMeta: {}, headers: {} },
-    contentLength: size,
-  });
-}
-
 Deno.test("usage routes: the bucket row never lists; refresh counts and is audited", async () => {
   await withRoutes(async ({ app, objects, listCalls, audited }) => {
     await objects.createBucket("alpha");
-    await put(objects, "alpha", "a", 10);
+    await putZeros(objects, "alpha", "a", 10);
     const never = await (await app.request("/usage/bucket/alpha")).json();
     assert.equal(never.never_scanned, true);
     assert.equal(never.object_count, 0);
@@ -113,7 +106,7 @@ Deno.test("usage routes: the bucket row never lists; refresh counts and is audit
 
     // From now on the counter follows writes: still no listing for the row.
     const calls = listCalls();
-    await put(objects, "alpha", "b", 5);
+    await putZeros(objects, "alpha", "b", 5);
     const row = await (await app.request("/usage/bucket/alpha")).json();
     assert.equal(row.logical_bytes, 15);
     assert.equal(listCalls(), calls);
@@ -128,7 +121,7 @@ Deno.test("usage routes: a second scan request joins the running one", async () 
   await withRoutes(async ({ app, objects, deps, audited }) => {
     for (const bucket of ["one", "two", "three"]) {
       await objects.createBucket(bucket);
-      await put(objects, bucket, "k", 3);
+      await putZeros(objects, bucket, "k", 3);
     }
     const first = await app.request("/usage/scan", { method: "POST" });
     assert.equal(first.status, 202);

@@ -11,6 +11,7 @@ import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/adm
 import type { StorageView } from "../../src/admin/storage-admin.ts";
 import { type Config, validateConfigWithWarnings } from "../../src/config/schema.ts";
 import type { Backend } from "../../src/storage/backend.ts";
+import type { ObjectService } from "../../src/objects/object-service.ts";
 import { BucketRouter } from "../../src/storage/bucket-router.ts";
 import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
 import { S3Backend } from "../../src/storage/s3/s3-backend.ts";
@@ -155,4 +156,17 @@ export class TestStorage {
   view(): StorageView {
     return { router: this.router, backends: this.backends, available: () => true };
   }
+}
+
+/** Stores a `size`-byte object of zeros through the object service (usage and stats tests). */
+export async function putZeros(
+  objects: Pick<ObjectService, "put">,
+  bucket: string,
+  key: string,
+  size: number,
+): Promise<void> {
+  await objects.put(bucket, key, new Blob([new Uint8Array(size)]).stream(), {
+    metadata: { userMeta: {}, headers: {} },
+    contentLength: size,
+  });
 }

@@ -1,22 +1,15 @@
 import assert from "node:assert/strict";
 import type { ReplicationRule } from "../../config/schema-jobs.ts";
+import { ruleOf } from "./replication-fixtures.ts";
 import { RuleScope } from "./replication-scope.ts";
 
-function rule(extra: Partial<ReplicationRule> = {}): ReplicationRule {
-  return {
-    name: "r",
-    enabled: true,
+/** The fixture rule, scoped to `data/` and remapped to `mirror/`. */
+const rule = (extra: Partial<ReplicationRule> = {}): ReplicationRule =>
+  ruleOf({
     source: { bucket: "src", prefix: "data/" },
     destination: { bucket: "dst", prefix: "mirror/" },
-    interval: "24h",
-    batch_size: 1000,
-    replicate_deletes: false,
-    conflict: "newer-wins",
-    include_globs: [],
-    exclude_globs: [],
     ...extra,
-  };
-}
+  });
 
 Deno.test("scope: the destination prefix remaps keys both ways; absent it keeps the source's", () => {
   const scope = new RuleScope(rule());
