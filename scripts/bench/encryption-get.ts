@@ -14,6 +14,7 @@
 import {
   cpuSeconds,
   drain,
+  encryptionBenchEnv,
   fmt,
   GiB,
   MiB,
@@ -42,7 +43,6 @@ const envOf = (setting: string | undefined): Record<string, string> => {
   return { [name]: value.join("=") };
 };
 const ROOT = new URL("../../", import.meta.url).pathname;
-const KEY = "5e".repeat(32);
 
 const dirs: string[] = [];
 async function startSvc(
@@ -53,21 +53,7 @@ async function startSvc(
 ) {
   const dir = await Deno.makeTempDir({ prefix: `bench-encget-${name}-` });
   dirs.push(dir);
-  const env: Record<string, string> = {
-    SVC_DATA_DIR: dir,
-    SVC_AUTHENTICATION: "none",
-    SVC_MAX_OBJECT_SIZE: String(4 * GiB),
-    SVC_LOG_LEVEL: "info",
-    ...extraEnv,
-  };
-  if (encrypted) {
-    await Deno.writeTextFile(
-      `${dir}/svc.yaml`,
-      "storage:\n  backend_encryption:\n    mode: aes256-gcm-proxy\n",
-    );
-    env.SVC_CONFIG = `${dir}/svc.yaml`;
-    env.SVC_ENCRYPTION_KEY = KEY;
-  }
+  const env = { ...(await encryptionBenchEnv(dir, encrypted)), ...extraEnv };
   const flags = encrypted && prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}/${name}`] : [];
   const server = await startProcess(
     [...flags, `${root}/main.ts`, "--listen", "127.0.0.1:0"],

@@ -14,7 +14,18 @@
  *   node_modules/.bin/deno run -A scripts/bench/encryption.ts [--size-mib 1024] [--rounds 3]
  *     [--ranges 40] [--base DIR]
  */
-import { cpuSeconds, drain, fmt, GiB, MiB, peakRss, rawPut, startProcess, timed } from "./lib.ts";
+import {
+  cpuSeconds,
+  drain,
+  encryptionBenchEnv,
+  fmt,
+  GiB,
+  MiB,
+  peakRss,
+  rawPut,
+  startProcess,
+  timed,
+} from "./lib.ts";
 
 const option = (name: string) => {
   const i = Deno.args.indexOf(name);
@@ -25,7 +36,6 @@ const rounds = Number(option("--rounds") ?? 3);
 const rangeCount = Number(option("--ranges") ?? 40);
 const base = option("--base");
 const ROOT = new URL("../../", import.meta.url).pathname;
-const KEY = "5e".repeat(32);
 
 /** Waits until the server is idle (under 20 ms of CPU in 250 ms), at most 5 s. */
 async function settle(pid: number) {
@@ -40,20 +50,7 @@ const dirs: string[] = [];
 async function startSvc(encrypted: boolean, root = ROOT) {
   const dir = await Deno.makeTempDir({ prefix: `bench-enc-${encrypted ? "on" : "off"}-` });
   dirs.push(dir);
-  const env: Record<string, string> = {
-    SVC_DATA_DIR: dir,
-    SVC_AUTHENTICATION: "none",
-    SVC_MAX_OBJECT_SIZE: String(4 * GiB),
-    SVC_LOG_LEVEL: "info",
-  };
-  if (encrypted) {
-    await Deno.writeTextFile(
-      `${dir}/svc.yaml`,
-      "storage:\n  backend_encryption:\n    mode: aes256-gcm-proxy\n",
-    );
-    env.SVC_CONFIG = `${dir}/svc.yaml`;
-    env.SVC_ENCRYPTION_KEY = KEY;
-  }
+  const env = await encryptionBenchEnv(dir, encrypted);
   const server = await startProcess([`${root}/main.ts`, "--listen", "127.0.0.1:0"], env, dir);
   await fetch(`${server.url}/bench`, { method: "PUT" }).then((r) => r.body?.cancel());
   return server;

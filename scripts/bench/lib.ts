@@ -189,3 +189,31 @@ export async function alternatingRates(
   }
   return { on: (per * AB_SLICES) / seconds.on, off: (per * AB_SLICES) / seconds.off };
 }
+
+/** A fixed aes256-gcm-proxy key for the encryption benches. */
+const BENCH_ENCRYPTION_KEY = "5e".repeat(32);
+
+/**
+ * The environment of a bench svc in `dir` (open access, uploads up to 4 GiB), with every object
+ * encrypted (aes256-gcm-proxy, through a config file written there) when `encrypted`.
+ */
+export async function encryptionBenchEnv(
+  dir: string,
+  encrypted: boolean,
+): Promise<Record<string, string>> {
+  const env: Record<string, string> = {
+    SVC_DATA_DIR: dir,
+    SVC_AUTHENTICATION: "none",
+    SVC_MAX_OBJECT_SIZE: String(4 * GiB),
+    SVC_LOG_LEVEL: "info",
+  };
+  if (encrypted) {
+    await Deno.writeTextFile(
+      `${dir}/svc.yaml`,
+      "storage:\n  backend_encryption:\n    mode: aes256-gcm-proxy\n",
+    );
+    env.SVC_CONFIG = `${dir}/svc.yaml`;
+    env.SVC_ENCRYPTION_KEY = BENCH_ENCRYPTION_KEY;
+  }
+  return env;
+}
