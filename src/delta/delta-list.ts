@@ -14,7 +14,16 @@
 
 import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
 import { commonPrefixOf, compareUtf8 } from "../storage/fs-walk.ts";
-import { blockingDeltaNames, DELTA_SUFFIX, sortUtf8, toLogicalEntries } from "./layout.ts";
+import {
+  blockingDeltaNames,
+  DELTA_SUFFIX,
+  REFERENCE_NAME,
+  sortUtf8,
+  toLogicalEntries,
+} from "./layout.ts";
+
+/** Stored names a logical listing never shows; the inner backend may skip them (ListOptions). */
+const BASELINE_NAMES: ReadonlySet<string> = new Set([REFERENCE_NAME]);
 
 export async function listLogicalPage(
   inner: Backend,
@@ -46,6 +55,7 @@ export async function listLogicalPage(
       delimiter,
       startAfter: innerAfter,
       maxKeys: Math.min(innerPageKeys, Math.ceil(missing * ratio) + 1),
+      omitBaseNames: BASELINE_NAMES,
     });
     innerSeen += stored.objects.length + stored.commonPrefixes.length;
     const logical = toLogicalEntries(stored.objects, { prefix, startAfter: options.startAfter });

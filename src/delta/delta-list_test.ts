@@ -19,15 +19,18 @@ async function put(backend: Backend, key: string, lastModified = 1) {
   await staged.commit(fakeMeta(1, { lastModified }));
 }
 
-/** The inner backend, counting its listing calls. */
-function counting(inner: Backend): { backend: Backend; calls: () => number } {
+/** The inner backend, counting its listing calls and the stored entries they returned. */
+function counting(inner: Backend): { backend: Backend; calls: () => number; listed: string[] } {
   let calls = 0;
+  const listed: string[] = [];
   const backend = Object.create(inner) as Backend;
-  backend.listObjects = (bucket: string, options: ListOptions) => {
+  backend.listObjects = async (bucket: string, options: ListOptions) => {
     calls++;
-    return inner.listObjects(bucket, options);
+    const page = await inner.listObjects(bucket, options);
+    listed.push(...page.objects.map((o) => o.key));
+    return page;
   };
-  return { backend, calls: () => calls };
+  return { backend, calls: () => calls, listed };
 }
 
 async function withStore(fn: (backend: FilesystemBackend) => Promise<void>) {
@@ -70,7 +73,7 @@ Deno.test("a page of many deltaspaces reads a page, not the subtree", () =>
       await put(fs, `x/1.0.${n}/reference.bin`);
       await put(fs, `x/1.0.${n}/app.zip.delta`);
     }
-    const { backend, calls } = counting(fs);
+    const { backend, calls, listed } = counting(fs);
     const page = await listLogicalPage(backend, "b", { prefix: "x/", maxKeys: 5 }, 20);
     assert.deepEqual(page.objects.map((o) => o.key), [
       "x/1.0.0/app.zip",
@@ -80,7 +83,10 @@ Deno.test("a page of many deltaspaces reads a page, not the subtree", () =>
       "x/1.0.101/app.zip",
     ]);
     assert.equal(page.isTruncated, true);
-    assert.ok(calls() <= 2, `${calls()} inner listings for a 5-key page`);
+    // The baselines are never listed (their metadata never read): one inner page of 6 deltas.
+    assert.equal(calls(), 1, `${calls()} inner listings for a 5-key page`);
+    assert.deepEqual(listed.filter((key) => key.endsWith("/reference.bin")), []);
+    assert.ok(listed.length <= 7, `${listed.length} stored entries read for a 5-key page`);
   }));
 
 Deno.test("a blocking x.delta found by lookup is listed in its logical place", () =>

@@ -88,6 +88,13 @@ export interface ListOptions {
   delimiter?: string;
   /** Entries (objects plus common prefixes) in one page, at least 1. */
   maxKeys: number;
+  /**
+   * Objects whose last key segment is one of these may be left out of the page. A hint for a
+   * caller that drops them anyway: the delta layer hides its baselines (`reference.bin`), and the
+   * filesystem backend then never reads their metadata. A backend that cannot skip them cheaply
+   * lists them.
+   */
+  omitBaseNames?: ReadonlySet<string>;
 }
 
 export interface ListPage {

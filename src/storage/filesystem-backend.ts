@@ -348,6 +348,7 @@ export class FilesystemBackend implements Backend {
       startAfter,
       rollUpDirectories: delimiter === "/",
       skip,
+      omitBaseNames: options.omitBaseNames,
     });
     let last: string | undefined;
     for (const item of walk) {

@@ -27,64 +27,91 @@ export const DIR = 1;
 export const NESTED = 2;
 
 /**
- * One directory's entries in key order, as parallel arrays rather than an object per entry. A
- * cached (large) directory keeps its names packed: one string holding them all, with each
- * entry's start and length, ~1 byte per character plus 6 per entry instead of a string object
- * (~40 bytes) and an array slot each; `nameAt` slices the few names a page reaches.
+ * One directory's entries in key order: their sort keys (readDirectory tells how a key encodes
+ * its kind) and a kind per entry, rather than an object per entry. A cached (large) directory
+ * keeps its keys packed: one string holding them all, with each key's start and length, ~1 byte
+ * per character plus 6 per entry instead of a string object (~40 bytes) and an array slot each;
+ * `nameAt` slices the few names a page reaches.
  */
 export class SortedDir {
-  #names: string[] | null;
+  #keys: string[] | null;
   #text = "";
   #starts: Uint32Array | null = null;
+  /** Each key's length less one (keys are 1 to 256 UTF-16 units: a name plus its kind). */
   #lengths: Uint8Array | null = null;
   /** V8 keeps a string of only Latin-1 characters one byte per character. */
   #bytesPerChar = 2;
+  /** FILE, DIR or NESTED per entry. */
+  readonly kinds: Uint8Array;
+  readonly length: number;
 
-  constructor(
-    names: string[],
-    /** FILE, DIR or NESTED per entry. */
-    readonly kinds: Uint8Array,
+  private constructor(
+    keys: string[],
     /** Whether the directory holds its own object (OBJECT_ENTRY). */
     readonly hasObjectEntry: boolean,
     /** Whether it holds a marker body (MARKER_ENTRY). */
     readonly hasMarkerEntry: boolean,
   ) {
-    this.#names = names;
-    this.length = names.length;
+    this.#keys = keys;
+    this.length = keys.length;
+    this.kinds = new Uint8Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const last = keys[i].charCodeAt(keys[i].length - 1);
+      this.kinds[i] = last === SLASH ? DIR : last === NUL ? NESTED : FILE;
+    }
   }
 
-  readonly length: number;
+  /** Entries from their sort keys, already in order (see readDirectory). */
+  static fromSortKeys(keys: string[], hasObjectEntry: boolean, hasMarkerEntry: boolean) {
+    return new SortedDir(keys, hasObjectEntry, hasMarkerEntry);
+  }
 
-  nameAt(index: number): string {
-    if (this.#names !== null) return this.#names[index];
+  /** The entry's sort key as stored: a directory's ends in `/`, a NESTED one's in NUL. */
+  #keyAt(index: number): string {
+    if (this.#keys !== null) return this.#keys[index];
     const start = this.#starts![index];
-    return this.#text.slice(start, start + this.#lengths![index]);
+    return this.#text.slice(start, start + this.#lengths![index] + 1);
+  }
+
+  /** The entry's name in the directory. */
+  nameAt(index: number): string {
+    const key = this.#keyAt(index);
+    return this.kinds[index] === FILE ? key : key.slice(0, -1);
+  }
+
+  /** The entry's key relative to the directory: `name/` for a directory, else the name. */
+  sortKeyAt(index: number): string {
+    const key = this.#keyAt(index);
+    return this.kinds[index] === NESTED ? key.slice(0, -1) : key;
   }
 
   /** Memory the entries take once packed, in bytes (for the cache bound). */
   get packedBytes(): number {
-    return this.#text.length * this.#bytesPerChar + this.length * 7;
+    return this.#text.length * this.#bytesPerChar + this.length * 6;
   }
 
-  /** Replaces the name array with the packed form (names are ≤ 255 UTF-16 units each). */
+  /** Replaces the key array with the packed form. */
   pack(): void {
-    const names = this.#names;
-    if (names === null) return;
-    const starts = new Uint32Array(names.length);
-    const lengths = new Uint8Array(names.length);
+    const keys = this.#keys;
+    if (keys === null) return;
+    const starts = new Uint32Array(keys.length);
+    const lengths = new Uint8Array(keys.length);
     let at = 0;
-    for (let i = 0; i < names.length; i++) {
+    for (let i = 0; i < keys.length; i++) {
       starts[i] = at;
-      lengths[i] = names[i].length;
-      at += names[i].length;
+      lengths[i] = keys[i].length - 1;
+      at += keys[i].length;
     }
-    this.#text = names.join("");
+    this.#text = keys.join("");
     this.#bytesPerChar = BEYOND_LATIN1.test(this.#text) ? 2 : 1;
     this.#starts = starts;
     this.#lengths = lengths;
-    this.#names = null;
+    this.#keys = null;
   }
 }
+
+const SLASH = 0x2f;
+const NUL = 0;
 
 /** Directories smaller than this are cheap to re-read and are not cached. */
 const CACHE_MIN_ENTRIES = 1024;
@@ -97,7 +124,7 @@ const CACHE_MAX_BYTES = 128 * 2 ** 20;
 /** A directory changed less than this before the read is not cached (see the header). */
 const STABLE_MS = 2500;
 
-const EMPTY = new SortedDir([], new Uint8Array(0), false, false);
+const EMPTY = SortedDir.fromSortKeys([], false, false);
 
 interface CacheEntry {
   stamp: string;
@@ -129,7 +156,7 @@ function codePointRank(unit: number): number {
 }
 
 export function sortKeyAt(dir: SortedDir, index: number): string {
-  return dir.kinds[index] === DIR ? `${dir.nameAt(index)}/` : dir.nameAt(index);
+  return dir.sortKeyAt(index);
 }
 
 /**
@@ -162,13 +189,14 @@ export function clearSortedDirectoryCache(): void {
 }
 
 /**
- * Reads and sorts `path`. Per entry: its name (shared by a directory's DIR and NESTED entries),
- * a sort key for a directory (`name/`) and array slots; the sort orders entry numbers.
+ * Reads and sorts `path`. Each entry is one sort key whose last character tells its kind: a
+ * directory `name/` (DIR) and `name\0` (its NESTED candidate, which sorts exactly as `name`
+ * would: no other name continues with NUL), a file its bare name. One array of strings sorted by
+ * the engine's own comparison is several times faster than a comparator over entry numbers (a
+ * million-entry directory: ~1.5 s instead of ~5 s), and leaves one string per entry behind.
  */
 function readDirectory(path: string): SortedDir {
-  const names: string[] = [];
-  const sortKeys: string[] = [];
-  const kindOf: number[] = [];
+  const keys: string[] = [];
   let hasObjectEntry = false;
   let hasMarkerEntry = false;
   let astral = false;
@@ -181,15 +209,9 @@ function readDirectory(path: string): SortedDir {
         }
         return;
       }
-      if (type === ENTRY_DIRECTORY) {
-        names.push(name, name);
-        sortKeys.push(`${name}/`, name);
-        kindOf.push(DIR, NESTED);
-      } else if (type === ENTRY_FILE) {
-        names.push(name);
-        sortKeys.push(name);
-        kindOf.push(FILE);
-      } else return;
+      if (type === ENTRY_DIRECTORY) keys.push(`${name}/`, `${name}\0`);
+      else if (type === ENTRY_FILE) keys.push(name);
+      else return;
       astral ||= SURROGATE_OR_LATER.test(name);
     });
   } catch (err) {
@@ -197,24 +219,10 @@ function readDirectory(path: string): SortedDir {
     if (code === "ENOENT" || code === "ENOTDIR") return EMPTY;
     throw err;
   }
-  const order = new Array<number>(names.length);
-  for (let i = 0; i < order.length; i++) order[i] = i;
-  // JavaScript's own comparison is byte order unless names hold U+D800 or above, and it is
-  // several times faster than compareUtf8 on large directories.
-  order.sort(
-    astral ? (a, b) => compareUtf8(sortKeys[a], sortKeys[b]) : (a, b) => {
-      const x = sortKeys[a];
-      const y = sortKeys[b];
-      return x < y ? -1 : x > y ? 1 : 0;
-    },
-  );
-  const kinds = new Uint8Array(order.length);
-  const sorted = new Array<string>(order.length);
-  for (let i = 0; i < order.length; i++) {
-    kinds[i] = kindOf[order[i]];
-    sorted[i] = names[order[i]];
-  }
-  return new SortedDir(sorted, kinds, hasObjectEntry, hasMarkerEntry);
+  // JavaScript's own comparison is byte order unless names hold U+D800 or above.
+  if (astral) keys.sort(compareUtf8);
+  else keys.sort();
+  return SortedDir.fromSortKeys(keys, hasObjectEntry, hasMarkerEntry);
 }
 
 const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;

@@ -60,6 +60,8 @@ export interface WalkOptions {
    * common prefix has been decided, so the rest of that range is never read.
    */
   skip?: { prefix?: string };
+  /** Files (and nested objects) with these names are passed over (ListOptions.omitBaseNames). */
+  omitBaseNames?: ReadonlySet<string>;
 }
 
 /**
@@ -106,7 +108,7 @@ class Walk {
   }
 
   *directory(dirPath: string, dirKey: string): Generator<WalkItem> {
-    const { prefix, startAfter, skip, rollUpDirectories } = this.options;
+    const { prefix, startAfter, skip, rollUpDirectories, omitBaseNames } = this.options;
     const dir = this.read(dirPath);
     for (let i = firstInRange(dir, dirKey, prefix, startAfter); i < dir.length; i++) {
       const kind = dir.kinds[i];
@@ -125,6 +127,7 @@ class Walk {
         // Only a directory that contains startAfter can still hold later keys.
         if (!(isDirectory && startAfter?.startsWith(key))) continue;
       }
+      if (kind !== DIR && omitBaseNames?.has(name)) continue;
       if (kind === FILE) {
         yield { kind: "file", key, dir: dirPath, entry: name };
         continue;

@@ -269,3 +269,27 @@ Deno.test("listed metadata is the stored metadata, with its repeated parts share
     assert.ok(!Object.isFrozen(r.meta.userMeta));
     assert.deepEqual({ ...p1.meta }, plain, "spreads and copies see every field");
   }));
+
+Deno.test("omitBaseNames leaves those names out at any depth, nested ones too, page by page", () =>
+  withBackend(async (backend) => {
+    const next = random(77);
+    const segments = ["reference.bin", "a", "a-1", "b.c", "é"];
+    const keys: string[] = [];
+    while (keys.length < 80) {
+      const depth = 1 + Math.floor(next() * 3);
+      const key = Array.from({ length: depth }, () => segments[Math.floor(next() * 5)]).join("/");
+      if (keys.includes(key)) continue;
+      await put(backend, key); // `x/reference.bin` and `x/reference.bin/y` nest (fs-nesting.ts)
+      keys.push(key);
+    }
+    const omitBaseNames = new Set(["reference.bin"]);
+    const shown = keys.filter((key) => !key.endsWith("/reference.bin") && key !== "reference.bin");
+    assert.ok(shown.length < keys.length && shown.some((key) => key.includes("reference.bin/")));
+    for (const prefix of ["", "a/", "reference.bin/", "a/reference.bin"]) {
+      for (const maxKeys of [1, 3, 1000]) {
+        const options = { prefix, maxKeys, omitBaseNames };
+        const label = JSON.stringify({ prefix, maxKeys });
+        assert.deepEqual(await listAll(backend, options), reference(shown, options), label);
+      }
+    }
+  }));
