@@ -2,19 +2,28 @@
  * A pass-through stream that hashes (md5 for the ETag, sha256 for verification) and counts an
  * object body on its way to the backend, so both digests are known when the last byte is written
  * without a second read. Small bodies are hashed inline; once a body passes INLINE_LIMIT md5 and
- * sha256 each move to a worker thread (hash-pool.ts) that reads the body from a shared ring: on
- * the main thread the two (~410 MiB/s together here) would cap upload throughput below what the
- * disk and socket can do, and sha256 alone (~430 ms per 512 MiB) was ~40% of the main thread's
- * work on a large PUT. md5 on its worker is the slowest link at ~540 MiB/s.
+ * sha256 each move off the main thread, reading the body from a ring: OpenSSL's updates run on
+ * Deno's blocking threads (threaded-hash.ts), else on worker isolates (hash-pool.ts). On the main
+ * thread the two (~410 MiB/s together here) would cap upload throughput below what the disk and
+ * socket can do, and sha256 alone (~430 ms per 512 MiB) was ~40% of the main thread's work on a
+ * large PUT. md5 on its own core is the slowest link at ~540 MiB/s.
  */
 import { createHash } from "node:crypto";
 import { SvcError } from "../errors.ts";
 import { isLent } from "../http/read-buffers.ts";
 import { type HashAlgorithm, RemoteHash } from "./hash-pool.ts";
+import { ThreadedHash } from "./threaded-hash.ts";
 
 export { terminateHashWorkers } from "./hash-pool.ts";
 
-/** Bodies up to this size are hashed on the main thread: a worker round trip costs more. */
+let useThreads = true;
+
+/** Tests: large bodies hash on worker isolates (as without libcrypto) while `false`. */
+export function hashOnThreads(enabled: boolean): void {
+  useThreads = enabled;
+}
+
+/** Bodies up to this size are hashed on the main thread: a hand-off costs more. */
 export const INLINE_LIMIT = 1 << 20;
 
 export interface Digests {
@@ -26,7 +35,7 @@ export class BodyDigest {
   #bytes = 0;
   /** Chunks seen while the body is still small enough to hash inline. */
   #held: Uint8Array[] = [];
-  #remote: RemoteHash | undefined;
+  #remote: ThreadedHash | RemoteHash | undefined;
   #done: Digests | undefined;
   readonly #withMd5: boolean;
   readonly transform: TransformStream<Uint8Array, Uint8Array>;
@@ -51,10 +60,11 @@ export class BodyDigest {
           this.#held.push(isLent(chunk) ? chunk.slice() : chunk);
         } else {
           if (this.#remote === undefined) {
-            // md5 and sha256 each on a worker, reading the same ring: the main thread keeps only
-            // the socket, the copy into the ring and the disk.
+            // md5 and sha256 each on a thread of their own, reading the same ring: the main
+            // thread keeps only the socket, the copy into the ring and the disk.
             const algorithms: HashAlgorithm[] = this.#withMd5 ? ["md5", "sha256"] : ["sha256"];
-            this.#remote = new RemoteHash(algorithms);
+            this.#remote = (useThreads && ThreadedHash.open(algorithms)) ||
+              new RemoteHash(algorithms);
             for (const held of this.#held.splice(0)) await this.#hashLarge(held);
           }
           await this.#hashLarge(chunk);
@@ -96,7 +106,7 @@ export class BodyDigest {
     return this.#done;
   }
 
-  /** Drops the worker job of a body that failed part way. */
+  /** Drops the off-thread job of a body that failed part way. */
   discard(): void {
     if (!this.#done) this.#remote?.abort();
   }

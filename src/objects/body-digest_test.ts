@@ -1,9 +1,23 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { BodyDigest, INLINE_LIMIT, terminateHashWorkers } from "./body-digest.ts";
+import { BodyDigest, hashOnThreads, INLINE_LIMIT, terminateHashWorkers } from "./body-digest.ts";
 
 function hex(algorithm: string, data: Uint8Array): string {
   return createHash(algorithm).update(data).digest("hex");
+}
+
+/** Each test twice: on OpenSSL's threads, and on the worker isolates used without libcrypto. */
+function bodyTest(name: string, fn: () => Promise<void>) {
+  for (const threads of [true, false]) {
+    Deno.test(`body digest (${threads ? "threads" : "workers"}): ${name}`, async () => {
+      hashOnThreads(threads);
+      try {
+        await fn();
+      } finally {
+        hashOnThreads(true);
+      }
+    });
+  }
 }
 
 async function digestOf(data: Uint8Array, chunk: number, maxBytes = Infinity) {
@@ -20,7 +34,7 @@ async function digestOf(data: Uint8Array, chunk: number, maxBytes = Infinity) {
   return { digests: await digest.finish(), passed, bytes: digest.bytes };
 }
 
-Deno.test("body digest: inline and worker paths give the same digests as a one-shot hash", async () => {
+bodyTest("inline and off-thread paths give the same digests as a one-shot hash", async () => {
   try {
     for (const size of [0, 1, 1000, INLINE_LIMIT, INLINE_LIMIT + 1, 5 * INLINE_LIMIT + 17]) {
       const data = crypto.getRandomValues(new Uint8Array(Math.min(size, 65536)));
@@ -39,7 +53,7 @@ Deno.test("body digest: inline and worker paths give the same digests as a one-s
   }
 });
 
-Deno.test("body digest: passing maxBytes errors the stream with EntityTooLarge", async () => {
+bodyTest("passing maxBytes errors the stream with EntityTooLarge", async () => {
   try {
     await assert.rejects(
       digestOf(new Uint8Array(3 * INLINE_LIMIT), 65536, 2 * INLINE_LIMIT),
@@ -53,7 +67,7 @@ Deno.test("body digest: passing maxBytes errors the stream with EntityTooLarge",
   }
 });
 
-Deno.test("body digest: md5 can be skipped on both paths", async () => {
+bodyTest("md5 can be skipped on both paths", async () => {
   try {
     for (const size of [10, 3 * INLINE_LIMIT]) {
       const body = new Uint8Array(size).fill(7);
@@ -74,7 +88,7 @@ Deno.test("body digest: md5 can be skipped on both paths", async () => {
   }
 });
 
-Deno.test("body digest: bodies larger than the worker ring, several at once, hash right", async () => {
+bodyTest("bodies larger than the ring, several at once, hash right", async () => {
   try {
     // 40 MiB wraps the shared ring (SLOTS × SLOT_BYTES) more than twice, in odd-sized chunks
     // that straddle slot boundaries; three bodies share the workers at the same time.
@@ -98,7 +112,7 @@ Deno.test("body digest: bodies larger than the worker ring, several at once, has
   }
 });
 
-Deno.test("body digest: a held chunk in a lent read buffer is copied before the buffer is reused", async () => {
+bodyTest("a held chunk in a lent read buffer is copied before the buffer is reused", async () => {
   const { lendChunk, recycleChunk, takeReadBuffer } = await import("../http/read-buffers.ts");
   try {
     const data = crypto.getRandomValues(new Uint8Array(60_000));
@@ -124,4 +138,23 @@ Deno.test("body digest: a held chunk in a lent read buffer is copied before the 
   } finally {
     terminateHashWorkers();
   }
+});
+
+Deno.test("body digest: a body dropped part way frees its hashes once their updates end", async () => {
+  const { ThreadedHash } = await import("./threaded-hash.ts");
+  const job = ThreadedHash.open(["md5", "sha256"]);
+  if (job === null) return; // no libcrypto here: the worker path is the one in use
+  const block = crypto.getRandomValues(new Uint8Array(65536));
+  const body = new Uint8Array(9 << 20);
+  for (let i = 0; i < body.length; i += block.length) body.set(block, i);
+  const writing = job.write(body); // waits for slots: updates are running when abort comes
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  job.abort();
+  await writing;
+  await job.write(body); // a write after abort is dropped, not an error
+  await assert.rejects(job.finish(), /already finished/);
+  // The next body gets a working job (the freed hashes are not reused).
+  const next = ThreadedHash.open(["md5"])!;
+  await next.write(body);
+  assert.deepEqual(await next.finish(), { md5: hex("md5", body) });
 });
