@@ -71,6 +71,7 @@ import {
 } from "./fs-walk.ts";
 import { assertXattrSupport, getJsonXattr, removeXattr, setJsonXattr } from "./xattr.ts";
 import { ExtentStore, type StoredMeta } from "./fs-extents.ts";
+import { RETIRE_MIN_BYTES, RetiredFiles } from "./retired-files.ts";
 
 const BUCKET_XATTR = "user.svc.bucket";
 /** Reads retried when a commit keeps replacing the file between reading metadata and opening. */
@@ -82,7 +83,12 @@ export class FilesystemBackend implements Backend {
   /** Multi-file objects (completed multipart uploads); see fs-extents.ts. */
   private extents!: ExtentStore;
 
-  private constructor(readonly root: string, private readonly tmpDir: string) {}
+  /** Large replaced or deleted files, unlinked after the request (retired-files.ts). */
+  readonly retired: RetiredFiles;
+
+  private constructor(readonly root: string, private readonly tmpDir: string) {
+    this.retired = new RetiredFiles(tmpDir);
+  }
 
   /** Opens (creating if needed) a data directory; refuses one without xattr support. */
   static async open(root: string): Promise<FilesystemBackend> {
@@ -97,7 +103,7 @@ export class FilesystemBackend implements Backend {
       const parsed = parseKeyOrNull(key);
       return (parsed && isUsableBucketName(bucket) &&
         (await backend.readObject(bucket, parsed))?.extents) || null;
-    });
+    }, (trash) => backend.retired.release(trash));
     return backend;
   }
 
@@ -318,13 +324,13 @@ export class FilesystemBackend implements Backend {
       let removed: StoredMeta | false | "moved";
       if (stat?.isDirectory) {
         // The object named like a directory lives inside it (fs-nesting.ts).
-        removed = await removeObjectFile(`${path}/${OBJECT_ENTRY}`);
+        removed = await removeObjectFile(`${path}/${OBJECT_ENTRY}`, this.retired);
         if (!removed || removed === "moved") return false;
         dirs = parsed.segments;
       } else {
         if (!stat?.isFile) return false;
         // Under the path lock: a conversion of this file into a directory is not half done.
-        removed = await pathLock.run(path, () => removeObjectFile(path));
+        removed = await pathLock.run(path, () => removeObjectFile(path, this.retired));
         if (removed === "moved") return await this.deleteObject(bucket, key);
         if (!removed) return false;
       }
@@ -498,7 +504,16 @@ export class FilesystemBackend implements Backend {
         closeFile();
         // The object this commit replaces may have extents: released once the rename is done.
         const replaced = locateObjectSync(bucketDir, parsed);
-        await placeFile(tmpPath, bucketDir, parsed);
+        // A large replaced file keeps a second name, so the rename does not free its blocks.
+        const held = replaced?.file && replaced.extents === undefined &&
+            replaced.storedSize >= RETIRE_MIN_BYTES
+          ? await this.retired.hold(replaced.file.path)
+          : null;
+        try {
+          await placeFile(tmpPath, bucketDir, parsed);
+        } finally {
+          if (held !== null) this.retired.release(held);
+        }
         state = "done";
         if (replaced?.extents !== extents) await this.extents.release(replaced?.extents);
         return { key: parsed.key, storedSize: size, meta };
@@ -604,11 +619,15 @@ async function removeStaleTempFiles(tmpDir: string): Promise<void> {
  * release), false when it was absent or not an object, "moved" when it turned into a directory
  * (a conversion finished first).
  */
-async function removeObjectFile(path: string): Promise<StoredMeta | false | "moved"> {
+async function removeObjectFile(
+  path: string,
+  retired: RetiredFiles,
+): Promise<StoredMeta | false | "moved"> {
   const stat = await Deno.lstat(path).catch(nullIfAbsent);
   if (stat?.isDirectory) return "moved";
   const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
   if (stored === null) return false;
+  if (stat!.size >= RETIRE_MIN_BYTES && await retired.take(path)) return stored;
   try {
     await Deno.remove(path);
     return stored;

@@ -46,7 +46,10 @@ export class ExtentStore {
   readonly #readers = new Map<string, number>();
   readonly #released = new Set<string>();
 
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly removeLater?: (path: string) => void,
+  ) {}
 
   /**
    * Opens the store under `root` and removes what a crash left: staging and trash directories,
@@ -57,8 +60,10 @@ export class ExtentStore {
   static async open(
     root: string,
     current: (bucket: string, key: string) => Promise<string | null>,
+    /** Removes a trash directory after the request (retired-files.ts); inline without it. */
+    removeLater?: (path: string) => void,
   ): Promise<ExtentStore> {
-    const store = new ExtentStore(`${root}/.svc/extents`);
+    const store = new ExtentStore(`${root}/.svc/extents`, removeLater);
     await Deno.mkdir(store.dir, { recursive: true });
     for await (const entry of Deno.readDir(store.dir)) {
       const path = `${store.dir}/${entry.name}`;
@@ -203,7 +208,9 @@ export class ExtentStore {
       if (errorCode(err) === "ENOENT") return;
       throw err;
     }
-    await Deno.remove(trash, { recursive: true });
+    // Freeing a large object's blocks takes ~0.35 ms per MiB here: not on the request's path.
+    if (this.removeLater) this.removeLater(trash);
+    else await Deno.remove(trash, { recursive: true });
   }
 }
 
