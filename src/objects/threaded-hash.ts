@@ -16,26 +16,38 @@ import {
 } from "./native-hash.ts";
 
 const SLOT_BYTES = 2 << 20;
-const SLOTS = 4;
+const SLOTS = 8;
 /** Idle rings kept for the next bodies. */
 const RING_POOL_LIMIT = 4;
 const freeRings: Uint8Array<ArrayBuffer>[] = [];
 
+/** One hash of the job: the next slot it has not hashed, and whether an update is running. */
+interface Lane {
+  hasher: BackgroundHasher;
+  algorithm: HashAlgorithm;
+  next: number;
+  running: Promise<void> | null;
+}
+
 export class ThreadedHash {
-  readonly #hashes: [HashAlgorithm, BackgroundHasher][];
+  readonly #lanes: Lane[];
   readonly #ring: Uint8Array<ArrayBuffer>;
-  /** Per slot: settles once every hash is done with the slot's last contents. */
-  readonly #slotFree: Promise<void>[] = [];
-  /** Per hash: its last update (updates of one hash run one after the other). */
-  readonly #tails: Promise<void>[];
+  /** Slots handed on so far; slot n lives at (n % SLOTS) * SLOT_BYTES. */
   #sent = 0;
   #filled = 0;
+  /** Bytes in the last slot handed on, when it was a partial one (finish). */
+  #lastLength = SLOT_BYTES;
+  #wakeUp: (() => void) | undefined;
   #failed: Error | undefined;
   #closed = false;
 
   private constructor(hashes: [HashAlgorithm, BackgroundHasher][]) {
-    this.#hashes = hashes;
-    this.#tails = hashes.map(() => Promise.resolve());
+    this.#lanes = hashes.map(([algorithm, hasher]) => ({
+      algorithm,
+      hasher,
+      next: 0,
+      running: null,
+    }));
     this.#ring = freeRings.pop() ?? new Uint8Array(SLOTS * SLOT_BYTES);
   }
 
@@ -56,7 +68,12 @@ export class ThreadedHash {
   /** Copies `chunk` into the ring, handing each slot on as it fills; waits while the ring is full. */
   async write(chunk: Uint8Array): Promise<void> {
     for (let offset = 0; offset < chunk.byteLength;) {
-      if (this.#filled === 0) await this.#slotFree[this.#sent % SLOTS];
+      if (this.#filled === 0) {
+        while (this.#sent - this.#slowest() >= SLOTS && !this.#closed && !this.#failed) {
+          await new Promise<void>((resolve) => this.#wakeUp = resolve);
+          this.#wakeUp = undefined;
+        }
+      }
       if (this.#failed) throw this.#failed;
       if (this.#closed) return;
       const n = Math.min(SLOT_BYTES - this.#filled, chunk.byteLength - offset);
@@ -68,22 +85,54 @@ export class ThreadedHash {
     }
   }
 
+  /** The first slot some hash has not finished with. */
+  #slowest(): number {
+    let slowest = Infinity;
+    for (const lane of this.#lanes) slowest = Math.min(slowest, lane.next);
+    return slowest;
+  }
+
   #handOn(): void {
-    const start = (this.#sent % SLOTS) * SLOT_BYTES;
-    const bytes = this.#ring.subarray(start, start + this.#filled);
-    const done = this.#hashes.map(([, hasher], i) =>
-      this.#tails[i] = this.#tails[i].then(() => this.#failed ? undefined : hasher.update(bytes))
-        .catch((err) => void (this.#failed ??= err))
-    );
-    this.#slotFree[this.#sent % SLOTS] = Promise.all(done).then(() => {});
+    this.#lastLength = this.#filled;
     this.#sent++;
     this.#filled = 0;
+    for (const lane of this.#lanes) if (!lane.running) this.#run(lane);
+  }
+
+  /**
+   * Hashes every slot the lane has not hashed yet, up to the ring's end, in one update: an update
+   * of one slot per call left the hashing thread idle while each result found the main thread
+   * and the next call was made (md5 alone then took 1.3 s per 512 MiB instead of 0.8).
+   */
+  #run(lane: Lane): void {
+    const first = lane.next;
+    const slot = first % SLOTS;
+    const count = Math.min(this.#sent - first, SLOTS - slot);
+    if (count <= 0 || this.#failed || this.#closed) return;
+    const length = (count - 1) * SLOT_BYTES +
+      (first + count === this.#sent ? this.#lastLength : SLOT_BYTES);
+    const bytes = this.#ring.subarray(slot * SLOT_BYTES, slot * SLOT_BYTES + length);
+    lane.running = lane.hasher.update(bytes).then(
+      () => {
+        lane.next = first + count;
+        lane.running = null;
+        this.#run(lane);
+      },
+      (err) => {
+        lane.running = null;
+        this.#failed ??= err;
+      },
+    ).finally(() => this.#wakeUp?.());
   }
 
   /** Hex digests per algorithm, once every byte written is hashed. */
   async finish(): Promise<Partial<Record<HashAlgorithm, string>>> {
     if (this.#closed) throw new Error("The body hash was already finished");
     if (this.#filled > 0) this.#handOn();
+    while (!this.#failed && this.#slowest() < this.#sent) {
+      await new Promise<void>((resolve) => this.#wakeUp = resolve);
+      this.#wakeUp = undefined;
+    }
     await this.#settled();
     this.#closed = true;
     if (this.#failed) {
@@ -91,7 +140,7 @@ export class ThreadedHash {
       throw this.#failed;
     }
     const digests: Partial<Record<HashAlgorithm, string>> = {};
-    for (const [algorithm, hasher] of this.#hashes) digests[algorithm] = hasher.hex();
+    for (const lane of this.#lanes) digests[lane.algorithm] = lane.hasher.hex();
     if (freeRings.length < RING_POOL_LIMIT) freeRings.push(this.#ring);
     return digests;
   }
@@ -100,15 +149,18 @@ export class ThreadedHash {
   abort(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#wakeUp?.();
     // An update still running reads the ring and its hash state: both stay until it ends.
     void this.#settled().then(() => this.#release());
   }
 
-  #settled(): Promise<unknown> {
-    return Promise.all(this.#tails);
+  async #settled(): Promise<void> {
+    while (this.#lanes.some((lane) => lane.running)) {
+      await Promise.all(this.#lanes.map((lane) => lane.running));
+    }
   }
 
   #release(): void {
-    for (const [, hasher] of this.#hashes) hasher.free();
+    for (const lane of this.#lanes) lane.hasher.free();
   }
 }
