@@ -7,6 +7,7 @@
  * is the ring's size whatever the body's size.
  */
 import type { HashAlgorithm, HashReply, HashRequest } from "./hash-worker.ts";
+import { SlotRing } from "./slot-ring.ts";
 
 export type { HashAlgorithm } from "./hash-worker.ts";
 
@@ -88,28 +89,22 @@ export function terminateHashWorkers(): void {
 }
 
 /** One body being hashed on workers, one algorithm per worker. */
-export class RemoteHash {
+export class RemoteHash extends SlotRing {
   readonly #id: number;
   readonly #assignments: { entry: PoolWorker; acked: number }[];
   readonly #ring: SharedArrayBuffer;
-  readonly #bytes: Uint8Array;
-  /** Slots posted so far; slot n lives at (n % SLOTS) * SLOT_BYTES. */
-  #sent = 0;
-  #filled = 0;
-  #wakeUp: (() => void) | undefined;
   #digests: Partial<Record<HashAlgorithm, string>> = {};
   #ended: (() => void) | undefined;
-  #failed: Error | undefined;
-  #closed = false;
 
   constructor(algorithms: HashAlgorithm[]) {
+    const ring = freeRings.pop() ?? new SharedArrayBuffer(SLOTS * SLOT_BYTES);
+    super(new Uint8Array(ring), SLOTS, SLOT_BYTES);
+    this.#ring = ring;
     const { id, workers } = pool.open(
       algorithms.length,
       (reply, entry) => this.#reply(reply, entry),
     );
     this.#id = id;
-    this.#ring = freeRings.pop() ?? new SharedArrayBuffer(SLOTS * SLOT_BYTES);
-    this.#bytes = new Uint8Array(this.#ring);
     // With fewer workers than algorithms (never with the pool's minimum of two) one worker
     // takes the rest.
     const byWorker = new Map<PoolWorker, HashAlgorithm[]>();
@@ -131,8 +126,8 @@ export class RemoteHash {
     const assignment = this.#assignments.find((a) => a.entry === entry);
     if (!assignment) return;
     if ("failed" in reply) {
-      this.#failed ??= reply.failed;
-      this.#wakeUp?.();
+      this.failed ??= reply.failed;
+      this.wake();
       this.#ended?.();
       return;
     }
@@ -143,51 +138,27 @@ export class RemoteHash {
       return;
     }
     assignment.acked++;
-    this.#wakeUp?.();
+    this.wake();
   }
 
   /** Slots posted but not yet hashed by every worker of the job. */
-  get #busySlots(): number {
-    return this.#sent - Math.min(...this.#assignments.map((a) => a.acked));
+  protected busySlots(): number {
+    return this.sent - Math.min(...this.#assignments.map((a) => a.acked));
   }
 
-  /** Copies `chunk` into the ring, posting each slot as it fills; waits while the ring is full. */
-  async write(chunk: Uint8Array): Promise<void> {
-    for (let offset = 0; offset < chunk.byteLength;) {
-      if (this.#filled === 0) {
-        while (this.#busySlots >= SLOTS && !this.#closed && !this.#failed) {
-          await new Promise<void>((resolve) => this.#wakeUp = resolve);
-          this.#wakeUp = undefined;
-        }
-        if (this.#failed) throw this.#failed;
-        if (this.#closed) return;
-      }
-      const n = Math.min(SLOT_BYTES - this.#filled, chunk.byteLength - offset);
-      const slotStart = (this.#sent % SLOTS) * SLOT_BYTES;
-      this.#bytes.set(chunk.subarray(offset, offset + n), slotStart + this.#filled);
-      this.#filled += n;
-      offset += n;
-      if (this.#filled === SLOT_BYTES) this.#postSlot();
-    }
-  }
-
-  #postSlot(): void {
-    const offset = (this.#sent % SLOTS) * SLOT_BYTES;
-    for (const { entry } of this.#assignments) {
-      this.#post(entry, { id: this.#id, offset, length: this.#filled });
-    }
-    this.#sent++;
-    this.#filled = 0;
+  protected handOn(index: number, length: number): void {
+    const offset = (index % SLOTS) * SLOT_BYTES;
+    for (const { entry } of this.#assignments) this.#post(entry, { id: this.#id, offset, length });
   }
 
   /** Hex digests per algorithm, once every byte written is hashed. */
   async finish(): Promise<Partial<Record<HashAlgorithm, string>>> {
-    if (this.#filled > 0) this.#postSlot();
+    this.flush();
     const ended = new Promise<void>((resolve) => this.#ended = resolve);
     for (const { entry } of this.#assignments) this.#post(entry, { id: this.#id, end: true });
-    if (!this.#failed) await ended;
+    if (!this.failed) await ended;
     this.#close();
-    if (this.#failed) throw this.#failed;
+    if (this.failed) throw this.failed;
     // Every worker answered its last message, so none reads the ring any more.
     if (freeRings.length < RING_POOL_LIMIT) freeRings.push(this.#ring);
     return this.#digests;
@@ -195,15 +166,15 @@ export class RemoteHash {
 
   /** Forgets a body that will not be finished (its ring is left to the garbage collector). */
   abort(): void {
-    if (this.#closed) return;
+    if (this.closed) return;
     for (const { entry } of this.#assignments) this.#post(entry, { id: this.#id, abort: true });
     this.#close();
-    this.#wakeUp?.();
+    this.wake();
   }
 
   #close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.closed) return;
+    this.closed = true;
     pool.close(this.#id, this.#assignments.map((a) => a.entry));
   }
 }
