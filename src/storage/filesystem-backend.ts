@@ -72,6 +72,7 @@ import {
 import { assertXattrSupport, getJsonXattr, removeXattr, setJsonXattr } from "./xattr.ts";
 import { ExtentStore, type StoredMeta } from "./fs-extents.ts";
 import { RETIRE_MIN_BYTES, RetiredFiles } from "./retired-files.ts";
+import { ownChangeStarting } from "./fs-sorted-dir.ts";
 
 const BUCKET_XATTR = "user.svc.bucket";
 /** Reads retried when a commit keeps replacing the file between reading metadata and opening. */
@@ -316,6 +317,7 @@ export class FilesystemBackend implements Backend {
     if (parsed.marker) {
       // Synchronous so a concurrent marker write on this directory cannot interleave.
       if (!readMarkerSync(path)) return false;
+      ownChangeStarting(path);
       removeXattr(path, META_XATTR);
       await Deno.remove(`${path}/${MARKER_ENTRY}`).catch(nullIfAbsent);
       removeDirectoryIfEmptySync(path);
@@ -627,6 +629,7 @@ async function removeObjectFile(
   if (stat?.isDirectory) return "moved";
   const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
   if (stored === null) return false;
+  ownChangeStarting(path.slice(0, path.lastIndexOf("/")));
   if (stat!.size >= RETIRE_MIN_BYTES && await retired.take(path)) return stored;
   try {
     await Deno.remove(path);

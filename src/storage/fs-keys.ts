@@ -22,6 +22,7 @@ import {
   type StoredObject,
 } from "./fs-walk.ts";
 import { nestObjectFile, pathLock } from "./fs-nesting.ts";
+import { ownChangeStarting, ownEntryAdded } from "./fs-sorted-dir.ts";
 import { lstatNoThrow } from "./fd-read.ts";
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { removeXattr, setJsonXattr } from "./xattr.ts";
@@ -132,11 +133,14 @@ export async function placeFile(tmpPath: string, bucketDir: string, parsed: Pars
     await makeDirectories(bucketDir, parsed, parsed.segments.length - 1);
     const nested = statOrNull(plain)?.isDirectory === true;
     const target = nested ? `${plain}/${OBJECT_ENTRY}` : plain;
+    const parent = target.slice(0, target.lastIndexOf("/"));
     try {
+      ownChangeStarting(parent);
       // A rename onto the plain path waits for a conversion of that path (see fs-nesting.ts).
       if (nested) await Deno.rename(tmpPath, target);
       else await pathLock.run(plain, () => Deno.rename(tmpPath, target));
-      await fsyncDirectory(target.slice(0, target.lastIndexOf("/")));
+      ownEntryAdded(parent, target.slice(parent.length + 1), false);
+      await fsyncDirectory(parent);
       return;
     } catch (err) {
       const code = errorCode(err);
@@ -154,6 +158,7 @@ async function placeMarkerFile(tmpPath: string, bucketDir: string, parsed: Parse
     await makeDirectories(bucketDir, parsed, parsed.segments.length);
     try {
       await Deno.rename(tmpPath, `${dir}/${MARKER_ENTRY}`);
+      ownEntryAdded(dir, MARKER_ENTRY, false);
       break;
     } catch (err) {
       const code = errorCode(err);
@@ -190,8 +195,11 @@ export async function placeMarker(bucketDir: string, parsed: ParsedKey, meta: Ob
  * delete (synchronous too) never sees the new directory without its attribute and removes it.
  */
 function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "retry" {
+  const parent = path.slice(0, path.lastIndexOf("/"));
   try {
+    ownChangeStarting(parent);
     Deno.mkdirSync(path);
+    ownEntryAdded(parent, path.slice(parent.length + 1), true);
   } catch (err) {
     const code = errorCode(err);
     // A parent was pruned, or became a file, since makeDirectories: its next run sorts that out.
@@ -199,6 +207,7 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
     if (code !== "EEXIST") throw err;
     if (!isDirectorySync(path)) return "file";
   }
+  ownChangeStarting(path); // the attribute moves the directory's ctime
   setJsonXattr(path, META_XATTR, meta);
   return "placed";
 }
@@ -220,7 +229,9 @@ async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: numb
     const parent = path;
     path += `/${dirs[i]}`;
     try {
+      ownChangeStarting(parent);
       await Deno.mkdir(path);
+      ownEntryAdded(parent, dirs[i], true);
       await fsyncDirectory(parent);
     } catch (err) {
       const code = errorCode(err);

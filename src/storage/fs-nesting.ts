@@ -28,6 +28,7 @@
 import { KeyLock } from "../objects/key-lock.ts";
 import { errorCode, fsyncDirectory } from "./fs-walk.ts";
 import { OBJECT_ENTRY } from "./fs-reserved.ts";
+import { ownChangeStarting, ownEntryAdded } from "./fs-sorted-dir.ts";
 import { cString } from "./c-path.ts";
 import { lastErrno } from "./libc.ts";
 
@@ -82,8 +83,11 @@ export async function nestObjectFile(path: string, tmpDir: string): Promise<bool
   hook(2);
   await fsyncDirectory(staging);
   hook(3);
+  const parent = path.slice(0, path.lastIndexOf("/"));
   try {
+    ownChangeStarting(parent);
     exchangeSync(staging, path);
+    ownEntryAdded(parent, path.slice(parent.length + 1), true);
   } catch (err) {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
     if (errorCode(err) === "ENOENT") return false;

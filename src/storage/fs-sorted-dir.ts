@@ -14,104 +14,17 @@
  * ctime cannot be set) is seen. A listing is cached only when both times lie STABLE_MS before
  * the read began: a change in the same timestamp tick as an earlier one leaves the times
  * unchanged (Deno reports ctime in whole seconds), and this margin keeps such a change from
- * hiding behind a cached entry. A directory being written to is therefore re-read (correct,
- * O(directory)) until it has been quiet for STABLE_MS. A stale entry could only hide additions:
- * a vanished name fails its verification and is skipped anyway.
+ * hiding behind a cached entry. A stale entry could only hide additions: a vanished name fails its
+ * verification and is skipped anyway. A directory svc keeps writing to is never quiet that long,
+ * so svc's own changes patch its cached listing instead of forcing a read per page (see
+ * ownChangeStarting); once quiet, or after MAX_UNVERIFIED_MS, it is read whole again.
  */
 
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "./fs-read-dir.ts";
+import { compareUtf8, SortedDir } from "./sorted-entries.ts";
 
-export const FILE = 0;
-export const DIR = 1;
-export const NESTED = 2;
-
-/**
- * One directory's entries in key order: their sort keys (readDirectory tells how a key encodes
- * its kind) and a kind per entry, rather than an object per entry. A cached (large) directory
- * keeps its keys packed: one string holding them all, with each key's start and length, ~1 byte
- * per character plus 6 per entry instead of a string object (~40 bytes) and an array slot each;
- * `nameAt` slices the few names a page reaches.
- */
-export class SortedDir {
-  #keys: string[] | null;
-  #text = "";
-  #starts: Uint32Array | null = null;
-  /** Each key's length less one (keys are 1 to 256 UTF-16 units: a name plus its kind). */
-  #lengths: Uint8Array | null = null;
-  /** V8 keeps a string of only Latin-1 characters one byte per character. */
-  #bytesPerChar = 2;
-  /** FILE, DIR or NESTED per entry. */
-  readonly kinds: Uint8Array;
-  readonly length: number;
-
-  private constructor(
-    keys: string[],
-    /** Whether the directory holds its own object (OBJECT_ENTRY). */
-    readonly hasObjectEntry: boolean,
-    /** Whether it holds a marker body (MARKER_ENTRY). */
-    readonly hasMarkerEntry: boolean,
-  ) {
-    this.#keys = keys;
-    this.length = keys.length;
-    this.kinds = new Uint8Array(keys.length);
-    for (let i = 0; i < keys.length; i++) {
-      const last = keys[i].charCodeAt(keys[i].length - 1);
-      this.kinds[i] = last === SLASH ? DIR : last === NUL ? NESTED : FILE;
-    }
-  }
-
-  /** Entries from their sort keys, already in order (see readDirectory). */
-  static fromSortKeys(keys: string[], hasObjectEntry: boolean, hasMarkerEntry: boolean) {
-    return new SortedDir(keys, hasObjectEntry, hasMarkerEntry);
-  }
-
-  /** The entry's sort key as stored: a directory's ends in `/`, a NESTED one's in NUL. */
-  #keyAt(index: number): string {
-    if (this.#keys !== null) return this.#keys[index];
-    const start = this.#starts![index];
-    return this.#text.slice(start, start + this.#lengths![index] + 1);
-  }
-
-  /** The entry's name in the directory. */
-  nameAt(index: number): string {
-    const key = this.#keyAt(index);
-    return this.kinds[index] === FILE ? key : key.slice(0, -1);
-  }
-
-  /** The entry's key relative to the directory: `name/` for a directory, else the name. */
-  sortKeyAt(index: number): string {
-    const key = this.#keyAt(index);
-    return this.kinds[index] === NESTED ? key.slice(0, -1) : key;
-  }
-
-  /** Memory the entries take once packed, in bytes (for the cache bound). */
-  get packedBytes(): number {
-    return this.#text.length * this.#bytesPerChar + this.length * 6;
-  }
-
-  /** Replaces the key array with the packed form. */
-  pack(): void {
-    const keys = this.#keys;
-    if (keys === null) return;
-    const starts = new Uint32Array(keys.length);
-    const lengths = new Uint8Array(keys.length);
-    let at = 0;
-    for (let i = 0; i < keys.length; i++) {
-      starts[i] = at;
-      lengths[i] = keys[i].length - 1;
-      at += keys[i].length;
-    }
-    this.#text = keys.join("");
-    this.#bytesPerChar = BEYOND_LATIN1.test(this.#text) ? 2 : 1;
-    this.#starts = starts;
-    this.#lengths = lengths;
-    this.#keys = null;
-  }
-}
-
-const SLASH = 0x2f;
-const NUL = 0;
+export { compareUtf8, DIR, FILE, NESTED, SortedDir } from "./sorted-entries.ts";
 
 /** Directories smaller than this are cheap to re-read and are not cached. */
 const CACHE_MIN_ENTRIES = 1024;
@@ -126,34 +39,32 @@ const STABLE_MS = 2500;
 
 const EMPTY = SortedDir.fromSortKeys([], false, false);
 
+/**
+ * A listing read whole while the directory was quiet, plus what svc itself added to the directory
+ * since (see ownChangeStarting). Reads are verified in full again once the directory is quiet, or
+ * after MAX_UNVERIFIED_MS of own changes.
+ */
 interface CacheEntry {
   stamp: string;
   dir: SortedDir;
+  /** When the listing was read whole (Date.now()). */
+  readAt: number;
+  /** svc changed the directory since `stamp` was taken: a new stamp may be its own doing. */
+  ownChanges: boolean;
+  /** Sort keys svc added since, merged into `dir` at the next use. */
+  added: string[];
 }
+
+/**
+ * How long a listing kept up to date by svc's own changes is used without a full read, at most:
+ * also how long a change by another program, made while svc keeps changing the directory, can
+ * stay unseen.
+ */
+const MAX_UNVERIFIED_MS = 30_000;
 
 /** Path → listing, in least-recently-used order (Map iteration order). */
 const cache = new Map<string, CacheEntry>();
 let cachedBytes = 0;
-
-/**
- * Compares two strings in UTF-8 byte order, which is Unicode code point order. JavaScript's `<`
- * compares UTF-16 code units, which puts U+E000..U+FFFF after astral characters (surrogates
- * 0xD800..0xDFFF); shifting the two ranges past each other at the first difference fixes that.
- */
-export function compareUtf8(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
-
-function codePointRank(unit: number): number {
-  if (unit < 0xd800) return unit;
-  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
-}
 
 export function sortKeyAt(dir: SortedDir, index: number): string {
   return dir.sortKeyAt(index);
@@ -169,9 +80,10 @@ export function sortKeyAt(dir: SortedDir, index: number): string {
 export function sortedDirectory(path: string): SortedDir {
   const hit = cache.get(path);
   if (hit) {
-    if (hit.stamp === stampOf(path)) {
+    if (isCurrent(path, hit)) {
       cache.delete(path); // most recently used goes last
       cache.set(path, hit);
+      if (hit.added.length > 0) mergeAdded(hit);
       return hit.dir;
     }
     forget(path);
@@ -180,6 +92,65 @@ export function sortedDirectory(path: string): SortedDir {
   const dir = readDirectory(path);
   if (dir.length >= CACHE_MIN_ENTRIES) remember(path, dir, readStart);
   return dir;
+}
+
+/**
+ * Whether a cached listing still holds every entry: the directory is unchanged since the read,
+ * or svc's own changes (all of them merged in as they finish) changed it and it is still being
+ * changed (it was not quiet for STABLE_MS) within MAX_UNVERIFIED_MS of the read. A quiet
+ * directory whose stamp moved is read again, which also sees any change by another program.
+ */
+function isCurrent(path: string, entry: CacheEntry): boolean {
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.lstatSync(path);
+  } catch {
+    return false;
+  }
+  const mtime = stat.mtime?.getTime() ?? 0;
+  const ctime = stat.ctime?.getTime() ?? 0;
+  if (`${stat.ino}:${mtime}:${ctime}` === entry.stamp) return true;
+  const now = Date.now();
+  return entry.ownChanges && entry.stamp.startsWith(`${stat.ino}:`) &&
+    Math.max(mtime, ctime) > now - STABLE_MS && now - entry.readAt < MAX_UNVERIFIED_MS;
+}
+
+/** Merges what svc added into the cached listing (already present keys are skipped). */
+function mergeAdded(entry: CacheEntry): void {
+  const added = sortUtf8Unique(entry.added).filter((key) => !entry.dir.hasKey(key));
+  entry.added = [];
+  if (added.length === 0) return;
+  cachedBytes -= entry.dir.packedBytes;
+  entry.dir = entry.dir.withKeys(added);
+  cachedBytes += entry.dir.packedBytes;
+}
+
+function sortUtf8Unique(keys: string[]): string[] {
+  return [...new Set(keys)].sort(compareUtf8);
+}
+
+/**
+ * Tells the cache that svc is about to change the entries of `dir` (a rename into or out of it,
+ * a mkdir, an unlink): until the directory is quiet again, a new stamp is taken for svc's own
+ * doing instead of forcing a read of the whole directory per listing page. Every change svc makes
+ * to a bucket directory calls this first, and ownEntryAdded once a new name is there: a directory
+ * that takes writes without pause (ingestion into one flat prefix) then keeps its cached listing,
+ * where it would otherwise be read and sorted again for every page (~1.3 s per million files).
+ */
+export function ownChangeStarting(dir: string): void {
+  const entry = cache.get(dir);
+  if (entry) entry.ownChanges = true;
+}
+
+/** svc added `name` to `dir`: a file, or a directory (which is also a NESTED candidate). */
+export function ownEntryAdded(dir: string, name: string, isDirectory: boolean): void {
+  const entry = cache.get(dir);
+  if (!entry) return;
+  // The reserved entries are flags of the listing, not entries: read it again.
+  if (isReservedEntry(name)) return forget(dir);
+  entry.ownChanges = true;
+  if (isDirectory) entry.added.push(`${name}/`, `${name}\0`);
+  else entry.added.push(name);
 }
 
 /** Drops every cached listing (tests). */
@@ -226,18 +197,6 @@ function readDirectory(path: string): SortedDir {
 }
 
 const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
-const BEYOND_LATIN1 = /[\u0100-\uFFFF]/;
-
-/** What identifies one state of a directory's entry list; "" when it is gone. */
-function stampOf(path: string): string {
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.lstatSync(path);
-  } catch {
-    return "";
-  }
-  return `${stat.ino}:${stat.mtime?.getTime()}:${stat.ctime?.getTime()}`;
-}
 
 function remember(path: string, dir: SortedDir, readStart: number): void {
   // Taken after the read: a change during it moved mtime past readStart - STABLE_MS.
@@ -254,7 +213,7 @@ function remember(path: string, dir: SortedDir, readStart: number): void {
   dir.pack();
   if (dir.packedBytes > CACHE_MAX_BYTES) return;
   const stamp = `${stat.ino}:${mtime}:${ctime}`;
-  cache.set(path, { stamp, dir });
+  cache.set(path, { stamp, dir, readAt: readStart, ownChanges: false, added: [] });
   cachedBytes += dir.packedBytes;
   for (const [oldest] of cache) {
     if (cachedBytes <= CACHE_MAX_BYTES) break;

@@ -7,10 +7,11 @@ import { FilesystemBackend } from "./filesystem-backend.ts";
 import {
   clearSortedDirectoryCache,
   compareUtf8,
-  type SortedDir,
+  SortedDir,
   sortedDirectory,
   sortKeyAt,
 } from "./fs-sorted-dir.ts";
+import { observeDirectoryReads } from "./fs-read-dir.ts";
 import { fakeMeta } from "./object-fixtures.ts";
 import { setJsonXattr } from "./xattr.ts";
 
@@ -24,7 +25,13 @@ async function keysOf(backend: FilesystemBackend, startAfter?: string): Promise<
 /** Waits until the directory's last change is old enough for its listing to be cached. */
 const quiet = () => new Promise((resolve) => setTimeout(resolve, 2700));
 
-Deno.test("a cached large directory sees every later change", async () => {
+/**
+ * A backend with bucket `b` whose directory `d` holds COUNT objects `k00000…` placed by hand,
+ * quiet and listed once (cached); `test` gets the backend, the directory and the keys.
+ */
+async function withLargeDirectory(
+  test: (backend: FilesystemBackend, dir: string, keys: string[]) => Promise<void>,
+) {
   const root = await Deno.makeTempDir({ prefix: "svc-sorted-dir-" });
   clearSortedDirectoryCache();
   try {
@@ -32,15 +39,25 @@ Deno.test("a cached large directory sees every later change", async () => {
     await backend.createBucket("b");
     const dir = `${root}/b/d`;
     await Deno.mkdir(dir);
-    const expected: string[] = [];
+    const keys: string[] = [];
     for (let i = 0; i < COUNT; i++) {
       const name = `k${String(i).padStart(5, "0")}`;
       Deno.writeFileSync(`${dir}/${name}`, new Uint8Array());
       setJsonXattr(`${dir}/${name}`, "user.svc.meta", fakeMeta(0));
-      expected.push(`d/${name}`);
+      keys.push(`d/${name}`);
     }
     await quiet();
-    assert.deepEqual(await keysOf(backend), expected);
+    assert.deepEqual(await keysOf(backend), keys);
+    await test(backend, dir, keys);
+  } finally {
+    observeDirectoryReads(null);
+    clearSortedDirectoryCache();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("a cached large directory sees every later change", () =>
+  withLargeDirectory(async (backend, dir) => {
     assert.equal(sortedDirectory(dir), sortedDirectory(dir), "the listing is cached");
     // A write through svc.
     const staged = await backend.stageObject("b", "d/k00000a", new Blob(["x"]).stream());
@@ -62,11 +79,7 @@ Deno.test("a cached large directory sees every later change", async () => {
     await backend.deleteObject("b", "d/k00000a");
     const fresh = sortedDirectory(dir);
     assert.notEqual(sortedDirectory(dir), fresh, "a just-changed directory is not cached");
-  } finally {
-    clearSortedDirectoryCache();
-    await Deno.remove(root, { recursive: true });
-  }
-});
+  }));
 
 Deno.test("a cached (packed) listing answers the same entries as a fresh read", async () => {
   const root = await Deno.makeTempDir({ prefix: "svc-sorted-dir-" });
@@ -97,5 +110,80 @@ Deno.test("a cached (packed) listing answers the same entries as a fresh read", 
   } finally {
     clearSortedDirectoryCache();
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("svc's own writes keep a large directory's listing cached, every new key in its place", () =>
+  withLargeDirectory(async (backend, dir, expected) => {
+    const reads: string[] = [];
+    observeDirectoryReads((path) => reads.push(path));
+    // Ingestion: new files, a new directory, a file turned into a directory (nesting), a marker,
+    // an overwrite and deletes, with listings in between.
+    const writes = ["d/k00000a", "d/k01499z", "d/new/1", "d/k00010/x", "d/m/", "d/k00002", "d/é"];
+    for (const key of writes) {
+      const staged = await backend.stageObject("b", key, new Blob([key]).stream());
+      await staged.commit(fakeMeta(key.length));
+      await keysOf(backend);
+    }
+    await backend.deleteObject("b", "d/k00003");
+    expected.push("d/k00000a", "d/k01499z", "d/new/1", "d/k00010/x", "d/m/", "d/é");
+    const shown = expected.filter((key) => key !== "d/k00003").sort(compareUtf8);
+    assert.deepEqual(await keysOf(backend), shown);
+    assert.deepEqual((await keysOf(backend, "d/k00009")).slice(0, 3), [
+      "d/k00010",
+      "d/k00010/x",
+      "d/k00011",
+    ]);
+    assert.ok(!reads.includes(dir), `the directory was read again: ${reads.join(", ")}`);
+    // Once quiet, the next listing reads the directory whole once (a change by another program
+    // made meanwhile is seen then), and it is cached again.
+    await quiet();
+    assert.deepEqual(await keysOf(backend), shown);
+    assert.equal(reads.filter((path) => path === dir).length, 1);
+    await keysOf(backend);
+    assert.equal(reads.filter((path) => path === dir).length, 1);
+  }));
+
+Deno.test("another program's change while svc writes is seen once the directory is quiet", () =>
+  withLargeDirectory(async (backend, dir) => {
+    const staged = await backend.stageObject("b", "d/a-by-svc", new Blob(["x"]).stream());
+    await staged.commit(fakeMeta(1));
+    Deno.writeFileSync(`${dir}/a-by-hand`, new Uint8Array());
+    setJsonXattr(`${dir}/a-by-hand`, "user.svc.meta", fakeMeta(0));
+    assert.ok((await keysOf(backend)).includes("d/a-by-svc"));
+    // While svc's own change is fresh the hand-made file may stay unseen: at most until the
+    // directory is quiet (or after 30 s of svc's changes), when the listing is read whole.
+    await quiet();
+    assert.deepEqual((await keysOf(backend)).slice(0, 2), ["d/a-by-hand", "d/a-by-svc"]);
+  }));
+
+Deno.test("keys merged into a packed listing read as a fresh listing of them all", () => {
+  const next = (() => {
+    let seed = 99;
+    return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  })();
+  const alphabet = ["a", "b", "-", ".", "0", "é", "名", "\u{1F600}", "\uE000", "z"];
+  const word = () =>
+    Array.from(
+      { length: 1 + Math.floor(next() * 4) },
+      () => alphabet[Math.floor(next() * alphabet.length)],
+    ).join("");
+  for (let round = 0; round < 40; round++) {
+    const names = new Set<string>();
+    while (names.size < 60) names.add(word());
+    const keys = [...names].flatMap((name) => next() < 0.3 ? [`${name}/`, `${name}\0`] : [name]);
+    const sorted = [...keys].sort(compareUtf8);
+    const base = sorted.filter(() => next() < 0.6);
+    const added = sorted.filter((key) => !base.includes(key));
+    const merged = SortedDir.fromSortKeys(base, false, true).withKeys(added);
+    const fresh = SortedDir.fromSortKeys(sorted, false, true);
+    const entries = (listing: SortedDir) =>
+      Array.from(
+        { length: listing.length },
+        (_, i) => `${listing.kinds[i]}:${listing.nameAt(i)}:${listing.sortKeyAt(i)}`,
+      );
+    assert.deepEqual(entries(merged), entries(fresh), `round ${round}`);
+    assert.ok(merged.hasMarkerEntry && sorted.every((key) => merged.hasKey(key)));
+    assert.ok(!merged.hasKey("absent-name"));
   }
 });

@@ -20,6 +20,7 @@ import {
   DIR,
   FILE,
   NESTED,
+  ownChangeStarting,
   type SortedDir,
   sortedDirectory,
   sortKeyAt,
@@ -386,6 +387,7 @@ export function isDirectorySync(path: string): boolean {
 /** rmdir; false when the directory is not empty. A directory already gone counts as removed. */
 export function removeDirectoryIfEmptySync(path: string): boolean {
   try {
+    ownChangeStarting(path.slice(0, path.lastIndexOf("/")));
     Deno.removeSync(path);
     return true;
   } catch (err) {
