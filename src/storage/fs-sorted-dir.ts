@@ -51,6 +51,8 @@ interface CacheEntry {
   readAt: number;
   /** svc changed the directory since `stamp` was taken: a new stamp may be its own doing. */
   ownChanges: boolean;
+  /** Read while the directory was changing (svc writing to it): read again once it is quiet. */
+  provisional: boolean;
   /** Sort keys svc added since, merged into `dir` at the next use. */
   added: string[];
 }
@@ -61,6 +63,12 @@ interface CacheEntry {
  * stay unseen.
  */
 const MAX_UNVERIFIED_MS = 30_000;
+const limits = { unverifiedMs: MAX_UNVERIFIED_MS };
+
+/** Tests: a shorter MAX_UNVERIFIED_MS (undefined: back to the default). */
+export function setUnverifiedLimit(ms?: number): void {
+  limits.unverifiedMs = ms ?? MAX_UNVERIFIED_MS;
+}
 
 /** Path → listing, in least-recently-used order (Map iteration order). */
 const cache = new Map<string, CacheEntry>();
@@ -90,7 +98,10 @@ export function sortedDirectory(path: string): SortedDir {
   }
   const readStart = Date.now();
   const dir = readDirectory(path);
-  if (dir.length >= CACHE_MIN_ENTRIES) remember(path, dir, readStart);
+  if (dir.length >= CACHE_MIN_ENTRIES) {
+    const svcWriting = (lastOwnChange.get(path) ?? 0) > readStart - STABLE_MS;
+    remember(path, dir, readStart, svcWriting);
+  }
   return dir;
 }
 
@@ -109,10 +120,12 @@ function isCurrent(path: string, entry: CacheEntry): boolean {
   }
   const mtime = stat.mtime?.getTime() ?? 0;
   const ctime = stat.ctime?.getTime() ?? 0;
-  if (`${stat.ino}:${mtime}:${ctime}` === entry.stamp) return true;
   const now = Date.now();
-  return entry.ownChanges && entry.stamp.startsWith(`${stat.ino}:`) &&
-    Math.max(mtime, ctime) > now - STABLE_MS && now - entry.readAt < MAX_UNVERIFIED_MS;
+  const quiet = Math.max(mtime, ctime) <= now - STABLE_MS;
+  // A listing read while the directory changed is read again once it is quiet.
+  if (`${stat.ino}:${mtime}:${ctime}` === entry.stamp) return !(entry.provisional && quiet);
+  return entry.ownChanges && entry.stamp.startsWith(`${stat.ino}:`) && !quiet &&
+    now - entry.readAt < limits.unverifiedMs;
 }
 
 /** Merges what svc added into the cached listing (already present keys are skipped). */
@@ -140,7 +153,17 @@ function sortUtf8Unique(keys: string[]): string[] {
 export function ownChangeStarting(dir: string): void {
   const entry = cache.get(dir);
   if (entry) entry.ownChanges = true;
+  if (lastOwnChange.size >= OWN_CHANGE_MEMORY) lastOwnChange.clear();
+  lastOwnChange.set(dir, Date.now());
 }
+
+/**
+ * When svc last started a change of each directory, so that a listing read while svc writes to
+ * it is kept (provisionally) even without an earlier entry: after a restart under steady writes.
+ * Bounded: forgotten wholesale when it holds OWN_CHANGE_MEMORY directories.
+ */
+const lastOwnChange = new Map<string, number>();
+const OWN_CHANGE_MEMORY = 4096;
 
 /** svc added `name` to `dir`: a file, or a directory (which is also a NESTED candidate). */
 export function ownEntryAdded(dir: string, name: string, isDirectory: boolean): void {
@@ -156,6 +179,7 @@ export function ownEntryAdded(dir: string, name: string, isDirectory: boolean): 
 /** Drops every cached listing (tests). */
 export function clearSortedDirectoryCache(): void {
   cache.clear();
+  lastOwnChange.clear();
   cachedBytes = 0;
 }
 
@@ -198,7 +222,14 @@ function readDirectory(path: string): SortedDir {
 
 const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
 
-function remember(path: string, dir: SortedDir, readStart: number): void {
+/**
+ * Caches a listing just read: when the directory was quiet before the read, or, provisionally,
+ * when svc was writing to it (`svcWriting`: its own changes keep the listing current from here,
+ * and a change by another program in the same timestamp tick is caught once it is quiet).
+ * Called in the same synchronous step as the read, so an ownEntryAdded of a rename that raced
+ * the read always finds the entry.
+ */
+function remember(path: string, dir: SortedDir, readStart: number, svcWriting: boolean): void {
   // Taken after the read: a change during it moved mtime past readStart - STABLE_MS.
   let stat: Deno.FileInfo;
   try {
@@ -209,11 +240,13 @@ function remember(path: string, dir: SortedDir, readStart: number): void {
   const mtime = stat.mtime?.getTime();
   const ctime = stat.ctime?.getTime();
   if (mtime === undefined || ctime === undefined) return;
-  if (Math.max(mtime, ctime) > readStart - STABLE_MS) return;
+  const provisional = Math.max(mtime, ctime) > readStart - STABLE_MS;
+  if (provisional && !svcWriting) return;
   dir.pack();
   if (dir.packedBytes > CACHE_MAX_BYTES) return;
   const stamp = `${stat.ino}:${mtime}:${ctime}`;
-  cache.set(path, { stamp, dir, readAt: readStart, ownChanges: false, added: [] });
+  const entry = { stamp, dir, readAt: readStart, ownChanges: false, provisional, added: [] };
+  cache.set(path, entry);
   cachedBytes += dir.packedBytes;
   for (const [oldest] of cache) {
     if (cachedBytes <= CACHE_MAX_BYTES) break;
