@@ -40,9 +40,9 @@ const STABLE_MS = 2500;
 const EMPTY = SortedDir.fromSortKeys([], false, false);
 
 /**
- * A listing read whole while the directory was quiet, plus what svc itself added to the directory
- * since (see ownChangeStarting). Reads are verified in full again once the directory is quiet, or
- * after MAX_UNVERIFIED_MS of own changes.
+ * A listing read whole while the directory was quiet (or, provisionally, while svc wrote to it),
+ * plus what svc itself added to the directory since (see ownChangeStarting). It is read whole
+ * again once the directory is quiet after changes, or after MAX_UNVERIFIED_MS of own changes.
  */
 interface CacheEntry {
   stamp: string;
