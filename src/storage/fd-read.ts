@@ -12,6 +12,22 @@
 
 import { cName, cPath } from "./c-path.ts";
 import { lastErrno } from "./libc.ts";
+import {
+  AT_EMPTY_PATH,
+  AT_FDCWD,
+  AT_SYMLINK_NOFOLLOW,
+  S_IFDIR,
+  S_IFMT,
+  S_IFREG,
+  STATX_BYTES,
+  STATX_INO,
+  STATX_SIZE,
+  STATX_SYMBOL,
+  STATX_TYPE,
+  STX_INO,
+  STX_MODE,
+  STX_SIZE,
+} from "./statx-layout.ts";
 
 const symbols = {
   // open(2) is variadic (mode); passing a fixed third int is ABI-compatible on the 64-bit Linux
@@ -20,7 +36,7 @@ const symbols = {
   close: { parameters: ["i32"], result: "i32" },
   pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
   fgetxattr: { parameters: ["i32", "buffer", "buffer", "usize"], result: "isize" },
-  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
+  statx: STATX_SYMBOL,
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
@@ -36,16 +52,6 @@ const O_CLOEXEC = 0o2000000;
 /** A symlink is no object (the general path's lstat says so too). Differs by architecture. */
 const O_NOFOLLOW = Deno.build.arch === "aarch64" ? 0o100000 : 0o400000;
 const OPEN_FLAGS = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
-
-const AT_EMPTY_PATH = 0x1000;
-const STATX_TYPE = 0x1;
-const STATX_SIZE = 0x200;
-const S_IFMT = 0o170000;
-const S_IFREG = 0o100000;
-/** struct statx is the same on every architecture: stx_mode at 28 (u16), stx_size at 40 (u64). */
-const STATX_BYTES = 256;
-const STATX_MODE_OFFSET = 28;
-const STATX_SIZE_OFFSET = 40;
 
 const ERANGE = 34;
 const EINTR = 4;
@@ -83,9 +89,9 @@ export function withRegularFile<T>(path: string, use: (file: OpenRegularFile) =>
     if (c.statx(fd, emptyPath, AT_EMPTY_PATH, STATX_TYPE | STATX_SIZE, statBuffer) !== 0) {
       return null;
     }
-    if ((statView.getUint16(STATX_MODE_OFFSET, true) & S_IFMT) !== S_IFREG) return null;
+    if ((statView.getUint16(STX_MODE, true) & S_IFMT) !== S_IFREG) return null;
     return use({
-      size: Number(statView.getBigUint64(STATX_SIZE_OFFSET, true)),
+      size: Number(statView.getBigUint64(STX_SIZE, true)),
       attribute: (name) => fgetxattr(fd, name, path),
       read: (start, length) => pread(fd, start, length, path),
     });
@@ -94,11 +100,6 @@ export function withRegularFile<T>(path: string, use: (file: OpenRegularFile) =>
   }
 }
 
-const AT_FDCWD = -100;
-const AT_SYMLINK_NOFOLLOW = 0x100;
-const STATX_INO = 0x100;
-const S_IFDIR = 0o040000;
-const STATX_INO_OFFSET = 32;
 const ENOENT = 2;
 const ENOTDIR = 20;
 
@@ -123,12 +124,12 @@ export function lstatNoThrow(path: string): PathKind | null {
     if (code === ENOENT || code === ENOTDIR) return null;
     throw new Error(`lstat "${path}" failed: errno ${code}`);
   }
-  const type = statView.getUint16(STATX_MODE_OFFSET, true) & S_IFMT;
+  const type = statView.getUint16(STX_MODE, true) & S_IFMT;
   return {
     isFile: type === S_IFREG,
     isDirectory: type === S_IFDIR,
-    size: Number(statView.getBigUint64(STATX_SIZE_OFFSET, true)),
-    ino: Number(statView.getBigUint64(STATX_INO_OFFSET, true)),
+    size: Number(statView.getBigUint64(STX_SIZE, true)),
+    ino: Number(statView.getBigUint64(STX_INO, true)),
   };
 }
 

@@ -10,23 +10,24 @@
 import { cPath, cPathText } from "./c-path.ts";
 import { lastErrno, loadLibc } from "./libc.ts";
 
-const AT_FDCWD = -100;
-const AT_SYMLINK_NOFOLLOW = 0x100;
-const STATX_TYPE = 0x1;
-const STATX_SIZE = 0x200;
-const S_IFMT = 0o170000;
-const S_IFREG = 0o100000;
-const S_IFDIR = 0o040000;
+import {
+  AT_FDCWD,
+  AT_SYMLINK_NOFOLLOW,
+  S_IFDIR,
+  S_IFMT,
+  S_IFREG,
+  STATX_BYTES,
+  STATX_SIZE,
+  STATX_SYMBOL,
+  STATX_TYPE,
+  STX_MODE,
+  STX_SIZE,
+} from "./statx-layout.ts";
+
 const ENOENT = 2;
 const ENOTDIR = 20;
 
-/** Offsets in `struct statx` (linux/stat.h, stable kernel ABI). */
-const STX_MODE = 28;
-const STX_SIZE = 40;
-
-const symbols = {
-  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-} as const;
+const symbols = { statx: STATX_SYMBOL } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
 
@@ -53,7 +54,7 @@ function lstatWithDeno(path: string): number {
 }
 
 /** Synchronous calls only, so the buffer is never shared by two calls. */
-const statBuffer = new Uint8Array(256);
+const statBuffer = new Uint8Array(STATX_BYTES);
 const statView = new DataView(statBuffer.buffer);
 
 export const ABSENT = 0;
