@@ -88,6 +88,23 @@ Deno.test("oauth: mapped identities sign in, once provisioned; admin follows the
     email: "boss@example.com",
   });
   assert.deepEqual(preview.groups.sort(), ["admins", "readers"]);
+  // A rule changed in place keeps its id and maps by its new fields.
+  const rule = await admin.json<{ id: string }>("POST", "/ext-auth/mappings", {
+    match_type: "email",
+    match_value: "carol@other.org",
+    group: "readers",
+  }, 201);
+  const updated = await admin.json<{ id: string; group: string; priority: number }>(
+    "PUT",
+    `/ext-auth/mappings/${rule.id}`,
+    { group: "admins", priority: 5 },
+  );
+  assert.deepEqual([updated.id, updated.group, updated.priority], [rule.id, "admins", 5]);
+  const carol = await admin.json<{ groups: string[] }>("POST", "/ext-auth/mappings/preview", {
+    provider: "fake",
+    email: "carol@other.org",
+  });
+  assert.deepEqual(carol.groups, ["admins"]);
 
   const whoami = await (await fetch(`${svc.url}/_/api/whoami`)).json();
   assert.deepEqual(whoami.external_providers, [{ name: "fake", display_name: "Fake IdP" }]);

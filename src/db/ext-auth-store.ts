@@ -191,12 +191,21 @@ export class ExtAuthStore {
       if (!row) throw new IamError("invalid", `Unknown auth provider "${rule.provider}"`);
       providerId = String(row.id);
     }
-    return { rule, groupId, providerId };
+    // The row's columns from provider_id to group_id, in table order.
+    const columns = [
+      providerId,
+      rule.priority,
+      rule.match_type,
+      rule.match_field,
+      rule.match_value,
+      groupId,
+    ];
+    return { rule, columns };
   }
 
   createRule(input: Record<string, unknown>): Promise<RuleRecord> {
     return this.#change(async (tx) => {
-      const { rule, groupId, providerId } = await this.#ruleArgs(tx, input);
+      const { rule, columns } = await this.#ruleArgs(tx, input);
       const position = await one(
         tx,
         "SELECT COALESCE(MAX(position), -1) + 1 AS next FROM iam_group_mapping_rules",
@@ -206,16 +215,7 @@ export class ExtAuthStore {
       await tx.execute({
         sql: `INSERT INTO iam_group_mapping_rules (id, position, provider_id, priority, match_type,
           match_field, match_value, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        args: [
-          id,
-          Number(position?.next ?? 0),
-          providerId,
-          rule.priority,
-          rule.match_type,
-          rule.match_field,
-          rule.match_value,
-          groupId,
-        ],
+        args: [id, Number(position?.next ?? 0), ...columns],
       });
       return { id, ...rule };
     });
@@ -226,19 +226,11 @@ export class ExtAuthStore {
       const current = (await this.#rules(tx)).find((rule) => rule.id === id);
       if (!current) throw new IamError("not_found", `No mapping rule with id "${id}"`);
       const { id: _id, ...fields } = current;
-      const { rule, groupId, providerId } = await this.#ruleArgs(tx, { ...fields, ...patch });
+      const { rule, columns } = await this.#ruleArgs(tx, { ...fields, ...patch });
       await tx.execute({
         sql: `UPDATE iam_group_mapping_rules SET provider_id = ?, priority = ?, match_type = ?,
           match_field = ?, match_value = ?, group_id = ? WHERE id = ?`,
-        args: [
-          providerId,
-          rule.priority,
-          rule.match_type,
-          rule.match_field,
-          rule.match_value,
-          groupId,
-          id,
-        ],
+        args: [...columns, id],
       });
       return { id, ...rule };
     });
