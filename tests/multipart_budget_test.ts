@@ -16,6 +16,24 @@ async function heldGauge(url: string): Promise<number> {
   return Number(/^svc_multipart_inflight_bytes (\d+)$/m.exec(text)?.[1]);
 }
 
+/** CreateMultipartUpload and UploadPart of `part` in bucket mpb, through `s3`. */
+function uploadsIn(s3: S3.S3Client, part: Uint8Array) {
+  return {
+    start: async (key: string) =>
+      (await s3.send(new S3.CreateMultipartUploadCommand({ Bucket: "mpb", Key: key }))).UploadId!,
+    put: (key: string, uploadId: string, partNumber = 1) =>
+      s3.send(
+        new S3.UploadPartCommand({
+          Bucket: "mpb",
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: partNumber,
+          Body: part,
+        }),
+      ),
+  };
+}
+
 Deno.test("max_total_multipart_bytes: one cap across uploads, freed by abort, kept across restarts", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "svc-mp-budget-" });
   try {
@@ -25,18 +43,7 @@ Deno.test("max_total_multipart_bytes: one cap across uploads, freed by abort, ke
       await using svc = await startSvc({ dataDir, env: CAP });
       const s3 = svc.client();
       await s3.send(new S3.CreateBucketCommand({ Bucket: "mpb" }));
-      const start = async (key: string) =>
-        (await s3.send(new S3.CreateMultipartUploadCommand({ Bucket: "mpb", Key: key }))).UploadId!;
-      const put = (key: string, uploadId: string, partNumber = 1) =>
-        s3.send(
-          new S3.UploadPartCommand({
-            Bucket: "mpb",
-            Key: key,
-            UploadId: uploadId,
-            PartNumber: partNumber,
-            Body: part,
-          }),
-        );
+      const { start, put } = uploadsIn(s3, part);
       const first = await start("a");
       await put("a", first);
       // The same part sent again replaces it: still 2 MiB held, not 4.
@@ -56,22 +63,9 @@ Deno.test("max_total_multipart_bytes: one cap across uploads, freed by abort, ke
     }
     await using again = await startSvc({ dataDir, env: CAP });
     const s3 = again.client();
-    const third = (await s3.send(
-      new S3.CreateMultipartUploadCommand({ Bucket: "mpb", Key: "c" }),
-    )).UploadId!;
-    await assertSdkError(
-      s3.send(
-        new S3.UploadPartCommand({
-          Bucket: "mpb",
-          Key: "c",
-          UploadId: third,
-          PartNumber: 1,
-          Body: part,
-        }),
-      ),
-      503,
-      "SlowDown",
-    );
+    const { start, put } = uploadsIn(s3, part);
+    const third = await start("c");
+    await assertSdkError(put("c", third), 503, "SlowDown");
     // Completing b frees its bytes for c.
     const listed = await s3.send(
       new S3.ListPartsCommand({ Bucket: "mpb", Key: "b", UploadId: second }),
@@ -86,15 +80,7 @@ Deno.test("max_total_multipart_bytes: one cap across uploads, freed by abort, ke
         },
       }),
     );
-    await s3.send(
-      new S3.UploadPartCommand({
-        Bucket: "mpb",
-        Key: "c",
-        UploadId: third,
-        PartNumber: 1,
-        Body: part,
-      }),
-    );
+    await put("c", third);
     assert.equal(await heldGauge(again.url), 2 * MiB);
   } finally {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
