@@ -6,7 +6,7 @@
 import { runAdmissionCommand } from "./src/cli/admission-command.ts";
 import { runConfigCommand } from "./src/cli/config-command.ts";
 import { loadConfig } from "./src/config/load.ts";
-import { ConfigError } from "./src/config/schema.ts";
+import { ConfigError } from "./src/config/schema/schema.ts";
 import { configureLogging, getLogger } from "./src/observability/log.ts";
 import { resolveLogLevel } from "./src/observability/log-level.ts";
 import { reloadOnHangup } from "./src/runtime/reload.ts";
@@ -20,7 +20,7 @@ import {
   testClockOffsetSecs,
 } from "./src/runtime/test-clock.ts";
 import { openAdminPlane } from "./src/runtime/admin-plane.ts";
-import { VERSION } from "./src/version.ts";
+import { VERSION } from "./src/lib/version.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
 

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { runSvc } from "./helpers/run-svc.ts";
 import { parseArgs } from "../main.ts";
-import { ConfigError } from "../src/config/schema.ts";
-import { VERSION } from "../src/version.ts";
+import { ConfigError } from "../src/config/schema/schema.ts";
+import { VERSION } from "../src/lib/version.ts";
 
 // --- parseArgs ----------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import { objectsOnLocalDisk, signedFetch as fetch, startSvc } from "./helpers/sv
 import { codeOf } from "./helpers/assertions.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
 import { layoutOf, sha256Hex } from "./helpers/delta.ts";
-import { setJsonXattr } from "../src/storage/xattr.ts";
+import { setJsonXattr } from "../src/native/xattr.ts";
 
 const BUCKET = "full";
 

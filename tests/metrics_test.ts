@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import * as S3 from "@aws-sdk/client-s3";
-import { VERSION } from "../src/version.ts";
+import { VERSION } from "../src/lib/version.ts";
 import { assertError, assertSdkError } from "./helpers/assertions.ts";
 import { bytesOf, randomBytes, signedFetch, startSvc } from "./helpers/svc.ts";
 import { promtool } from "./helpers/promtool.ts";

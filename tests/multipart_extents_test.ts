@@ -17,7 +17,7 @@ import {
   startSvc,
 } from "./helpers/svc.ts";
 import { concat, multipartEtag } from "./helpers/multipart.ts";
-import { getJsonXattr, setJsonXattr } from "../src/storage/xattr.ts";
+import { getJsonXattr, setJsonXattr } from "../src/native/xattr.ts";
 import { clientFor, startBackingSvc, startFront } from "./helpers/s3-front.ts";
 
 const MiB = 1024 * 1024;

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { AwsClient } from "aws4fetch";
 import { buildConfig } from "../src/config/load.ts";
-import { terminateHashWorkers } from "../src/objects/body-digest.ts";
+import { terminateHashWorkers } from "../src/body/body-digest.ts";
 import { openServices } from "../src/runtime/services.ts";
 import {
   accessDenied,

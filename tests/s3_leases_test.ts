@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { S3Client as BackendClient } from "../src/storage/s3/s3-client.ts";
-import { testOptions } from "../src/storage/s3/s3-test-server.ts";
+import { testOptions } from "../src/testing/s3-test-server.ts";
 import { checkConditionalWrites, leaseKey, S3Leases } from "../src/jobs/rules/s3-leases.ts";
 import { ACCESS_KEY, SECRET_KEY, startSvc } from "./helpers/svc.ts";
 

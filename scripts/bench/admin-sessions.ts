@@ -9,8 +9,8 @@
  *   deno run -A scripts/bench/admin-sessions.ts [--rows 10000] [--checks 20000]
  */
 import bcrypt from "bcryptjs";
-import { WorkerPasswordHasher } from "../../src/admin/password-hasher.ts";
-import { AdminSessions } from "../../src/admin/sessions.ts";
+import { WorkerPasswordHasher } from "../../src/admin/session/password-hasher.ts";
+import { AdminSessions } from "../../src/admin/session/sessions.ts";
 import { openConfigDb } from "../../src/db/config-db.ts";
 import { SessionStore } from "../../src/db/session-store.ts";
 

@@ -12,12 +12,12 @@
  *
  *   node_modules/.bin/deno run -A scripts/bench/lifecycle.ts [--keys 20000] [--batch 1000]
  */
-import { detachedRuleEnv } from "../../src/jobs/rules/rule-env-fixtures.ts";
+import { detachedRuleEnv } from "../../src/testing/rule-env-fixtures.ts";
 import { buildConfig } from "../../src/config/load.ts";
 import { ObjectService } from "../../src/objects/object-service.ts";
-import { terminateHashWorkers } from "../../src/objects/body-digest.ts";
-import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
-import { metaFor } from "../../src/storage/object-fixtures.ts";
+import { terminateHashWorkers } from "../../src/body/body-digest.ts";
+import { FilesystemBackend } from "../../src/storage/fs/filesystem-backend.ts";
+import { metaFor } from "../../src/testing/object-fixtures.ts";
 import { ManualClock } from "../../src/jobs/clock.ts";
 import { lifecycleDriver } from "../../src/jobs/lifecycle/lifecycle-driver.ts";
 import { RunRecorder } from "../../src/jobs/rules/run-recorder.ts";

@@ -18,7 +18,7 @@ const arg = (name: string, fallback: string) => {
 };
 const ROOT = new URL("../../", import.meta.url).pathname;
 const svc = arg("--svc", ROOT).replace(/\/?$/, "/");
-const { FilesystemBackend } = await import(`${svc}src/storage/filesystem-backend.ts`);
+const { FilesystemBackend } = await import(`${svc}src/storage/fs/filesystem-backend.ts`);
 
 interface Lister {
   listObjects(bucket: string, options: {

@@ -21,9 +21,9 @@ const rounds = Number(arg("--rounds", "20"));
 const root = arg("--svc", new URL("../../", import.meta.url).pathname).replace(/\/?$/, "");
 const dir = arg("--dir", "/tmp/svc-bench-ingest");
 
-const { FilesystemBackend } = await import(`${root}/src/storage/filesystem-backend.ts`);
-const { setJsonXattr } = await import(`${root}/src/storage/xattr.ts`);
-const { fakeMeta } = await import(`${root}/src/storage/object-fixtures.ts`);
+const { FilesystemBackend } = await import(`${root}/src/storage/fs/filesystem-backend.ts`);
+const { setJsonXattr } = await import(`${root}/src/native/xattr.ts`);
+const { fakeMeta } = await import(`${root}/src/testing/object-fixtures.ts`);
 
 const name = (n: number) => `${String(n).padStart(8, "0")}.json`;
 await Deno.remove(dir, { recursive: true }).catch(() => {});

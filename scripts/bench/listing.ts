@@ -22,7 +22,7 @@
  * node_modules symlink) on the same data: the "before" column.
  */
 import { peakRss, startProcess } from "./lib.ts";
-import { getXattr, setXattr } from "../../src/storage/xattr.ts";
+import { getXattr, setXattr } from "../../src/native/xattr.ts";
 
 const arg = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(name);

@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { drain, fmt, GiB, MiB, peakRss, startProcess, timed } from "./lib.ts";
-import { getJsonXattr } from "../../src/storage/xattr.ts";
+import { getJsonXattr } from "../../src/native/xattr.ts";
 
 const args = Deno.args;
 const option = (name: string, fallback: string) => {

@@ -19,17 +19,17 @@
  * `--alloc-profile` (with `--only`) prints where that phase's garbage comes from (bytes allocated
  * per listed key, by function; alloc-profile.ts).
  */
-import { detachedRuleEnv } from "../../src/jobs/rules/rule-env-fixtures.ts";
+import { detachedRuleEnv } from "../../src/testing/rule-env-fixtures.ts";
 import { buildConfig } from "../../src/config/load.ts";
-import type { ReplicationRule } from "../../src/config/schema-jobs.ts";
+import type { ReplicationRule } from "../../src/config/schema/schema-jobs.ts";
 import { systemClock } from "../../src/jobs/clock.ts";
 import { reconcileRun } from "../../src/jobs/replication/reconcile-run.ts";
 import { RunRecorder } from "../../src/jobs/rules/run-recorder.ts";
 import { ObjectService } from "../../src/objects/object-service.ts";
 import { BucketRouter } from "../../src/storage/bucket-router.ts";
-import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
-import { metaFor } from "../../src/storage/object-fixtures.ts";
-import { getXattr, setXattr } from "../../src/storage/xattr.ts";
+import { FilesystemBackend } from "../../src/storage/fs/filesystem-backend.ts";
+import { metaFor } from "../../src/testing/object-fixtures.ts";
+import { getXattr, setXattr } from "../../src/native/xattr.ts";
 import { fmt, peakRss } from "./lib.ts";
 import { startAllocProfile } from "./alloc-profile.ts";
 

@@ -6,7 +6,7 @@
  *   node_modules/.bin/deno run -A scripts/bench/sigv4-verify.ts [runs]
  */
 import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { captureSdk, verify } from "../../src/auth/sigv4-test-signers.ts";
+import { captureSdk, verify } from "../../src/testing/sigv4-test-signers.ts";
 
 const runs = Number(Deno.args[0] ?? 5000);
 const get = new GetObjectCommand({ Bucket: "b", Key: "dir/k.txt" });

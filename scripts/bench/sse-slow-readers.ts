@@ -11,7 +11,7 @@
  */
 import { AuditRing } from "../../src/observability/audit-ring.ts";
 import { LogRing } from "../../src/observability/log-ring.ts";
-import { logRoutes } from "../../src/admin/log-routes.ts";
+import { logRoutes } from "../../src/admin/ops/log-routes.ts";
 import { Hono } from "hono";
 
 const SELF = new URL(import.meta.url).pathname;

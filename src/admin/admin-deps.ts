@@ -3,7 +3,7 @@
  * runtime (src/runtime/) implements them; tests pass fakes. Kept here so route files never import
  * the runtime and the runtime is the one composition root.
  */
-import type { Config } from "../config/schema.ts";
+import type { Config } from "../config/schema/schema.ts";
 import type { LogLevel } from "../observability/log-level.ts";
 
 /** Where a config change came from; recorded in the `config_changed` audit entry. */

@@ -9,8 +9,8 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ConfigError } from "../config/schema.ts";
-import { SvcError } from "../errors.ts";
+import { ConfigError } from "../config/schema/schema.ts";
+import { SvcError } from "../lib/errors.ts";
 import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
 

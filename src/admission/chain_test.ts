@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type Config, validateConfig } from "../config/schema.ts";
+import { type Config, validateConfig } from "../config/schema/schema.ts";
 import { type AdmissionRequest, evaluateChain } from "./chain.ts";
 import {
   admissionChainSource,

@@ -9,24 +9,12 @@
 import {
   type AdmissionBlock as BlockConfig,
   ANONYMOUS_METHODS,
-} from "../config/schema-admission.ts";
+} from "../config/schema/schema-admission.ts";
 import type { AdmissionAction, AdmissionBlock, AdmissionMatch } from "./chain.ts";
 import { addressMatcher } from "../http/ip-match.ts";
+import { globMatcher } from "../lib/glob.ts";
 
-export function globMatcher(glob: string): (key: string) => boolean {
-  let source = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i];
-    if (c === "*" && glob[i + 1] === "*") {
-      source += "[\\s\\S]*";
-      i++;
-    } else if (c === "*") source += "[^/]*";
-    else if (c === "?") source += "[^/]";
-    else source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  const pattern = new RegExp(`^${source}$`, "u");
-  return (key) => pattern.test(key);
-}
+export { globMatcher };
 
 export function operatorBlock(config: BlockConfig, warnings: string[]): AdmissionBlock {
   const m = config.match;

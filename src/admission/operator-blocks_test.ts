@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { addressMatcher, parseAddress } from "../http/ip-match.ts";
-import { globMatcher } from "./operator-blocks.ts";
+import { globMatcher } from "../lib/glob.ts";
 
 Deno.test("globMatcher: * stays within a segment, ** crosses them, ? is one character", () => {
   assert.equal(globMatcher("logs/*.txt")("logs/a.txt"), true);

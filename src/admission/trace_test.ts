@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { validateConfig } from "../config/schema.ts";
+import { validateConfig } from "../config/schema/schema.ts";
 import { traceAdmission, TraceInputError } from "./trace.ts";
 
 const config = validateConfig({

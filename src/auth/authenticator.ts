@@ -4,7 +4,7 @@
  * around the operation (execute()). Counters and
  * audit events are kept where the metrics and admin work can read them.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import { getLogger, maskKey } from "../observability/log.ts";
 import type { RequestContext } from "../http/request-context.ts";
 import { splitRawUrl } from "../http/request-context.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { AwsClient } from "aws4fetch";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import { parseS3Request, type S3Request } from "../s3/request.ts";
 import { type AuditEvent, Authenticator, type AuthSettings } from "./authenticator.ts";
 import { BootstrapCredentials } from "./credentials.ts";
-import { replayCheckedBody } from "./replay-body-check.ts";
+import { replayCheckedBody } from "../body/replay-body-check.ts";
 
 const KEY = "AKIAUNITTEST00000000";
 const SECRET = "unit-test-secret";

@@ -18,7 +18,7 @@
  * Repeated fields are joined with commas, as the guide says policies must expect.
  * The `bucket` condition is matched against the bucket of the request URL.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { CredentialStore, Principal } from "./credentials.ts";
 import { hmacHex, signaturesEqual, signingKey } from "./signing-key.ts";
 

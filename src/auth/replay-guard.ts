@@ -17,12 +17,12 @@
  * (replay-body-check.ts).
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
 import type { RequestContext } from "../http/request-context.ts";
 import type { VerifiedRequest } from "./sigv4.ts";
-import { registerBodyCheck, ReplayBodyCheck } from "./replay-body-check.ts";
+import { registerBodyCheck, ReplayBodyCheck } from "../body/replay-body-check.ts";
 import { bodyIsSigned, type ReplayRule, replayRule } from "./replay-rules.ts";
 import {
   type ReplayAnswer,

@@ -3,7 +3,7 @@
  * metrics reason (failureReason). Most start from a request a real signer made valid.
  */
 import assert from "node:assert/strict";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import { BootstrapCredentials } from "./credentials.ts";
 import { failureReason, parseSignedRequest, type SignedRequestInput } from "./sigv4.ts";
 import {
@@ -14,7 +14,7 @@ import {
   smithyPresigned,
   smithySigned,
   verify,
-} from "./sigv4-test-signers.ts";
+} from "../testing/sigv4-test-signers.ts";
 
 const SIG = "0".repeat(64);
 const CREDENTIAL = `${AKID}/20260101/us-east-1/s3/aws4_request`;

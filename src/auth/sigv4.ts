@@ -18,7 +18,7 @@
  * - Any region is accepted (svc is one endpoint); the service must be `s3`.
  */
 
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { CredentialStore, Principal } from "./credentials.ts";
 import {
   amzTime,

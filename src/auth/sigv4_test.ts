@@ -30,7 +30,7 @@ import {
   smithySigned,
   STAMP,
   verify,
-} from "./sigv4-test-signers.ts";
+} from "../testing/sigv4-test-signers.ts";
 
 Deno.test("AWS's published header-auth examples verify", () => {
   const store = new BootstrapCredentials(

@@ -24,7 +24,7 @@ import {
   validatePermissions,
   validateSecret,
 } from "../iam/model.ts";
-import { isPlainObject } from "../config/json-value.ts";
+import { isPlainObject } from "../lib/json-value.ts";
 import type { BackupPart } from "./backup-archive.ts";
 
 export const CONFIG_PART = "config.yaml";

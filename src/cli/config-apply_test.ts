@@ -11,7 +11,7 @@ import { FakeConfigPort } from "../../tests/helpers/fake-config-port.ts";
 import { runSvc } from "../../tests/helpers/run-svc.ts";
 import type { AdminEnv } from "../admin/admin-env.ts";
 import { AdminError, jsonBody, renderAdminError } from "../admin/admin-error.ts";
-import { configRoutes } from "../admin/config-routes.ts";
+import { configRoutes } from "../admin/config/config-routes.ts";
 import { APPLY_EXIT, configApply } from "./config-apply.ts";
 
 const PASSWORD = "correct horse battery staple";

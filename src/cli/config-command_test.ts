@@ -1,6 +1,6 @@
 /** `svc config` in process: error classification, the lint environment, and output routing. */
 import assert from "node:assert/strict";
-import { ConfigError } from "../config/schema.ts";
+import { ConfigError } from "../config/schema/schema.ts";
 import {
   type ConfigCommandIo,
   isParseError,

@@ -4,7 +4,7 @@
  * the spec but is also an IAM validation failure; svc rejects it during validation, so it never
  * reaches this module.)
  */
-import type { Config } from "./schema.ts";
+import type { Config } from "./schema/schema.ts";
 
 const RATE_LIMIT_FIELDS = [
   "rate_limit_max_attempts",

@@ -1,7 +1,7 @@
 /** Unit tests of the config advisories: warnings that never block a load. */
 import assert from "node:assert/strict";
 import { configAdvisories } from "./advisories.ts";
-import { validateConfig } from "./schema.ts";
+import { validateConfig } from "./schema/schema.ts";
 
 function advisoriesOf(document: Record<string, unknown>): string[] {
   return configAdvisories(validateConfig(document), document);

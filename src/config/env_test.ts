@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { applyEnvironment, ENV_BINDINGS } from "./env.ts";
 import { loadConfig } from "./load.ts";
-import { ConfigError } from "./schema.ts";
+import { ConfigError } from "./schema/schema.ts";
 
 type Doc = Record<string, unknown>;
 

@@ -4,10 +4,10 @@
  * that owns it. A document mixing flat keys with sections is an error naming both.
  */
 import type * as v from "valibot";
-import { accessSchema } from "./schema-access.ts";
-import { advancedSchema } from "./schema-advanced.ts";
-import { ConfigError } from "./schema-common.ts";
-import { storageSchema } from "./schema-storage.ts";
+import { accessSchema } from "./schema/schema-access.ts";
+import { advancedSchema } from "./schema/schema-advanced.ts";
+import { ConfigError } from "./schema/schema-common.ts";
+import { storageSchema } from "./schema/schema-storage.ts";
 
 export const SECTIONS = ["admission", "access", "storage", "advanced"] as const;
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { normalizeLegacy } from "./legacy.ts";
 import { loadConfig } from "./load.ts";
-import { ConfigError, validateConfig } from "./schema.ts";
+import { ConfigError, validateConfig } from "./schema/schema.ts";
 
 Deno.test("a flat document is moved into its sections with a warning", () => {
   const warnings: string[] = [];

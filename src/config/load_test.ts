@@ -14,7 +14,7 @@ import {
   SEARCH_ORDER,
   TOML_REMOVED_MESSAGE,
 } from "./load.ts";
-import { ConfigError, validateConfig } from "./schema.ts";
+import { ConfigError, validateConfig } from "./schema/schema.ts";
 
 type Patterns = (string | RegExp)[];
 

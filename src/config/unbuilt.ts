@@ -5,7 +5,7 @@
  * writes `mode: aes256-gcm-proxy` must not believe the data is encrypted. A row leaves this table
  * in the change that builds its feature.
  */
-import type { Config } from "./schema.ts";
+import type { Config } from "./schema/schema.ts";
 
 type Doc = Record<string, unknown> | undefined;
 

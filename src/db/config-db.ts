@@ -30,7 +30,7 @@ import {
 } from "@libsql/client";
 import { pathToFileURL } from "node:url";
 import { getLogger } from "../observability/log.ts";
-import { fsyncDirectoryNow } from "../storage/dir-sync.ts";
+import { fsyncDirectoryNow } from "../lib/dir-sync.ts";
 import { configDbKey } from "./db-key.ts";
 import {
   DB_FILE,

@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { BucketRouter } from "../storage/bucket-router.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { metaFor, randomBytes } from "../storage/object-fixtures.ts";
+import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
+import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";

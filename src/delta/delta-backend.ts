@@ -20,8 +20,8 @@
  * delimiter "." reports prefix `x.` instead of object `x`); S3 clients use "/" in practice.
  */
 
-import { SvcError } from "../errors.ts";
-import { KeyLock } from "../objects/key-lock.ts";
+import { SvcError } from "../lib/errors.ts";
+import { KeyLock } from "../lib/key-lock.ts";
 import type {
   Backend,
   BucketEntry,

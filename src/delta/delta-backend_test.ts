@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { Backend, ByteRange } from "../storage/backend.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { META_XATTR } from "../storage/fs-walk.ts";
-import { getJsonXattr, setJsonXattr } from "../storage/xattr.ts";
+import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
+import { META_XATTR } from "../storage/fs/fs-walk.ts";
+import { getJsonXattr, setJsonXattr } from "../native/xattr.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend, type DeltaBackendOptions, type DeltaMeta } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
-import { metaFor, randomBytes } from "../storage/object-fixtures.ts";
+import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;

@@ -4,13 +4,13 @@
  * a delta made against it: stored passthrough), on the live-encode and the encode-from-spool path.
  */
 import assert from "node:assert/strict";
-import { SvcError } from "../errors.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
+import { SvcError } from "../lib/errors.ts";
+import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
-import { metaFor, randomBytes } from "../storage/object-fixtures.ts";
+import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;

@@ -13,7 +13,6 @@
  */
 
 import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
-import { commonPrefixOf, compareUtf8 } from "../storage/fs-walk.ts";
 import {
   blockingDeltaNames,
   DELTA_SUFFIX,
@@ -21,6 +20,7 @@ import {
   sortUtf8,
   toLogicalEntries,
 } from "./layout.ts";
+import { commonPrefixOf, compareUtf8 } from "../lib/key-order.ts";
 
 /** Stored names a logical listing never shows; the inner backend may skip them (ListOptions). */
 const BASELINE_NAMES: ReadonlySet<string> = new Set([REFERENCE_NAME]);

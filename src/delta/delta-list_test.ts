@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import type { Backend, ListOptions } from "../storage/backend.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
-import { fakeMeta } from "../storage/object-fixtures.ts";
+import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
+import { fakeMeta } from "../testing/object-fixtures.ts";
 import { listLogicalPage } from "./delta-list.ts";
-import { compareUtf8 } from "../storage/fs-walk.ts";
 import { blockingDeltaNames, isSettled } from "./layout.ts";
+import { compareUtf8 } from "../lib/key-order.ts";
 
 function random(seed: number): () => number {
   return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;

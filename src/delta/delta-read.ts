@@ -7,8 +7,8 @@
  * Also home of DeltaContext, the state the DeltaBackend shares with its write and read halves.
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
-import type { KeyLock } from "../objects/key-lock.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../lib/errors.ts";
+import type { KeyLock } from "../lib/key-lock.ts";
 import type { Backend, ByteRange, ObjectInfo, ObjectMeta } from "../storage/backend.ts";
 import type { DeltaCodec } from "./codec.ts";
 import type { CodecPool } from "./codec-pool.ts";
@@ -18,7 +18,7 @@ import { streamVerified } from "./stream-verify.ts";
 import { getLogger } from "../observability/log.ts";
 
 const log = getLogger("svc::delta");
-import { fileRangeStream } from "../storage/file-streams.ts";
+import { fileRangeStream } from "../lib/file-streams.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
 export interface DeltaSettings {

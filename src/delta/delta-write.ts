@@ -17,7 +17,7 @@
  * encode runs and a delta is kept only once that check passed (a cache problem never fails a PUT).
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../errors.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../lib/errors.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
 import type { EncodeResult } from "./codec.ts";
 import type { CodecPermit } from "./codec-pool.ts";

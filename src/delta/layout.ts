@@ -17,9 +17,9 @@
  * Names are matched case-sensitively, as S3 keys are.
  */
 
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { ObjectInfo, StorageKind } from "../storage/backend.ts";
-import { compareUtf8 } from "../storage/fs-walk.ts";
+import { compareUtf8 } from "../lib/key-order.ts";
 
 export const REFERENCE_NAME = "reference.bin";
 export const DELTA_SUFFIX = ".delta";

@@ -31,7 +31,7 @@ import {
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
 import { deltaspaceOf, referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./reference-cache.ts";
-import { writeAll, writeStreamToFile } from "../storage/file-streams.ts";
+import { writeAll, writeStreamToFile } from "../lib/file-streams.ts";
 import { SpoolProgress, tailSpool } from "./spool-tail.ts";
 
 export interface Spool {

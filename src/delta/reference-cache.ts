@@ -31,7 +31,7 @@
 
 import { createHash } from "node:crypto";
 import { getLogger } from "../observability/log.ts";
-import { writeStreamToFile } from "../storage/file-streams.ts";
+import { writeStreamToFile } from "../lib/file-streams.ts";
 
 const log = getLogger("svc::delta");
 

@@ -1,8 +1,8 @@
-import { sampleEvent } from "./event-fixtures.ts";
+import { sampleEvent } from "../testing/event-fixtures.ts";
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { HASH_A } from "../../tests/helpers/config-db.ts";
-import { eventDeliverySchema } from "../config/schema-advanced.ts";
+import { eventDeliverySchema } from "../config/schema/schema-advanced.ts";
 import { type ConfigDb, openConfigDb } from "../db/config-db.ts";
 import { backoffMs, Dispatcher } from "./dispatcher.ts";
 import { OutboxStore } from "./outbox-store.ts";

@@ -15,7 +15,7 @@
  * The lifecycle kinds carry `lifecycle` (built in jobs/lifecycle/lifecycle-events.ts).
  */
 import type { ObjectInfo } from "../storage/backend.ts";
-import type { WriteContext } from "../objects/write-observer.ts";
+import type { WriteContext } from "../objects/usage/write-observer.ts";
 
 export const EVENT_KINDS = [
   "ObjectCreated",

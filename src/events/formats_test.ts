@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { eventDeliverySchema } from "../config/schema-advanced.ts";
+import { eventDeliverySchema } from "../config/schema/schema-advanced.ts";
 import type { DeliveredEvent } from "./event.ts";
 import { deliveryRequests, slackChannels, slackText, slackWants, webhookUrls } from "./formats.ts";
 import { verifySignature } from "./signing.ts";

@@ -14,7 +14,7 @@
  */
 import { getLogger } from "../observability/log.ts";
 import type { ObjectInfo } from "../storage/backend.ts";
-import type { WriteContext, WriteObserver } from "../objects/write-observer.ts";
+import type { WriteContext, WriteObserver } from "../objects/usage/write-observer.ts";
 import { createdEvent, deletedEvent, type ObjectEvent } from "./event.ts";
 import type { EventMetrics } from "./event-metrics.ts";
 import type { OutboxStore } from "./outbox-store.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isIpOrCidr } from "../config/schema-common.ts";
+import { isIpOrCidr } from "../config/schema/schema-common.ts";
 import { addressMatcher, parseAddress } from "./ip-match.ts";
 
 function inBlock(cidr: string, ip: string): boolean {

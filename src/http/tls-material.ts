@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { selfSignedCert } from "./self-signed-cert.ts";
-import { writePrivateFile } from "../storage/private-file.ts";
+import { writePrivateFile } from "../lib/private-file.ts";
 
 export interface TlsSettings {
   enabled: boolean;

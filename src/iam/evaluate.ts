@@ -14,7 +14,7 @@
  *   key under the prefix; a narrower Deny hides keys in the filter instead.
  */
 import type { Conditions, Permission, RequestAction } from "./model.ts";
-import { isIpOrCidr } from "../config/schema-common.ts";
+import { isIpOrCidr } from "../config/schema/schema-common.ts";
 import { addressMatcher } from "../http/ip-match.ts";
 
 export interface AuthzRequest {

@@ -6,7 +6,7 @@
  * at the routing flip).
  */
 import { AdminError } from "../admin/admin-error.ts";
-import { BucketBusyError, type JobsStore } from "../db/jobs-store.ts";
+import { BucketBusyError, type JobsStore } from "./jobs-store.ts";
 import { bucketNameProblem } from "../s3/names.ts";
 import { getLogger } from "../observability/log.ts";
 import {

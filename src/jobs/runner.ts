@@ -11,7 +11,7 @@
  *   the job keeps its `running` status, which the next boot turns back into `queued`
  *   (JobsStore.requeueUnfinished) so it resumes from its persisted cursor.
  */
-import { type JobsStore, JobStateError } from "../db/jobs-store.ts";
+import { type JobsStore, JobStateError } from "./jobs-store.ts";
 import { getLogger } from "../observability/log.ts";
 import type { Clock } from "./clock.ts";
 import { type JobRecord, type JobStatus, TERMINAL } from "./job-model.ts";

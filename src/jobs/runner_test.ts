@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { HASH_A } from "../../tests/helpers/config-db.ts";
 import { openConfigDb } from "../db/config-db.ts";
-import { JobsStore } from "../db/jobs-store.ts";
+import { JobsStore } from "./jobs-store.ts";
 import { ManualClock } from "./clock.ts";
 import { emptyProgress, type JobRecord } from "./job-model.ts";
 import { JobAborted, type JobOutcome, JobRunner, type JobWorker } from "./runner.ts";

@@ -3,8 +3,8 @@
  * backend. It hashes bodies on the way in, validates before anything becomes visible, runs write
  * preconditions and the commit under a per-key lock, and knows nothing of HTTP.
  */
-import { hasBodyCheck, replayCheckedBody } from "../auth/replay-body-check.ts";
-import { SvcError } from "../errors.ts";
+import { hasBodyCheck, replayCheckedBody } from "../body/replay-body-check.ts";
+import { SvcError } from "../lib/errors.ts";
 import type {
   Backend,
   BucketEntry,
@@ -17,12 +17,12 @@ import type {
   StagedObject,
   StoredHeader,
 } from "../storage/backend.ts";
-import { BodyDigest, tooLarge } from "./body-digest.ts";
-import { KeyLock } from "./key-lock.ts";
+import { BodyDigest, tooLarge } from "../body/body-digest.ts";
+import { KeyLock } from "../lib/key-lock.ts";
 import { ObjectChangedError, openPlannedRead } from "./planned-read.ts";
 
 export { ObjectChangedError } from "./planned-read.ts";
-import { needReplaced, type WriteContext, WriteObservers } from "./write-observer.ts";
+import { needReplaced, type WriteContext, WriteObservers } from "./usage/write-observer.ts";
 
 export interface ObjectLimits {
   /** Largest object or upload body in bytes; 0 refuses every upload. */

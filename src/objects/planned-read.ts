@@ -9,7 +9,7 @@
  * passes: a 304 costs no decode). A plan that wants a range stops that open; the planned path then
  * heads, judges and opens exactly that range, retrying when the object was replaced in between.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { Backend, ByteRange, ObjectBody, ObjectInfo } from "../storage/backend.ts";
 
 /** Opens retried when the object is replaced between its HEAD and the open. */

@@ -28,7 +28,7 @@
 import process from "node:process";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AuthStats } from "../auth/authenticator.ts";
-import type { OperationLabel } from "../s3/router.ts";
+import type { OperationLabel } from "../s3/routes/router.ts";
 import type { EventMetrics } from "../events/event-metrics.ts";
 
 export type RequestOperation = OperationLabel | "health" | "stats" | "metrics";

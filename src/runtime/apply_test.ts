@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { validateConfig } from "../config/schema.ts";
+import { validateConfig } from "../config/schema/schema.ts";
 import { changedPaths, planApply } from "./apply.ts";
 
 const base = validateConfig({

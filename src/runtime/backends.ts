@@ -6,14 +6,14 @@
  * `./data`, whatever backends hold the objects.
  */
 import { createHash } from "node:crypto";
-import type { Config } from "../config/schema.ts";
-import type { EncryptionConfig } from "../config/schema-storage.ts";
+import type { Config } from "../config/schema/schema.ts";
+import type { EncryptionConfig } from "../config/schema/schema-storage.ts";
 import type { Backend } from "../storage/backend.ts";
 import { EncryptingBackend } from "../storage/encryption/encrypting-backend.ts";
 import type { DecryptFailure } from "../storage/encryption/encryption-error.ts";
 import { KeyRing } from "../storage/encryption/key-ring.ts";
 import { sseWriteHeaders } from "../storage/encryption/sse-headers.ts";
-import { FilesystemBackend } from "../storage/filesystem-backend.ts";
+import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
 import { ObservedBackend } from "../storage/observed-backend.ts";
 import { S3Backend } from "../storage/s3/s3-backend.ts";
 import { s3OptionsFromConfig } from "../storage/s3/s3-options.ts";

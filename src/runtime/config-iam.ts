@@ -9,8 +9,8 @@
  * The reconciler is a port the admin plane registers once the config database is open
  * (`ConfigRuntime.attachIamReconciler`): the runtime is built before the database exists.
  */
-import type { Config } from "../config/schema.ts";
-import { ConfigError } from "../config/schema.ts";
+import type { Config } from "../config/schema/schema.ts";
+import { ConfigError } from "../config/schema/schema.ts";
 import { hasNoUsersOrGroups } from "../iam/declarative.ts";
 import { IamError } from "../iam/model.ts";
 import { previewLine, type ReconcilePlan, summaryLine } from "../iam/reconcile.ts";

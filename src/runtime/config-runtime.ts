@@ -10,12 +10,12 @@
  * only strings that stand unchanged at the same place in the file document are expanded (they
  * came from the file), so a placeholder-looking string in a request body stays a literal value.
  */
-import { isPlainObject as isObject } from "../config/json-value.ts";
+import { isPlainObject as isObject } from "../lib/json-value.ts";
 import { AdminError } from "../admin/admin-error.ts";
 import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../admin/admin-deps.ts";
 import { ConfigPersistError, writeConfigFile } from "../config/config-file.ts";
 import { buildConfig, expandPlaceholders } from "../config/load.ts";
-import { type Config, ConfigError } from "../config/schema.ts";
+import { type Config, ConfigError } from "../config/schema/schema.ts";
 import { getLogger, setLogFilter } from "../observability/log.ts";
 import { type LogLevel, resolveLogLevel } from "../observability/log-level.ts";
 import { planApply } from "./apply.ts";

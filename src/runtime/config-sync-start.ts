@@ -8,7 +8,7 @@ import type { ConfigDb } from "../db/config-db.ts";
 import { ConfigSync, type ConfigSyncDeps } from "../db/config-sync.ts";
 import type { CoordinationBucket } from "../jobs/rules/coordination.ts";
 import { getLogger } from "../observability/log.ts";
-import type { Config } from "../config/schema.ts";
+import type { Config } from "../config/schema/schema.ts";
 
 const log = getLogger("svc::config-sync");
 

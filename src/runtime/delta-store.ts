@@ -10,7 +10,7 @@
  * needed after a crash, and a half-written file must never be served.
  */
 import { dirname, join } from "node:path";
-import type { Config } from "../config/schema.ts";
+import type { Config } from "../config/schema/schema.ts";
 import { probeXdelta3, Xdelta3Codec } from "../delta/codec.ts";
 import { CodecPool } from "../delta/codec-pool.ts";
 import { DeltaBackend, type DeltaSettings } from "../delta/delta-backend.ts";

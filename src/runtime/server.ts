@@ -2,17 +2,17 @@
  * The listener: svc's own accept loop (http/connection-server.ts) serving the app composed from
  * the services container. `stop()` ends the listener and the services.
  */
-import { createApp } from "../app.ts";
+import { createApp } from "./app.ts";
 import { parseListenAddress } from "../config/load.ts";
 import { type ConnectionStats, serveConnections } from "../http/connection-server.ts";
 import { getLogger } from "../observability/log.ts";
-import { createSlotWaitCheck, readyResponse, withCheck } from "../observability/readiness.ts";
-import { raiseOpenFileLimit } from "./fd-limit.ts";
+import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
+import { raiseOpenFileLimit } from "../native/fd-limit.ts";
 import { loadTlsMaterial } from "../http/tls-material.ts";
 import { permissiveCors } from "../http/permissive-cors.ts";
 import type { Services } from "./services.ts";
 import type { AdminPlane } from "./admin-plane.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import { splitRawUrl } from "../http/request-context.ts";
 import { errorResponse } from "../s3/response.ts";
 

@@ -12,18 +12,18 @@ import {
   ChainedCredentials,
   type CredentialStore,
 } from "../auth/credentials.ts";
-import type { Config } from "../config/schema.ts";
-import { Semaphore } from "../http/semaphore.ts";
+import type { Config } from "../config/schema/schema.ts";
+import { Semaphore } from "../lib/semaphore.ts";
 import { activeLogging, type Logging } from "../observability/log.ts";
 import { createMetrics, type Metrics } from "../observability/metrics.ts";
-import { UsageCounter } from "../objects/usage.ts";
+import { UsageCounter } from "../objects/usage/usage.ts";
 import { usageScanSource } from "./usage-source.ts";
 import type { S3Access } from "../s3/access.ts";
-import type { WriteObserver } from "../objects/write-observer.ts";
+import type { WriteObserver } from "../objects/usage/write-observer.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";
 import { createS3Handler, type S3Handler } from "../s3/handler.ts";
 import { BucketWriteGate } from "../s3/write-gate.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../lib/version.ts";
 import { type Clock, systemClock } from "../jobs/clock.ts";
 import { backendPlanOf } from "./backends.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";

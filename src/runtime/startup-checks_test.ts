@@ -4,7 +4,7 @@
  * when it runs open.
  */
 import assert from "node:assert/strict";
-import type { AccessConfig } from "../config/schema.ts";
+import type { AccessConfig } from "../config/schema/schema.ts";
 import { checkStartupAuth, StartupError } from "./startup-checks.ts";
 
 function access(fields: Partial<AccessConfig> = {}): AccessConfig {

@@ -5,19 +5,19 @@
  * that changes the backends (or moves the filesystem directory) builds a new stack before
  * swapping it in, so backends that cannot be opened leave the running stack untouched.
  */
-import type { Config } from "../config/schema.ts";
-import { effectiveMaxTotalMultipartBytes } from "../config/schema-advanced.ts";
-import { MultipartService } from "../objects/multipart-service.ts";
-import { MultipartStore } from "../objects/multipart-store.ts";
-import { CompletedUploads } from "../objects/completed-uploads.ts";
+import type { Config } from "../config/schema/schema.ts";
+import { effectiveMaxTotalMultipartBytes } from "../config/schema/schema-advanced.ts";
+import { MultipartService } from "../objects/multipart/multipart-service.ts";
+import { MultipartStore } from "../objects/multipart/multipart-store.ts";
+import { CompletedUploads } from "../objects/multipart/completed-uploads.ts";
 import { ObjectService } from "../objects/object-service.ts";
 import { getLogger } from "../observability/log.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { createReadiness, type Readiness, readinessSettings } from "../observability/readiness.ts";
+import { createReadiness, type Readiness, readinessSettings } from "./readiness.ts";
 import { BackendHealth, bootProbe, type ProbeMode } from "../storage/backend-health.ts";
 import { BucketRouter } from "../storage/bucket-router.ts";
 import type { ObservedBackend } from "../storage/observed-backend.ts";
-import { withTimeout } from "../storage/with-timeout.ts";
+import { withTimeout } from "../lib/with-timeout.ts";
 import { backendFingerprint, backendPlanOf, openBackend, stateDirOf } from "./backends.ts";
 import { type DeltaStore, openDeltaStore } from "./delta-store.ts";
 import { startSweeper } from "./multipart-sweeper.ts";

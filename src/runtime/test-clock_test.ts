@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError } from "../config/schema-common.ts";
+import { ConfigError } from "../config/schema/schema-common.ts";
 import { systemClock } from "../jobs/clock.ts";
 import { processClock, testClockOffsetSecs } from "./test-clock.ts";
 

@@ -4,7 +4,7 @@
  * deltaspaces straight from the bucket router (below the delta store, which hides them).
  */
 import { referenceNameFor } from "../delta/layout.ts";
-import type { ScanSource } from "../objects/usage-scan.ts";
+import type { ScanSource } from "../objects/usage/usage-scan.ts";
 import type { StorageStack } from "./storage-stack.ts";
 
 export function usageScanSource(stack: () => StorageStack): Required<ScanSource> {

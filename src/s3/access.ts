@@ -8,7 +8,7 @@
  * The default, ALLOW_ALL, allows whatever authentication let in: the behaviour before IAM.
  */
 import type { Principal } from "../auth/credentials.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { S3Request } from "./request.ts";
 
 /** The IAM actions of SPEC.md (`*` in a permission covers all five). */

@@ -8,7 +8,7 @@ import type { AdmissionChain } from "../admission/build.ts";
 import type { AdmissionRequest, RequestKind } from "../admission/chain.ts";
 import { decideAdmission, requestKindOf } from "../admission/decide.ts";
 import { clientIp } from "../auth/client-ip.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { S3Request } from "./request.ts";
 
 /** How an unsigned request was let in. */

@@ -4,8 +4,8 @@
  */
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Principal } from "../auth/credentials.ts";
-import { isNoSpaceError, SvcError } from "../errors.ts";
-import type { Semaphore } from "../http/semaphore.ts";
+import { isNoSpaceError, SvcError } from "../lib/errors.ts";
+import type { Semaphore } from "../lib/semaphore.ts";
 import { watchForStalls } from "../http/stall-watch.ts";
 import { getLogger } from "../observability/log.ts";
 import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
@@ -19,7 +19,7 @@ import {
   type OperationLabel,
   resolveS3,
   type S3Services,
-} from "./router.ts";
+} from "./routes/router.ts";
 
 const log = getLogger("svc::s3");
 

@@ -4,7 +4,7 @@
  */
 
 import { headerText } from "./header-text.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 
 /**
  * Reserved by S3 for other kinds of bucket and for aliases (general purpose bucket naming

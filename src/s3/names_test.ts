@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import {
   bucketNameProblem,
   parseUserMetadata,

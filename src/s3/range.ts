@@ -14,7 +14,7 @@
  *   tail readers (Trino, object_store) rely on that. We model it as "no range".
  */
 
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { ByteRange } from "../storage/backend.ts";
 
 // Whitespace is tolerated around the spec and after "=" because RFC 9110 list syntax allows

@@ -4,9 +4,9 @@
  */
 import type { AuthOutcome } from "../auth/authenticator.ts";
 import type { AnonymousAdmission } from "./admission.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import { parseRequestContext, type RequestContext } from "../http/request-context.ts";
-import type { WriteContext, WriteOperation } from "../objects/write-observer.ts";
+import type { WriteContext, WriteOperation } from "../objects/usage/write-observer.ts";
 
 export { splitRawUrl } from "../http/request-context.ts";
 

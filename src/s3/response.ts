@@ -2,7 +2,7 @@
  * Building S3 responses: XML documents, error documents, and the headers that describe an object.
  */
 import { headerValue } from "./header-text.ts";
-import { SvcError, toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../lib/errors.ts";
 import { getLogger } from "../observability/log.ts";
 import type { ObjectInfo } from "../storage/backend.ts";
 import { xmlDocument, xmlEscape } from "./xml.ts";

@@ -18,8 +18,8 @@
  *    declared length) are only checked against the current usage, and concurrent writes are
  *    each judged against the same usage, so a bucket can overshoot; the quota is soft.
  */
-import { SvcError } from "../errors.ts";
-import type { UsageCounter } from "../objects/usage.ts";
+import { SvcError } from "../lib/errors.ts";
+import type { UsageCounter } from "../objects/usage/usage.ts";
 import type { ObjectService } from "../objects/object-service.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
-import { UsageCounter } from "../objects/usage.ts";
+import { UsageCounter } from "../objects/usage/usage.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 import {
   BucketWriteGate,
@@ -10,7 +10,7 @@ import {
   type WriteIntent,
   type WriteKind,
 } from "./write-gate.ts";
-import { fakeInfo as info } from "../storage/object-fixtures.ts";
+import { fakeInfo as info } from "../testing/object-fixtures.ts";
 
 /** A gate over one bucket holding `existing` objects, with the given policy. */
 function gateFor(policy: Omit<EffectiveBucketPolicy, "bucket" | "publicPrefixes">) {

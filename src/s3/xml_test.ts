@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import {
   child,
   childrenNamed,

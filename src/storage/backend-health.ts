@@ -13,7 +13,7 @@
  */
 
 import { getLogger } from "../observability/log.ts";
-import { withTimeout } from "./with-timeout.ts";
+import { withTimeout } from "../lib/with-timeout.ts";
 import type { Backend } from "./backend.ts";
 
 const log = getLogger("svc::storage");

@@ -9,7 +9,7 @@
  */
 
 import { getLogger } from "../observability/log.ts";
-import { withTimeout } from "./with-timeout.ts";
+import { withTimeout } from "../lib/with-timeout.ts";
 import type { Backend, BucketEntry } from "./backend.ts";
 
 const log = getLogger("svc::storage");

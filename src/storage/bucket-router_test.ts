@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type { Backend, BucketEntry } from "./backend.ts";
 import { BucketRouter, type RouterSettings } from "./bucket-router.ts";
-import { FilesystemBackend } from "./filesystem-backend.ts";
-import { fakeMeta as meta } from "./object-fixtures.ts";
+import { FilesystemBackend } from "./fs/filesystem-backend.ts";
+import { fakeMeta as meta } from "../testing/object-fixtures.ts";
 
 async function put(backend: Backend, bucket: string, key: string, text: string) {
   const bytes = new TextEncoder().encode(text);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../lib/errors.ts";
 import type {
   Backend,
   BucketEntry,
@@ -10,7 +10,7 @@ import type {
   StagedObject,
 } from "./backend.ts";
 import { ObservedBackend } from "./observed-backend.ts";
-import { randomBytes } from "./object-fixtures.ts";
+import { randomBytes } from "../testing/object-fixtures.ts";
 
 const META: ObjectMeta = {
   size: 3,

@@ -12,11 +12,11 @@ import { AuditRing } from "../../src/observability/audit-ring.ts";
 import type { AuditFn } from "../../src/admin/admin-deps.ts";
 import type { AdminEnv } from "../../src/admin/admin-env.ts";
 import { renderAdminError } from "../../src/admin/admin-error.ts";
-import { BootstrapPassword } from "../../src/admin/bootstrap-password.ts";
-import { LoginLimiter } from "../../src/admin/login-limiter.ts";
-import { requireSession, sessionGuard } from "../../src/admin/session-guard.ts";
-import { sessionRoutes, whoamiHandler } from "../../src/admin/session-routes.ts";
-import { AdminSessions, SESSION_COOKIE } from "../../src/admin/sessions.ts";
+import { BootstrapPassword } from "../../src/admin/session/bootstrap-password.ts";
+import { LoginLimiter } from "../../src/admin/session/login-limiter.ts";
+import { requireSession, sessionGuard } from "../../src/admin/session/session-guard.ts";
+import { sessionRoutes, whoamiHandler } from "../../src/admin/session/session-routes.ts";
+import { AdminSessions, SESSION_COOKIE } from "../../src/admin/session/sessions.ts";
 
 export const DEFAULT_IP = "10.0.0.1";
 

@@ -5,7 +5,7 @@
  * a passthrough copy, so these tests must look at the data directory.
  */
 import { createHash } from "node:crypto";
-import { getJsonXattr } from "../../src/storage/xattr.ts";
+import { getJsonXattr } from "../../src/native/xattr.ts";
 
 export const sha256Hex = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 

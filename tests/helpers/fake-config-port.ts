@@ -8,7 +8,7 @@
  */
 import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/admin-deps.ts";
 import { AdminError } from "../../src/admin/admin-error.ts";
-import { type Config, validateConfigWithWarnings } from "../../src/config/schema.ts";
+import { type Config, validateConfigWithWarnings } from "../../src/config/schema/schema.ts";
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);

@@ -8,12 +8,12 @@ import { Hono } from "hono";
 import type { AdminEnv, AdminPrincipal } from "../../src/admin/admin-env.ts";
 import { renderAdminError } from "../../src/admin/admin-error.ts";
 import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/admin-deps.ts";
-import type { StorageView } from "../../src/admin/storage-admin.ts";
-import { type Config, validateConfigWithWarnings } from "../../src/config/schema.ts";
+import type { StorageView } from "../../src/admin/storage/storage-admin.ts";
+import { type Config, validateConfigWithWarnings } from "../../src/config/schema/schema.ts";
 import type { Backend } from "../../src/storage/backend.ts";
 import type { ObjectService } from "../../src/objects/object-service.ts";
 import { BucketRouter } from "../../src/storage/bucket-router.ts";
-import { FilesystemBackend } from "../../src/storage/filesystem-backend.ts";
+import { FilesystemBackend } from "../../src/storage/fs/filesystem-backend.ts";
 import { S3Backend } from "../../src/storage/s3/s3-backend.ts";
 import { s3OptionsFromConfig } from "../../src/storage/s3/s3-options.ts";
 

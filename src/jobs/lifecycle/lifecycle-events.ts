@@ -6,7 +6,7 @@
  */
 import { deletedEvent, type ObjectEvent } from "../../events/event.ts";
 import type { ObjectInfo } from "../../storage/backend.ts";
-import type { WriteContext } from "../../objects/write-observer.ts";
+import type { WriteContext } from "../../objects/usage/write-observer.ts";
 import type { LifecyclePlan } from "./lifecycle-plan.ts";
 
 /** What every lifecycle write tells the observers (no request, no principal). */

@@ -16,7 +16,7 @@
  * errors the per-object failures (the run goes on). retain-newest adds `objects_ignored` (failing
  * `qualify`) and `objects_protected`. A run whose every attempted action failed is `failed`.
  */
-import type { LifecycleRule } from "../../config/schema-jobs.ts";
+import type { LifecycleRule } from "../../config/schema/schema-jobs.ts";
 import type { ObjectInfo } from "../../storage/backend.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunContext, RunOutcome } from "../rules/rule-model.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { expireObject } from "./lifecycle-actions.ts";
-import { DAY, ruleOf, withLifecycle } from "./lifecycle-fixtures.ts";
+import { DAY, ruleOf, withLifecycle } from "../../testing/lifecycle-fixtures.ts";
 import { planOf } from "./lifecycle-plan.ts";
 
 const expire30d = {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DAY, withLifecycle } from "./lifecycle-fixtures.ts";
+import { DAY, withLifecycle } from "../../testing/lifecycle-fixtures.ts";
 
 const retain = (action: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   bucket: "b",

@@ -4,7 +4,7 @@
  * config runtime; unit tests pass real backends on temp directories.
  */
 import type { AuditFn } from "../../admin/admin-deps.ts";
-import type { JobsStore } from "../../db/jobs-store.ts";
+import type { JobsStore } from "../jobs-store.ts";
 import type { BucketWriteGate } from "../../s3/write-gate.ts";
 import type { Backend } from "../../storage/backend.ts";
 import type { Clock } from "../clock.ts";

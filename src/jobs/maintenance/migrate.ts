@@ -17,12 +17,12 @@
  * deleted (and the target bucket, when the job created it); the source is never touched. After
  * the flip the bucket lives on the target and a cancel is refused (maintenance-service.ts).
  */
-import { compareUtf8 } from "../../storage/fs-walk.ts";
 import type { JobOutcome, JobWorker } from "../runner.ts";
 import { isShutdown } from "../runner.ts";
 import { JobCursor, messageOf, storedObjects, withAttempts } from "./job-steps.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import { copyStoredObject, type StoredPlace } from "./raw-copy.ts";
+import { compareUtf8 } from "../../lib/key-order.ts";
 
 export interface MigrateState extends Record<string, unknown> {
   from: string;

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { HASH_A } from "../../../tests/helpers/config-db.ts";
 import { openConfigDb } from "../../db/config-db.ts";
-import { JobsStore } from "../../db/jobs-store.ts";
+import { JobsStore } from "../jobs-store.ts";
 import { BucketWriteGate } from "../../s3/write-gate.ts";
 import type { Backend } from "../../storage/backend.ts";
-import { FilesystemBackend } from "../../storage/filesystem-backend.ts";
-import { metaFor, randomBytes } from "../../storage/object-fixtures.ts";
+import { FilesystemBackend } from "../../storage/fs/filesystem-backend.ts";
+import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import type { Clock } from "../clock.ts";
 import { emptyProgress } from "../job-model.ts";
 import { JobRunner } from "../runner.ts";

@@ -4,7 +4,7 @@
  * to the config file, so the bucket stays on its new backend after a restart or a SIGHUP.
  */
 import type { ConfigPort } from "../../admin/admin-deps.ts";
-import { storageOf } from "../../admin/storage-admin.ts";
+import { storageOf } from "../../admin/storage/storage-admin.ts";
 
 export async function routeBucketVia(
   config: ConfigPort,

@@ -10,8 +10,8 @@
  * the backstop for everything this path misses: events of a paused rule, rows pruned before they
  * were read, writes while the outbox was off (`event_delivery.outbox: false`).
  */
-import type { ReplicationRule } from "../../config/schema-jobs.ts";
-import { SvcError } from "../../errors.ts";
+import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
+import { SvcError } from "../../lib/errors.ts";
 import type { OutboxRow } from "../../events/outbox-store.ts";
 import { getLogger } from "../../observability/log.ts";
 import type { ObjectInfo } from "../../storage/backend.ts";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { sampleEvent } from "../../events/event-fixtures.ts";
+import { sampleEvent } from "../../testing/event-fixtures.ts";
 import type { OutboxRow } from "../../events/outbox-store.ts";
 import type { PendingFailure } from "../rules/run-recorder.ts";
 import { OutboxConsumer } from "./outbox-consumer.ts";
-import { ruleOf, withWorld, type World } from "./replication-fixtures.ts";
+import { ruleOf, withWorld, type World } from "../../testing/replication-fixtures.ts";
 
 function rowsOf(events: { bucket: string; key: string }[]): OutboxRow[] {
   return events.map((e, i) => ({

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { buildConfig } from "../../config/load.ts";
 import { parityAudit } from "./parity-audit.ts";
-import { contextOf, ruleOf, withWorld } from "./replication-fixtures.ts";
+import { contextOf, ruleOf, withWorld } from "../../testing/replication-fixtures.ts";
 import { reconcileRun } from "./reconcile-run.ts";
 
 Deno.test("verify: parity after a run; then missing, extra and differing keys are found", async () => {

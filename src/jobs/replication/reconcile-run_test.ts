@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { contextOf, ruleOf, withWorld } from "./replication-fixtures.ts";
+import { contextOf, ruleOf, withWorld } from "../../testing/replication-fixtures.ts";
 import { reconcileRun } from "./reconcile-run.ts";
 
 Deno.test("reconcile: copies a tree with metadata, skips never-replicated keys, then has nothing to do", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { ReplicationRule } from "../../config/schema-jobs.ts";
-import { ruleOf } from "./replication-fixtures.ts";
+import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
+import { ruleOf } from "../../testing/replication-fixtures.ts";
 import { RuleScope } from "./replication-scope.ts";
 
 /** The fixture rule, scoped to `data/` and remapped to `mirror/`. */

@@ -5,9 +5,9 @@
  * gone. Shared by the full reconcile and the event consumer; it reports through a recorder
  * (counters, candidates, per-object failures) and never throws for one key's trouble.
  */
-import { SvcError } from "../../errors.ts";
-import type { ReplicationRule } from "../../config/schema-jobs.ts";
-import type { WriteContext } from "../../objects/write-observer.ts";
+import { SvcError } from "../../lib/errors.ts";
+import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
+import type { WriteContext } from "../../objects/usage/write-observer.ts";
 import type { ObjectInfo } from "../../storage/backend.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunRecorder } from "../rules/rule-model.ts";

@@ -6,7 +6,7 @@
  * backend, else the default one) that honours conditional writes: both are checked at boot, and
  * svc refuses to start otherwise.
  */
-import type { Config } from "../../config/schema.ts";
+import type { Config } from "../../config/schema/schema.ts";
 import { backendPlanOf } from "../../runtime/backends.ts";
 import { S3Client } from "../../storage/s3/s3-client.ts";
 import { s3OptionsFromConfig } from "../../storage/s3/s3-options.ts";

@@ -5,7 +5,7 @@
  * database (node-local: several runners in one process or on one database) and an S3
  * conditional-write lease object (s3-lease.ts: several svc instances sharing a bucket).
  */
-import type { LeaseHolder, RuleStore } from "../../db/rule-store.ts";
+import type { LeaseHolder, RuleStore } from "./rule-store.ts";
 
 export interface Lease {
   id: string;

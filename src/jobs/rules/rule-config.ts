@@ -5,9 +5,9 @@
  */
 import { AdminError } from "../../admin/admin-error.ts";
 import type { ConfigPort } from "../../admin/admin-deps.ts";
-import { isPlainObject } from "../../config/json-value.ts";
-import { parseDuration } from "../../config/schema-common.ts";
-import type { Config } from "../../config/schema.ts";
+import { isPlainObject } from "../../lib/json-value.ts";
+import { parseDuration } from "../../config/schema/schema-common.ts";
+import type { Config } from "../../config/schema/schema.ts";
 import type { KindSettings } from "./rule-model.ts";
 
 /** Milliseconds of a humantime string the schema already validated. */

@@ -5,7 +5,7 @@
  * backend a bucket lives on, the maintenance write gate, and the outbox for the events svc
  * makes itself. Built in runtime/admin-plane.ts.
  */
-import type { Config } from "../../config/schema.ts";
+import type { Config } from "../../config/schema/schema.ts";
 import type { ObjectEvent } from "../../events/event.ts";
 import type { Metrics } from "../../observability/metrics.ts";
 import type { ObjectService } from "../../objects/object-service.ts";

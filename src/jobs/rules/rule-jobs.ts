@@ -7,8 +7,8 @@
  * same code with `dryRun`, without lease, run row or failure rows.
  */
 import { AdminError } from "../../admin/admin-error.ts";
-import type { Config } from "../../config/schema.ts";
-import type { RuleStore } from "../../db/rule-store.ts";
+import type { Config } from "../../config/schema/schema.ts";
+import type { RuleStore } from "./rule-store.ts";
 import { getLogger } from "../../observability/log.ts";
 import type { Clock } from "../clock.ts";
 import type { Lease, Leases } from "./leases.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { HASH_A } from "../../../tests/helpers/config-db.ts";
 import { buildConfig } from "../../config/load.ts";
-import type { Config } from "../../config/schema.ts";
+import type { Config } from "../../config/schema/schema.ts";
 import { type ConfigDb, openConfigDb } from "../../db/config-db.ts";
-import { JobsStore } from "../../db/jobs-store.ts";
-import { RuleStore } from "../../db/rule-store.ts";
+import { JobsStore } from "../jobs-store.ts";
+import { RuleStore } from "./rule-store.ts";
 import { systemClock } from "../clock.ts";
 import { DbLeases } from "./leases.ts";
 import { RuleJobs, type RuleJobsOptions } from "./rule-jobs.ts";

@@ -5,7 +5,7 @@
  */
 import { AdminError } from "../../admin/admin-error.ts";
 import type { ConfigPort } from "../../admin/admin-deps.ts";
-import type { RuleStore } from "../../db/rule-store.ts";
+import type { RuleStore } from "./rule-store.ts";
 import { type JobAction, type JobRecord, jobRow, runRow } from "../job-model.ts";
 import { removeRuleFromConfig } from "./rule-config.ts";
 import type { RuleJobs } from "./rule-jobs.ts";

@@ -7,7 +7,7 @@
  * the same way (a conditional DELETE is not portable). Expiry compares the writer's and the
  * reader's clocks: instances must keep their clocks within a small fraction of `lease_ttl`.
  */
-import type { LeaseHolder } from "../../db/rule-store.ts";
+import type { LeaseHolder } from "./rule-store.ts";
 import { BackendError } from "../../storage/s3/s3-errors.ts";
 import type { S3Client } from "../../storage/s3/s3-client.ts";
 import type { Lease, Leases } from "./leases.ts";

@@ -4,15 +4,15 @@
  * mismatches, damage, and the re-encrypt round trip the maintenance job performs.
  */
 import assert from "node:assert/strict";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../lib/errors.ts";
 import type { Backend, ObjectInfo, ObjectMeta } from "../backend.ts";
-import { backendConformance } from "../backend-conformance.ts";
-import { metaFor, put, read, streamOf } from "../backend-conformance-helpers.ts";
-import { FilesystemBackend } from "../filesystem-backend.ts";
+import { backendConformance } from "../../testing/backend-conformance.ts";
+import { metaFor, put, read, streamOf } from "../../testing/backend-conformance-helpers.ts";
+import { FilesystemBackend } from "../fs/filesystem-backend.ts";
 import { S3Backend } from "../s3/s3-backend.ts";
-import { testOptions } from "../s3/s3-test-server.ts";
+import { testOptions } from "../../testing/s3-test-server.ts";
 import { startSvcServer } from "../../../tests/helpers/s3-servers.ts";
-import { randomBytes } from "../object-fixtures.ts";
+import { randomBytes } from "../../testing/object-fixtures.ts";
 import { EncryptingBackend } from "./encrypting-backend.ts";
 import { FRAME_SIZE, HEADER_SIZE, storedSizeOf, TAG_SIZE } from "./frame-format.ts";
 import { deriveKeyId, KeyRing } from "./key-ring.ts";

@@ -4,7 +4,7 @@
  * objects.
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "../object-fixtures.ts";
+import { randomBytes } from "../../testing/object-fixtures.ts";
 import { decryptedStream, FrameDecryptor } from "./decrypt-stream.ts";
 import { EncryptionError } from "./encryption-error.ts";
 import { encryptStream, SEAL_BATCH_FRAMES } from "./encrypt-stream.ts";
@@ -23,7 +23,7 @@ import {
   TAG_SIZE,
 } from "./frame-format.ts";
 import { disagreement, type GcmEngine, openSslEngine, webCryptoEngine } from "./gcm-engine.ts";
-import { loadOpenSsl } from "./openssl-gcm.ts";
+import { loadOpenSsl } from "../../native/openssl-gcm.ts";
 import { BATCH_FRAMES, ExactReader } from "./pipeline.ts";
 
 const master = await crypto.subtle.importKey(

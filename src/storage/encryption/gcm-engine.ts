@@ -15,8 +15,8 @@
 import { getLogger } from "../../observability/log.ts";
 import { EncryptionError } from "./encryption-error.ts";
 import { frameAad, type FrameHeader, frameNonce, TAG_SIZE } from "./frame-format.ts";
-import { tuneMallocForStreaming } from "./malloc-tuning.ts";
-import { loadOpenSsl, OpenSslGcm } from "./openssl-gcm.ts";
+import { tuneMallocForStreaming } from "../../native/malloc-tuning.ts";
+import { loadOpenSsl, OpenSslGcm } from "../../native/openssl-gcm.ts";
 
 export type GcmEngineName = "openssl" | "webcrypto";
 

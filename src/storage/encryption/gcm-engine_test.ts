@@ -8,7 +8,7 @@ import {
   openSslEngine,
   webCryptoEngine,
 } from "./gcm-engine.ts";
-import { loadOpenSsl, OpenSslGcm } from "./openssl-gcm.ts";
+import { loadOpenSsl, OpenSslGcm } from "../../native/openssl-gcm.ts";
 
 const hasOpenSsl = loadOpenSsl() !== null;
 

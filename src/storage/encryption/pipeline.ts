@@ -10,7 +10,7 @@ import {
   READ_BUFFER_BYTES,
   recycleChunk,
   takeReadBuffer,
-} from "../../http/read-buffers.ts";
+} from "../../lib/read-buffers.ts";
 import { FRAME_SIZE, SEALED_FRAME_SIZE } from "./frame-format.ts";
 
 /**

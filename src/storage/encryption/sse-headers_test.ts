@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { metaFor, streamOf } from "../backend-conformance-helpers.ts";
+import { metaFor, streamOf } from "../../testing/backend-conformance-helpers.ts";
 import { S3Backend } from "../s3/s3-backend.ts";
-import { scriptedServer, testOptions } from "../s3/s3-test-server.ts";
+import { scriptedServer, testOptions } from "../../testing/s3-test-server.ts";
 import { sseWriteHeaders } from "./sse-headers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

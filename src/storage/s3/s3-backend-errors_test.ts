@@ -3,10 +3,10 @@
  * is NoSuchBucket, what is an error, and that a failed multipart upload is aborted.
  */
 import assert from "node:assert/strict";
-import { SvcError } from "../../errors.ts";
-import { metaFor } from "../backend-conformance.ts";
+import { SvcError } from "../../lib/errors.ts";
+import { metaFor } from "../../testing/backend-conformance.ts";
 import { S3Backend } from "./s3-backend.ts";
-import { errorResponse, scriptedServer, testOptions } from "./s3-test-server.ts";
+import { errorResponse, scriptedServer, testOptions } from "../../testing/s3-test-server.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

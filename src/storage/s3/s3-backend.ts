@@ -10,7 +10,7 @@
  * "absent".
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../lib/errors.ts";
 import type {
   Backend,
   BucketEntry,
@@ -23,7 +23,6 @@ import type {
   ObjectMeta,
   StagedObject,
 } from "../backend.ts";
-import { compareUtf8 } from "../fs-walk.ts";
 import { ADDRESSABLE_BUCKET, S3Client } from "./s3-client.ts";
 import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.ts";
 import { isAddressableKey } from "./s3-keys.ts";
@@ -40,6 +39,7 @@ import {
   uploadSpool,
 } from "./s3-upload.ts";
 import { escapeXmlText, parseListBuckets } from "./s3-xml.ts";
+import { compareUtf8 } from "../../lib/key-order.ts";
 
 /** How long a bucket seen to exist is trusted before a write checks it again. */
 const BUCKET_TRUST_MS = 10_000;

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { backendConformance, metaFor } from "../backend-conformance.ts";
+import { backendConformance, metaFor } from "../../testing/backend-conformance.ts";
 import {
   s3rverUnavailable,
   type S3Server,

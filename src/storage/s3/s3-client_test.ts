@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { S3Client } from "./s3-client.ts";
 import { BackendError, BackendUnavailableError, svcErrorFromBackend } from "./s3-errors.ts";
 import { BackendTimeoutError } from "./s3-transport.ts";
-import { errorResponse, scriptedServer, testOptions } from "./s3-test-server.ts";
+import { errorResponse, scriptedServer, testOptions } from "../../testing/s3-test-server.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

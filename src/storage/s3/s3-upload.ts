@@ -19,7 +19,7 @@
  * node:http (s3-transport.ts).
  */
 import { getLogger } from "../../observability/log.ts";
-import { writeStreamToFile } from "../file-streams.ts";
+import { writeStreamToFile } from "../../lib/file-streams.ts";
 import type { LocalExtent, ObjectMeta } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { BackendError } from "./s3-errors.ts";

@@ -1,0 +1,457 @@
+/**
+ * Multipart uploads over the on-disk multipart store: limits, part validation at completion,
+ * the multipart ETag, and the completion itself, which streams the parts in order through the
+ * object service's one write path (hash, verify, commit under the key lock).
+ */
+import { replayCheckedBody } from "../../body/replay-body-check.ts";
+import { SvcError } from "../../lib/errors.ts";
+import type { ObjectInfo, ObjectMeta } from "../../storage/backend.ts";
+import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
+import { tooLarge } from "../../body/body-digest.ts";
+import { KeyLock } from "../../lib/key-lock.ts";
+import { encodePartSizes } from "./part-layout.ts";
+import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
+import {
+  type CompletedPart,
+  type CompletionAnswer,
+  multipartEtag,
+  noSuchUpload,
+  validateCompletion,
+} from "./multipart-completion.ts";
+
+export {
+  type CompletedPart,
+  type CompletionAnswer,
+  MIN_PART_SIZE,
+  multipartEtag,
+  validateCompletion,
+} from "./multipart-completion.ts";
+import {
+  type ClientMetadata,
+  type CommitPlan,
+  DEFAULT_CONTENT_TYPE,
+  type ObjectService,
+  type WritePrecondition,
+} from "../object-service.ts";
+import { MultipartBudget } from "./multipart-budget.ts";
+import { PartHashChain } from "./part-hash-chain.ts";
+import type { WriteContext } from "../usage/write-observer.ts";
+
+export interface MultipartLimits {
+  maxUploads: number;
+  idleTtlHours: number;
+  /** Bytes all uploads in progress may hold together (max_total_multipart_bytes). */
+  maxTotalBytes: number;
+}
+
+export class MultipartService {
+  readonly #objects: ObjectService;
+  readonly #store: MultipartStore;
+  readonly #completed: CompletedUploads;
+  readonly #limits: () => MultipartLimits;
+  /** Completions in flight per bucket; DeleteBucket waits for them. */
+  readonly #completing = new Map<string, Set<Promise<unknown>>>();
+  /** DeleteBucket in progress per bucket; completions wait for it. */
+  readonly #deleting = new Map<string, Promise<unknown>>();
+  readonly #createLock = new KeyLock();
+  /** Per upload: the object's sha256 so far, hashed as parts arrive (part-hash-chain.ts). */
+  readonly #chains = new Map<string, PartHashChain>();
+  /** One Complete of an upload at a time: a retry waits for the first, then answers as it did. */
+  readonly #completeLock = new KeyLock();
+  /** The global in-flight byte cap's bookkeeping. */
+  readonly #budget: MultipartBudget;
+
+  constructor(
+    objects: ObjectService,
+    store: MultipartStore,
+    completed: CompletedUploads,
+    limits: () => MultipartLimits,
+  ) {
+    this.#objects = objects;
+    this.#store = store;
+    this.#completed = completed;
+    this.#limits = limits;
+    this.#budget = new MultipartBudget({
+      uploads: async () => (await store.list()).map((upload) => upload.uploadId),
+      storedBytes: async (id) => (await store.listParts(id)).reduce((n, p) => n + p.size, 0),
+    });
+  }
+
+  /** Bytes uploads in progress hold (stored parts and parts being received). */
+  inflightBytes(): Promise<number> {
+    return this.#budget.heldBytes();
+  }
+
+  async create(bucket: string, key: string, metadata: ClientMetadata): Promise<UploadRecord> {
+    await this.#objects.headBucket(bucket);
+    this.#objects.checkDeclaredSize(undefined);
+    // Count and create as one step, so concurrent Creates cannot overshoot the cap.
+    return await this.#createLock.run("create", async () => {
+      const max = this.#limits().maxUploads;
+      if (await this.#store.count() >= max) {
+        throw new SvcError(
+          "SlowDown",
+          `Too many multipart uploads in progress (at most ${max}); complete or abort some first`,
+        );
+      }
+      return await this.#store.create({
+        bucket,
+        key,
+        contentType: metadata.contentType ?? "",
+        userMeta: metadata.userMeta,
+        headers: metadata.headers,
+        ...(metadata.tags ? { tags: metadata.tags } : {}),
+      });
+    });
+  }
+
+  /** The upload, checked against the bucket and key the client addressed. */
+  async upload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
+    const record = await this.#store.get(uploadId);
+    if (record === null || record.bucket !== bucket || record.key !== key) {
+      throw noSuchUpload(uploadId);
+    }
+    return record;
+  }
+
+  async uploadPart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    options: {
+      contentLength?: number;
+      expectedMd5?: string;
+      expectedSha256?: string;
+      signal?: AbortSignal;
+    },
+  ): Promise<PartInfo> {
+    await this.upload(bucket, key, uploadId);
+    const maxObjectSize = this.#objects.limits.maxObjectSize;
+    this.#objects.checkDeclaredSize(options.contentLength);
+    // The upload as a whole must fit max_object_size: count the other parts already stored.
+    const others = (await this.#store.listParts(uploadId))
+      .filter((part) => part.partNumber !== partNumber)
+      .reduce((sum, part) => sum + part.size, 0);
+    if (others + (options.contentLength ?? 0) > maxObjectSize) throw tooLarge(maxObjectSize);
+    // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
+    // decoder) before the part is committed; a longer one is cut off here.
+    // A replayed part is staged through the replay check, which never lets it commit.
+    const reservation = await this.#budget.reserve(
+      uploadId,
+      others,
+      options.contentLength,
+      this.#limits().maxTotalBytes,
+    );
+    let stored: number | null = null;
+    try {
+      const checked = replayCheckedBody(body, options.signal);
+      const part = await this.#store.putPart(uploadId, partNumber, checked, {
+        signal: options.signal,
+        maxBytes: Math.min(
+          maxObjectSize - others,
+          options.contentLength ?? Infinity,
+          reservation.maxBytes,
+        ),
+        expectedMd5: options.expectedMd5,
+        expectedSha256: options.expectedSha256,
+      });
+      stored = part.size;
+      this.#chain(uploadId).stored(partNumber, part.etag);
+      return part;
+    } finally {
+      reservation.settle(stored);
+    }
+  }
+
+  #chain(uploadId: string): PartHashChain {
+    let chain = this.#chains.get(uploadId);
+    if (!chain) {
+      chain = new PartHashChain((partNumber) => this.#store.partPath(uploadId, partNumber)!);
+      this.#chains.set(uploadId, chain);
+    }
+    return chain;
+  }
+
+  #forget(uploadId: string): void {
+    this.#chains.get(uploadId)?.stop();
+    this.#chains.delete(uploadId);
+    this.#budget.forget(uploadId);
+  }
+
+  /**
+   * Completes an upload. A repeat of a Complete that succeeded, with the same part list, answers
+   * as the first did without writing again (the object may have changed since: the repeat does
+   * not bring it back); any other Complete of a completed upload is NoSuchUpload.
+   */
+  complete(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    requested: CompletedPart[],
+    precondition: WritePrecondition | undefined,
+    signal?: AbortSignal,
+    context?: WriteContext,
+  ): Promise<CompletionAnswer> {
+    return this.#completeLock.run(uploadId, async () => {
+      const done = await this.#completed.get(uploadId);
+      if (done !== null) {
+        if (done.bucket !== bucket || done.key !== key || !sameParts(done, requested)) {
+          throw noSuchUpload(uploadId);
+        }
+        // A crash between the record and the removal leaves the upload behind: finish that.
+        await this.#store.remove(uploadId);
+        this.#forget(uploadId);
+        return { etag: done.etag, storage: done.storage, repeated: true };
+      }
+      const info = await this.#track(
+        bucket,
+        () => this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
+      );
+      await this.#completed.record({
+        uploadId,
+        bucket,
+        key,
+        parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
+        etag: info.meta.etag,
+        storage: info.debug?.decision ?? info.meta.storage,
+        completedAt: Date.now(),
+      });
+      await this.#store.remove(uploadId);
+      this.#forget(uploadId);
+      return { etag: info.meta.etag, storage: info.debug?.decision ?? info.meta.storage, info };
+    });
+  }
+
+  async #completeOnce(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    requested: CompletedPart[],
+    precondition: WritePrecondition | undefined,
+    signal?: AbortSignal,
+    context?: WriteContext,
+  ): Promise<ObjectInfo> {
+    const record = await this.upload(bucket, key, uploadId);
+    const stored = new Map((await this.#store.listParts(uploadId)).map((p) => [p.partNumber, p]));
+    const parts = validateCompletion(requested, stored);
+    const total = parts.reduce((sum, part) => sum + part.size, 0);
+    const maxObjectSize = this.#objects.limits.maxObjectSize;
+    if (total > maxObjectSize) throw tooLarge(maxObjectSize);
+    if (precondition) precondition(await this.#objects.backend.headObject(bucket, key));
+    const metadata = {
+      contentType: record.contentType || undefined,
+      userMeta: record.userMeta,
+      headers: record.headers,
+      tags: record.tags,
+    };
+    const plan = {
+      etag: multipartEtag(parts),
+      partsCount: parts.length,
+      partSizes: encodePartSizes(parts.map((part) => part.size)),
+    };
+    const fast = await this.#completeInPlace(
+      bucket,
+      key,
+      uploadId,
+      parts,
+      metadata,
+      plan,
+      precondition,
+      signal,
+      context,
+    );
+    if (fast !== null) return fast;
+
+    const work = this.#objects.store(bucket, key, this.#concatenate(uploadId, parts), {
+      metadata,
+      maxBytes: maxObjectSize,
+      expectedSize: total,
+      verify: (digest) => {
+        if (digest.bytes !== total) {
+          throw new SvcError(
+            "InternalError",
+            `Upload "${uploadId}" changed while it was being completed`,
+          );
+        }
+        return plan;
+      },
+      md5: false,
+      precondition,
+      signal,
+      context,
+    });
+    return await work;
+  }
+
+  /**
+   * The fast completion: the parts become the object's bytes where they are (hard links on the
+   * filesystem, backend parts on S3) and the sha256 comes from the hash chain. null when the
+   * backend cannot (delta-eligible keys, parts on another filesystem): then the parts are streamed.
+   */
+  async #completeInPlace(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: PartInfo[],
+    metadata: ClientMetadata,
+    plan: CommitPlan,
+    precondition: WritePrecondition | undefined,
+    signal: AbortSignal | undefined,
+    context: WriteContext | undefined,
+  ): Promise<ObjectInfo | null> {
+    const backend = this.#objects.backend;
+    if (!backend.stageExtents) return null;
+    const extents = parts.map((part) => ({
+      path: this.#store.partPath(uploadId, part.partNumber)!,
+      size: part.size,
+    }));
+    const staged = await backend.stageExtents(bucket, key, extents, signal)
+      .catch((err) => Promise.reject(vanished(err, uploadId)));
+    if (staged === null) return null;
+    try {
+      const meta: ObjectMeta = {
+        size: staged.size,
+        etag: plan.etag!,
+        md5: "",
+        sha256: await this.#chain(uploadId).digest(parts)
+          .catch((err) => Promise.reject(vanished(err, uploadId))),
+        contentType: metadata.contentType || DEFAULT_CONTENT_TYPE,
+        userMeta: metadata.userMeta,
+        headers: metadata.headers,
+        lastModified: this.#objects.now(),
+        storage: "passthrough",
+        partsCount: plan.partsCount,
+        ...(plan.partSizes !== undefined ? { partSizes: plan.partSizes } : {}),
+        ...(metadata.tags ? { tags: metadata.tags } : {}),
+      };
+      signal?.throwIfAborted();
+      return await this.#objects.commitStaged(bucket, key, staged, meta, precondition, context);
+    } catch (err) {
+      await staged.abort();
+      throw err;
+    }
+  }
+
+  async abort(bucket: string, key: string, uploadId: string): Promise<void> {
+    await this.upload(bucket, key, uploadId);
+    await this.#store.remove(uploadId);
+    this.#forget(uploadId);
+  }
+
+  async listParts(bucket: string, key: string, uploadId: string) {
+    const record = await this.upload(bucket, key, uploadId);
+    return { record, parts: await this.#store.listParts(uploadId) };
+  }
+
+  async listUploads(bucket: string): Promise<UploadRecord[]> {
+    await this.#objects.headBucket(bucket);
+    return (await this.#store.list()).filter((u) => u.bucket === bucket);
+  }
+
+  /**
+   * Runs `work` (a DeleteBucket) once no completion is writing into the bucket; completions that
+   * start meanwhile wait for it, so none can stage into a bucket while it is being removed.
+   */
+  async whileBucketQuiet<T>(bucket: string, work: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const busy = this.#completing.get(bucket)?.size ? [...this.#completing.get(bucket)!] : [];
+      const deleting = this.#deleting.get(bucket);
+      if (deleting) busy.push(deleting);
+      if (busy.length === 0) break;
+      await Promise.allSettled(busy);
+    }
+    // Claimed synchronously after the check: no completion can slip in between.
+    const running = work();
+    this.#deleting.set(bucket, running);
+    try {
+      return await running;
+    } finally {
+      if (this.#deleting.get(bucket) === running) this.#deleting.delete(bucket);
+    }
+  }
+
+  /** Removes every upload of a deleted bucket, and the records of its completed ones. */
+  async purgeBucket(bucket: string): Promise<number> {
+    const uploads = (await this.#store.list()).filter((u) => u.bucket === bucket);
+    for (const upload of uploads) {
+      await this.#store.remove(upload.uploadId);
+      this.#forget(upload.uploadId);
+    }
+    await this.#completed.prune({ bucket });
+    return uploads.length;
+  }
+
+  /**
+   * Removes uploads idle for longer than the TTL, and records of uploads completed longer ago
+   * than that (a client retrying a Complete does so within seconds or minutes).
+   */
+  async sweep(now = Date.now()) {
+    const ttlMs = this.#limits().idleTtlHours * 3600_000;
+    const result = await this.#store.sweep(ttlMs, now);
+    for (const swept of result.removed) this.#forget(swept.uploadId);
+    await this.#completed.prune({ olderThanMs: ttlMs, now });
+    return result;
+  }
+
+  async #track<T>(bucket: string, start: () => Promise<T>): Promise<T> {
+    // A DeleteBucket in progress goes first; this completion then finds the bucket gone.
+    for (
+      let deleting = this.#deleting.get(bucket);
+      deleting;
+      deleting = this.#deleting.get(bucket)
+    ) {
+      await deleting.catch(() => {});
+    }
+    let set = this.#completing.get(bucket);
+    if (!set) this.#completing.set(bucket, set = new Set());
+    const work = start();
+    set.add(work);
+    try {
+      return await work;
+    } finally {
+      set.delete(work);
+      if (set.size === 0) this.#completing.delete(bucket);
+    }
+  }
+
+  /** The parts' bytes in order, one part file open at a time. */
+  #concatenate(uploadId: string, parts: PartInfo[]): ReadableStream<Uint8Array> {
+    const store = this.#store;
+    let index = 0;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          if (reader === undefined) {
+            if (index >= parts.length) return controller.close();
+            const partNumber = parts[index++].partNumber;
+            const part = await store.openPart(uploadId, partNumber);
+            if (part === null) {
+              throw new SvcError(
+                "NoSuchUpload",
+                `Part ${partNumber} of upload "${uploadId}" disappeared during completion`,
+              );
+            }
+            reader = part.getReader();
+          }
+          const { done, value } = await reader.read();
+          if (!done) return controller.enqueue(value);
+          reader = undefined;
+        }
+      },
+      async cancel(reason) {
+        await reader?.cancel(reason);
+      },
+    });
+  }
+}
+
+/**
+ * A part file that is gone while the upload completes: the upload was aborted or its bucket
+ * deleted meanwhile (the streaming path answers the same).
+ */
+function vanished(err: unknown, uploadId: string): unknown {
+  return err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
+}

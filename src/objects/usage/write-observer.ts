@@ -1,0 +1,93 @@
+/**
+ * Observers of the object service's writes: told about every committed write and every removed
+ * object, with the object a commit replaced (usage counters need the difference). They are
+ * called under the key lock, so changes to one key arrive in order.
+ */
+import type { ObjectInfo } from "../../storage/backend.ts";
+
+/** The S3 operation behind a write, as events name it. */
+export type WriteOperation =
+  | "put"
+  | "post"
+  | "copy"
+  | "complete_multipart"
+  | "delete"
+  | "delete_objects"
+  /** svc's own lifecycle rules (expiry, transition, retain-newest; jobs/lifecycle/). */
+  | "lifecycle"
+  /** A replication rule copying or deleting at its destination (jobs/replication/). */
+  | "replication";
+
+/**
+ * Who caused a write and through which request: handed from the S3 handlers through the object
+ * service to the observers (the event outbox records it). Absent for writes svc makes itself.
+ */
+export interface WriteContext {
+  operation: WriteOperation;
+  /** The principal's name; null for anonymous or open access. */
+  principal: string | null;
+  sourceIp: string | null;
+  requestId: string | null;
+}
+
+export interface WriteObserver {
+  /** Whether changes to this bucket are wanted; untracked buckets cost no extra metadata read. */
+  tracks(bucket: string): boolean;
+  /**
+   * false when `committed` never looks at `replaced`: with no observer needing it, a write skips
+   * the metadata read that finds it (and gets null). Absent means true.
+   */
+  readonly needsReplaced?: boolean;
+  /** `replaced` is the object the commit overwrote, null for a new key. Must not throw. */
+  committed(
+    bucket: string,
+    info: ObjectInfo,
+    replaced: ObjectInfo | null,
+    context?: WriteContext,
+  ): void;
+  /** Must not throw. */
+  removed(bucket: string, info: ObjectInfo, context?: WriteContext): void;
+}
+
+export class WriteObservers {
+  readonly #observers = new Set<WriteObserver>();
+
+  /** Registers an observer; returns its unregistration. */
+  add(observer: WriteObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
+  /** The observers that track `bucket` (empty, without allocation, when there are none). */
+  of(bucket: string): readonly WriteObserver[] {
+    if (this.#observers.size === 0) return NONE;
+    return [...this.#observers].filter((observer) => observer.tracks(bucket));
+  }
+
+  /**
+   * Runs `remove` (under the caller's key lock) and tells the observers what it removed; the
+   * object is read first with `head`, and only when some observer tracks the bucket.
+   */
+  async removal(
+    bucket: string,
+    head: () => Promise<ObjectInfo | null>,
+    remove: () => Promise<boolean>,
+    context?: WriteContext,
+  ): Promise<boolean> {
+    const observers = this.of(bucket);
+    if (observers.length === 0) return await remove();
+    const existing = await head();
+    const removed = await remove();
+    if (removed && existing !== null) {
+      for (const observer of observers) observer.removed(bucket, existing, context);
+    }
+    return removed;
+  }
+}
+
+const NONE: readonly WriteObserver[] = [];
+
+/** Whether some of `observers` needs the object a commit replaces. */
+export function needReplaced(observers: readonly WriteObserver[]): boolean {
+  return observers.some((observer) => observer.needsReplaced !== false);
+}

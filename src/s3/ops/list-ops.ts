@@ -1,0 +1,163 @@
+/**
+ * ListObjectsV2 and ListObjects (v1): one backend listing path, two wire shapes. A listing
+ * admitted anonymously through public prefixes is narrowed to them, and one by an IAM principal
+ * to what it may see (access.ts KeyVisibility), both through public-list.ts.
+ */
+import { wholeBucket } from "../../admission/public-prefix.ts";
+import { SvcError } from "../../lib/errors.ts";
+import type { ObjectService } from "../../objects/object-service.ts";
+import type { ListPage } from "../../storage/backend.ts";
+import { continuationToken } from "./bucket-ops.ts";
+import { listPublic } from "./public-list.ts";
+import { intParam, type S3Request } from "../request.ts";
+import type { BucketRequest } from "../routes/routes.ts";
+import type { KeyVisibility } from "../access.ts";
+import { isoDate, OWNER, quoteEtag, urlEncodeKey, xmlResponse } from "../response.ts";
+
+const MAX_KEYS = 1000;
+
+interface ListParams {
+  prefix: string;
+  delimiter: string;
+  maxKeys: number;
+  startAfter: string;
+  encode: (value: string) => string;
+}
+
+function listParams(request: S3Request, startAfter: string): ListParams {
+  const encodingType = request.query.get("encoding-type");
+  if (encodingType !== null && encodingType !== "url") {
+    throw new SvcError(
+      "InvalidArgument",
+      `Invalid Encoding Method specified in Request: "${encodingType}"`,
+      {
+        ArgumentName: "encoding-type",
+      },
+    );
+  }
+  return {
+    prefix: request.query.get("prefix") ?? "",
+    delimiter: request.query.get("delimiter") ?? "",
+    maxKeys: intParam(request.query, "max-keys", MAX_KEYS, 0, MAX_KEYS),
+    startAfter,
+    encode: encodingType === "url" ? urlEncodeKey : (value) => value,
+  };
+}
+
+async function listPage(
+  objects: ObjectService,
+  request: BucketRequest,
+  params: ListParams,
+  visibility: KeyVisibility | undefined,
+): Promise<ListPage> {
+  const bucket = request.bucket;
+  if (params.maxKeys === 0) {
+    await objects.headBucket(bucket);
+    return { objects: [], commonPrefixes: [], isTruncated: false };
+  }
+  // An anonymous reader sees its public prefixes; an IAM principal what its grants show. Both
+  // read only the granted key ranges (public-list.ts), so nothing outside them leaks.
+  const publicPrefixes = request.anonymous?.publicPrefixes;
+  const narrowed: KeyVisibility | undefined = publicPrefixes !== undefined
+    ? { prefixes: publicPrefixes }
+    : visibility;
+  if (narrowed !== undefined && (!wholeBucket(narrowed.prefixes) || narrowed.visible)) {
+    // No range may be read at all: the bucket must still exist for the answer to be empty.
+    await objects.headBucket(bucket);
+    return await listPublic(
+      (options) => objects.listObjects(bucket, options),
+      {
+        prefix: params.prefix,
+        delimiter: params.delimiter,
+        maxKeys: params.maxKeys,
+        startAfter: params.startAfter,
+      },
+      narrowed.prefixes,
+      narrowed.visible,
+    );
+  }
+  return await objects.listObjects(bucket, {
+    prefix: params.prefix,
+    delimiter: params.delimiter || undefined,
+    startAfter: params.startAfter || undefined,
+    maxKeys: params.maxKeys,
+  });
+}
+
+function contents(page: ListPage, params: ListParams, withOwner: boolean) {
+  return page.objects.map((object) => ({
+    Key: params.encode(object.key),
+    LastModified: isoDate(object.meta.lastModified),
+    ETag: quoteEtag(object.meta.etag),
+    Size: object.meta.size,
+    Owner: withOwner ? OWNER : undefined,
+    StorageClass: "STANDARD",
+  }));
+}
+
+function commonPrefixes(page: ListPage, params: ListParams) {
+  return page.commonPrefixes.map((prefix) => ({ Prefix: params.encode(prefix) }));
+}
+
+export async function listObjectsV2(
+  objects: ObjectService,
+  request: BucketRequest,
+  /** What the principal may see (IAM); undefined shows every key. */
+  visibility?: KeyVisibility,
+): Promise<Response> {
+  const token = request.query.get("continuation-token");
+  const startAfterParam = request.query.get("start-after") ?? "";
+  const resumeAt = token !== null ? continuationToken.decode(token) : "";
+  // A continuation token resumes where the previous page ended; start-after only seeds page one.
+  const params = listParams(request, token !== null ? resumeAt : startAfterParam);
+  const bucket = request.bucket;
+  const page = await listPage(objects, request, params, visibility);
+  const fetchOwner = request.query.get("fetch-owner") === "true";
+  return xmlResponse("ListBucketResult", {
+    Name: bucket,
+    Prefix: params.encode(params.prefix),
+    Delimiter: params.delimiter ? params.encode(params.delimiter) : undefined,
+    MaxKeys: params.maxKeys,
+    EncodingType: request.query.get("encoding-type") ?? undefined,
+    KeyCount: page.objects.length + page.commonPrefixes.length,
+    IsTruncated: page.isTruncated,
+    ContinuationToken: token ?? undefined,
+    NextContinuationToken: page.isTruncated && page.nextStartAfter !== undefined
+      ? continuationToken.encode(page.nextStartAfter)
+      : undefined,
+    StartAfter: request.query.has("start-after") ? params.encode(startAfterParam) : undefined,
+    Contents: contents(page, params, fetchOwner),
+    CommonPrefixes: commonPrefixes(page, params),
+  });
+}
+
+export async function listObjectsV1(
+  objects: ObjectService,
+  request: BucketRequest,
+  /** What the principal may see (IAM); undefined shows every key. */
+  visibility?: KeyVisibility,
+): Promise<Response> {
+  const marker = request.query.get("marker") ?? "";
+  const params = listParams(request, marker);
+  const bucket = request.bucket;
+  const page = await listPage(objects, request, params, visibility);
+  return xmlResponse("ListBucketResult", {
+    Name: bucket,
+    // With encoding-type=url, v1 encodes Delimiter, Marker, NextMarker, Key and CommonPrefixes'
+    // Prefix, never the Prefix element: exactly the fields boto3 / awscli decode for v1 (and
+    // AWS's answers round-trip through them), so a prefix holding a newline comes back intact.
+    Prefix: params.prefix,
+    Marker: params.encode(marker),
+    // S3 sends NextMarker only with a delimiter; svc always sends it when truncated, which every
+    // client accepts and which saves the ones that forget the last-key fallback.
+    NextMarker: page.isTruncated && page.nextStartAfter !== undefined
+      ? params.encode(page.nextStartAfter)
+      : undefined,
+    MaxKeys: params.maxKeys,
+    Delimiter: params.delimiter ? params.encode(params.delimiter) : undefined,
+    EncodingType: request.query.get("encoding-type") ?? undefined,
+    IsTruncated: page.isTruncated,
+    Contents: contents(page, params, true),
+    CommonPrefixes: commonPrefixes(page, params),
+  });
+}
