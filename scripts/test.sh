@@ -14,6 +14,9 @@ $deno lint || gates=1
 $deno check main.ts src tests scripts || gates=1
 # The admin UI runs in a browser: type-checked against the DOM library (ui/check.json).
 $deno check --config ui/check.json ui/src/main.ts || gates=1
+# The structure: no import cycle, rooms import only what scripts/imports/layers.ts allows (and only
+# through mod.ts), test support stays out of production, files and folders stay small.
+$deno run --allow-read --allow-write scripts/check-imports.ts || gates=1
 
 # Runs deno test with its arguments; adds its counts to passed/failed and keeps the worst status.
 passed=0 failed=0 status=0
@@ -34,7 +37,7 @@ run_tests() {
   return 0
 }
 
-run_tests "$@" src tests
+run_tests "$@" src tests scripts/imports
 # The S3 data-plane suites again, each server on an S3 backend (a second svc) instead of its data
 # directory: the same client-visible behaviour must hold whatever stores the objects.
 SVC_TEST_BACKEND=svc run_tests "$@" tests/objects_test.ts tests/listing_test.ts \
