@@ -7,10 +7,20 @@ const END = "<!-- layers:end -->";
 export function layerPicture(layers: Record<string, readonly string[]>): string {
   const rooms = Object.keys(layers).reverse();
   const width = Math.max(...rooms.map((room) => room.length));
-  const lines = rooms.map((room) => {
-    const allowed = layers[room];
-    return `${room.padEnd(width)}  → ${allowed.length === 0 ? "(nothing)" : allowed.join(", ")}`;
-  });
+  const lines: string[] = [];
+  for (const room of rooms) {
+    const allowed = layers[room].length === 0 ? ["(nothing)"] : [...layers[room]];
+    let line = `${room.padEnd(width)}  →`;
+    allowed.forEach((target, i) => {
+      const word = ` ${target}${i < allowed.length - 1 ? "," : ""}`;
+      if (line.length + word.length > 98) {
+        lines.push(line);
+        line = " ".repeat(width + 3);
+      }
+      line += word;
+    });
+    lines.push(line);
+  }
   return ["```", ...lines, "```"].join("\n");
 }
 
@@ -19,5 +29,5 @@ export function replaceLayerPicture(document: string, picture: string): string |
   const start = document.indexOf("<!-- layers:begin");
   const end = document.indexOf(END);
   if (start < 0 || end < start) return undefined;
-  return `${document.slice(0, start)}${BEGIN}\n${picture}\n${document.slice(end)}`;
+  return `${document.slice(0, start)}${BEGIN}\n\n${picture}\n\n${document.slice(end)}`;
 }
