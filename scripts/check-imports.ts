@@ -7,6 +7,8 @@
 import { checkTree, type LayerRules } from "./imports/check-tree.ts";
 import { ENTRY_IMPORTS, LAYERS, SHARED_OUTSIDE_SRC, TESTING_ROOM } from "./imports/layers.ts";
 import { layerPicture, replaceLayerPicture } from "./imports/layer-picture.ts";
+import { checkDocPaths } from "./imports/doc-paths.ts";
+import { sourceFiles } from "./imports/source-files.ts";
 
 export const SVC_RULES: LayerRules = {
   layers: LAYERS,
@@ -27,7 +29,11 @@ if (import.meta.main) {
   const report = await checkTree(root, rules);
   const docsPath = `${root}/${ARCHITECTURE}`;
   const docs = await Deno.readTextFile(docsPath);
-  const wanted = replaceLayerPicture(docs, layerPicture(LAYERS));
+  const paths = checkDocPaths(docs, await sourceFiles(root));
+  for (const path of paths.missing) {
+    report.violations.push(`${ARCHITECTURE}: cites \`${path}\`, which is not in the tree`);
+  }
+  const wanted = replaceLayerPicture(paths.repaired, layerPicture(LAYERS));
   if (wanted === undefined) {
     report.violations.push(`${ARCHITECTURE}: no <!-- layers:begin --> … <!-- layers:end --> block`);
   } else if (wanted !== docs) {
@@ -36,7 +42,8 @@ if (import.meta.main) {
       console.log(`${ARCHITECTURE}: layer picture rewritten from scripts/imports/layers.ts`);
     } else {
       report.violations.push(
-        `${ARCHITECTURE}: the layer picture differs from scripts/imports/layers.ts ` +
+        `${ARCHITECTURE}: the layer picture differs from scripts/imports/layers.ts, or a cited ` +
+          `file moved ` +
           `(run: deno run -A scripts/check-imports.ts --write-docs)`,
       );
     }

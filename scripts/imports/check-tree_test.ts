@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 
 import { checkTree, type LayerRules } from "./check-tree.ts";
 import { layerPicture, replaceLayerPicture } from "./layer-picture.ts";
+import { checkDocPaths } from "./doc-paths.ts";
 
 const rules: LayerRules = {
   layers: { lib: [], store: ["lib"], api: ["lib", "store"] },
@@ -135,4 +136,15 @@ Deno.test("the architecture picture is replaced between its markers", () => {
   assert.ok(next.includes("```\napi  → lib"));
   assert.ok(next.endsWith("<!-- layers:end -->\ntail\n"));
   assert.deepEqual(replaceLayerPicture("no markers", picture), undefined);
+});
+
+Deno.test("the architecture document may cite only files that exist; a moved one is repaired", () => {
+  const files = ["src/lib/key-lock.ts", "src/storage/fs/fs-walk.ts", "ui/src/usage.ts"];
+  const doc = "`objects/key-lock.ts`, `fs-walk.ts`, `src/storage/fs-walk.ts` and `gone.ts`.";
+  const report = checkDocPaths(doc, files);
+  assert.deepEqual(report.missing, ["gone.ts"]);
+  assert.equal(
+    report.repaired,
+    "`lib/key-lock.ts`, `fs-walk.ts`, `src/storage/fs/fs-walk.ts` and `gone.ts`.",
+  );
 });

@@ -166,7 +166,9 @@ if (import.meta.main) {
     for (const [owner, { values, types }] of [...byFile].sort()) {
       const specifier = relativeSpecifier(`src/${room}/mod.ts`, owner);
       if (values.length) lines.push(`export { ${values.sort().join(", ")} } from "${specifier}";`);
-      if (types.length) lines.push(`export type { ${types.sort().join(", ")} } from "${specifier}";`);
+      if (types.length) {
+        lines.push(`export type { ${types.sort().join(", ")} } from "${specifier}";`);
+      }
     }
     if (!dryRun) await Deno.writeTextFile(`src/${room}/mod.ts`, lines.join("\n") + "\n");
   }
