@@ -1,7 +1,13 @@
 /**
- * The one error class of svc. Every layer throws it with an S3 error code; the S3 surface renders
- * it as an XML error document, the admin API as JSON. The status comes from the code's table so a
- * code always answers with the same status.
+ * The error a client sees from the S3 surface. Every layer throws it with an S3 error code; the S3
+ * surface renders it as an XML error document, the admin API as JSON. The status comes from the
+ * code's table so a code always answers with the same status.
+ *
+ * It is not the only error class: a room whose failures are its own (a config that does not
+ * validate, a backend that answers 5xx, an encrypted frame that does not authenticate, a job in
+ * the wrong state) throws its own class, and the room above translates it at its edge
+ * (docs/ARCHITECTURE.md, "The error classes", lists them). Only SvcError and AdminError reach a
+ * client.
  */
 
 /** S3 error codes svc returns, with their HTTP status. */
