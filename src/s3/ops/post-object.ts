@@ -27,7 +27,8 @@ import {
   malformedForm,
   readFormData,
 } from "../../body/form-data.ts";
-import { validateContentMd5, validateObjectKey } from "../names.ts";
+import { validateObjectKey } from "../names.ts";
+import { validateContentMd5 } from "../../body/content-md5.ts";
 import { clientMetadata } from "./object-ops.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
 import type { BucketRequest } from "../routes/routes.ts";
