@@ -13,7 +13,7 @@
  * would create something new or is not listed: its repeat is refused.
  */
 import type { RequestContext } from "../http/request-context.ts";
-import { UNSIGNED_PAYLOAD } from "./sigv4.ts";
+import { UNSIGNED_PAYLOAD } from "./sigv4-request.ts";
 
 export type ReplayBody = "none" | "small" | "object";
 

@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
 import { BootstrapCredentials } from "./credentials.ts";
-import { failureReason, parseSignedRequest, type SignedRequestInput } from "./sigv4.ts";
+import { failureReason } from "./sigv4-failures.ts";
+import { parseSignedRequest } from "./sigv4-parse.ts";
+import type { SignedRequestInput } from "./sigv4-request.ts";
 import {
   AKID,
   NOW,

@@ -15,7 +15,9 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { BootstrapCredentials } from "./credentials.ts";
-import { canonicalRequest, parseSignedRequest, verifySignedRequest } from "./sigv4.ts";
+import { canonicalRequest } from "./sigv4-canonical.ts";
+import { parseSignedRequest } from "./sigv4-parse.ts";
+import { verifySignedRequest } from "./sigv4.ts";
 import {
   AKID,
   aws4fetch,
