@@ -11,12 +11,12 @@ import { splitRawUrl } from "../http/request-context.ts";
 import { clientIp } from "./client-ip.ts";
 import type { CredentialStore, Principal } from "./credentials.ts";
 import { Lockout, type LockoutSettings } from "./lockout.ts";
-import { ReplayGuard, type ReplayWork } from "./replay-guard.ts";
-import type { ReplayLimits } from "./replay.ts";
-import { failureReason } from "./sigv4-failures.ts";
-import { parseSignedRequest } from "./sigv4-parse.ts";
-import type { VerifiedRequest } from "./sigv4-request.ts";
-import { verifySignedRequest } from "./sigv4.ts";
+import { ReplayGuard, type ReplayWork } from "./replay/replay-guard.ts";
+import type { ReplayLimits } from "./replay/replay.ts";
+import { failureReason } from "./sigv4/sigv4-failures.ts";
+import { parseSignedRequest } from "./sigv4/sigv4-parse.ts";
+import type { VerifiedRequest } from "./sigv4/sigv4-request.ts";
+import { verifySignedRequest } from "./sigv4/sigv4.ts";
 
 const log = getLogger("svc::auth");
 

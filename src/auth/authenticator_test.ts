@@ -5,7 +5,7 @@ import { parseS3Request, type S3Request } from "../s3/request.ts";
 import { type AuditEvent, Authenticator, type AuthSettings } from "./authenticator.ts";
 import { BootstrapCredentials } from "./credentials.ts";
 import { replayBodyCheck } from "../body/replay-body-check.ts";
-import type { ReplayDecision } from "./replay-decision.ts";
+import type { ReplayDecision } from "./replay/replay-decision.ts";
 
 const KEY = "AKIAUNITTEST00000000";
 const SECRET = "unit-test-secret";

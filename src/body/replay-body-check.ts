@@ -17,7 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import { SvcError } from "../lib/errors.ts";
-import type { ReplayBodyComparison } from "../auth/replay-decision.ts";
+import type { ReplayBodyComparison } from "../auth/replay/replay-decision.ts";
 
 export class ReplayBodyCheck {
   readonly #comparison: ReplayBodyComparison;

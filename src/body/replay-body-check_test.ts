@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { ReplayBodyComparison } from "../auth/replay-decision.ts";
+import type { ReplayBodyComparison } from "../auth/replay/replay-decision.ts";
 import { replayBodyCheck } from "./replay-body-check.ts";
 
 function streamOf(text: string): ReadableStream<Uint8Array> {

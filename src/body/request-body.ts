@@ -9,7 +9,7 @@ import { lendChunk, READ_BUFFER_BYTES, takeReadBuffer } from "../lib/read-buffer
 import { emptyStream } from "../lib/file-streams.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
 import { validateContentMd5 } from "./content-md5.ts";
-import type { VerifiedRequest } from "../auth/sigv4-request.ts";
+import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
 
 export interface UploadBody {
   stream: ReadableStream<Uint8Array>;

@@ -169,7 +169,7 @@ export class ObjectService {
   ): Promise<ObjectInfo> {
     this.checkDeclaredSize(options.contentLength);
     // A replayed upload is compared with the first before its precondition: the first already
-    // satisfied it, and an identical repeat gets the first answer (auth/replay-guard.ts).
+    // satisfied it, and an identical repeat gets the first answer (auth/replay/replay-guard.ts).
     if (options.precondition && options.replayCheck === undefined) {
       options.precondition(await this.backend.headObject(bucket, key));
     }

@@ -3,7 +3,7 @@
  * admission and authentication, and S3's query-parameter helpers.
  */
 import type { AuthOutcome } from "../auth/authenticator.ts";
-import type { ReplayDecision } from "../auth/replay-decision.ts";
+import type { ReplayDecision } from "../auth/replay/replay-decision.ts";
 import type { AnonymousAdmission } from "./admission.ts";
 import { SvcError } from "../lib/errors.ts";
 import { parseRequestContext, type RequestContext } from "../http/request-context.ts";

@@ -17,11 +17,11 @@
  * operation a body comparison (replay-decision.ts) and reads its verdict afterwards.
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
-import { readBounded } from "../http/read-bounded.ts";
-import { getLogger } from "../observability/log.ts";
-import type { RequestContext } from "../http/request-context.ts";
-import type { VerifiedRequest } from "./sigv4-request.ts";
+import { SvcError } from "../../lib/errors.ts";
+import { readBounded } from "../../http/read-bounded.ts";
+import { getLogger } from "../../observability/log.ts";
+import type { RequestContext } from "../../http/request-context.ts";
+import type { VerifiedRequest } from "../sigv4/sigv4-request.ts";
 import { type ReplayBodyComparison, type ReplayDecision, RUN_AS_SENT } from "./replay-decision.ts";
 import { bodyIsSigned, type ReplayRule, replayRule } from "./replay-rules.ts";
 import {

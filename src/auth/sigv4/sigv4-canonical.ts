@@ -27,7 +27,7 @@
  */
 
 import type { SignedRequest, SignedRequestInput } from "./sigv4-request.ts";
-import { sha256Hex } from "./signing-key.ts";
+import { sha256Hex } from "../signing-key.ts";
 
 /** See the file header: must agree with how request.ts decodes the path. */
 const PATH_PLUS_IS_SPACE = false;

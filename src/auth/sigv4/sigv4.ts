@@ -19,7 +19,7 @@
  * - Any region is accepted (svc is one endpoint); the service must be `s3`.
  */
 
-import type { CredentialStore } from "./credentials.ts";
+import type { CredentialStore } from "../credentials.ts";
 import {
   canonicalRequest,
   canonicalUri,
@@ -29,7 +29,7 @@ import {
 } from "./sigv4-canonical.ts";
 import { fail, type FailureReason } from "./sigv4-failures.ts";
 import type { SignedRequest, SignedRequestInput, VerifiedRequest } from "./sigv4-request.ts";
-import { hmacHex, signaturesEqual, signingKey } from "./signing-key.ts";
+import { hmacHex, signaturesEqual, signingKey } from "../signing-key.ts";
 
 /** S3's own wording, so clients and their users see familiar errors. */
 const MESSAGES = {
