@@ -20,13 +20,8 @@ import { type LengthRange, verifyPostPolicy } from "../../auth/post-policy.ts";
 import { SvcError } from "../../lib/errors.ts";
 import type { ObjectService } from "../../objects/object-service.ts";
 import { STORED_HEADERS } from "../../storage/backend.ts";
-import {
-  formBoundary,
-  type FormField,
-  type FormFile,
-  malformedForm,
-  readFormData,
-} from "../../body/form-data.ts";
+import { type FormField, type FormFile, readFormData } from "../../body/form-data.ts";
+import { formBoundary, malformedForm } from "../../body/form-part-headers.ts";
 import { validateObjectKey } from "../names.ts";
 import { validateContentMd5 } from "../../body/content-md5.ts";
 import { clientMetadata } from "./object-ops.ts";
