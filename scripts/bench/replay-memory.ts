@@ -9,7 +9,7 @@
  * verifies) = 600,000 entries. `mix` is `put` (every answer a PutObject's: status and ETag, no
  * body) or `mixed` (1 in 10 a DeleteObjects answer with a 300-byte body, 1 in 10 not idempotent).
  */
-import { ReplayStore } from "../../src/auth/replay.ts";
+import { ReplayStore } from "../../src/auth/replay/replay.ts";
 
 const rate = Number(Deno.args[0] ?? 2000);
 const seconds = Number(Deno.args[1] ?? 300);

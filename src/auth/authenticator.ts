@@ -11,14 +11,12 @@ import { splitRawUrl } from "../http/request-context.ts";
 import { clientIp } from "./client-ip.ts";
 import type { CredentialStore, Principal } from "./credentials.ts";
 import { Lockout, type LockoutSettings } from "./lockout.ts";
-import { ReplayGuard } from "./replay-guard.ts";
-import type { ReplayLimits } from "./replay.ts";
-import {
-  failureReason,
-  parseSignedRequest,
-  type VerifiedRequest,
-  verifySignedRequest,
-} from "./sigv4.ts";
+import { ReplayGuard, type ReplayWork } from "./replay/replay-guard.ts";
+import type { ReplayLimits } from "./replay/replay.ts";
+import { failureReason } from "./sigv4/sigv4-failures.ts";
+import { parseSignedRequest } from "./sigv4/sigv4-parse.ts";
+import type { VerifiedRequest } from "./sigv4/sigv4-request.ts";
+import { verifySignedRequest } from "./sigv4/sigv4.ts";
 
 const log = getLogger("svc::auth");
 
@@ -149,13 +147,14 @@ export class Authenticator {
   /**
    * Runs an authenticated request's operation under replay detection (replay-guard.ts): a
    * repeat of a signed write gets the first answer, waits for it, or is refused, but never runs
-   * twice while its signature is remembered.
+   * twice while its signature is remembered. `work` is told what replay detection decided
+   * (replay-decision.ts): a repeated upload must stage its body through the comparison it names.
    */
   execute(
     request: RequestContext,
     verified: VerifiedRequest | undefined,
     remoteAddress: string | undefined,
-    work: () => Promise<Response>,
+    work: ReplayWork,
   ): Promise<Response> {
     const ip = clientIp(request.headers, remoteAddress, this.#settings().trustProxyHeaders);
     return this.#replays.run(request, verified, ip, work);

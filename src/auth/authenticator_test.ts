@@ -4,7 +4,8 @@ import { SvcError } from "../lib/errors.ts";
 import { parseS3Request, type S3Request } from "../s3/request.ts";
 import { type AuditEvent, Authenticator, type AuthSettings } from "./authenticator.ts";
 import { BootstrapCredentials } from "./credentials.ts";
-import { replayCheckedBody } from "../body/replay-body-check.ts";
+import { replayBodyCheck } from "../body/replay-body-check.ts";
+import type { ReplayDecision } from "./replay/replay-decision.ts";
 
 const KEY = "AKIAUNITTEST00000000";
 const SECRET = "unit-test-secret";
@@ -111,16 +112,22 @@ Deno.test("authenticator: a replayed successful PUT with another body is refused
   // UNSIGNED-PAYLOAD to let the replay carry another body.
   const request = await signed(SECRET, "PUT", "x", { "x-amz-content-sha256": "UNSIGNED-PAYLOAD" });
   let runs = 0;
-  const work = async (req: S3Request) => {
+  const work = async (req: S3Request, decision: ReplayDecision) => {
     runs++;
-    // Staged as object-service does it: through the replay check when there is one.
-    for await (const _ of replayCheckedBody(req.raw.body!, req.signal));
+    // Staged as object-service does it: through the replay check when the guard ordered one.
+    const body = req.raw.body!;
+    for await (const _ of replayBodyCheck(decision.compareBody)?.stage(body) ?? body);
     return new Response(null, { headers: { etag: '"9dd4e461268c8034f5c8564e155c67a6"' } });
   };
   const first = s3(request.clone());
   first.auth = auth.authenticate(first, "10.0.0.3");
   assert.equal(
-    (await auth.execute(first, first.auth.verified, "10.0.0.3", () => work(first))).status,
+    (await auth.execute(
+      first,
+      first.auth.verified,
+      "10.0.0.3",
+      (decision) => work(first, decision),
+    )).status,
     200,
   );
   const again = s3(
@@ -128,7 +135,7 @@ Deno.test("authenticator: a replayed successful PUT with another body is refused
   );
   again.auth = auth.authenticate(again, "10.0.0.3");
   await assert.rejects(
-    auth.execute(again, again.auth.verified, "10.0.0.3", () => work(again)),
+    auth.execute(again, again.auth.verified, "10.0.0.3", (decision) => work(again, decision)),
     /replay/,
   );
   assert.equal(runs, 2, "the repeat is staged (the work runs) but its body check refuses it");

@@ -4,7 +4,8 @@ import { Readable } from "node:stream";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { SvcError } from "../lib/errors.ts";
 import type { AwsChunkedOptions } from "./aws-chunked.ts";
-import { decodeAwsChunked, MAX_LINE, streamingMode } from "./aws-chunked.ts";
+import { decodeAwsChunked, streamingMode } from "./aws-chunked.ts";
+import { MAX_LINE } from "./aws-chunked-parser.ts";
 import { ChecksumAccumulator } from "./checksums.ts";
 
 const enc = new TextEncoder();

@@ -16,19 +16,26 @@ import { ThreadedHash } from "./threaded-hash.ts";
 
 export { terminateHashWorkers } from "./hash-pool.ts";
 
-let useThreads = true;
-
-/** Tests: large bodies hash on worker isolates (as without libcrypto) while `false`. */
-export function hashOnThreads(enabled: boolean): void {
-  useThreads = enabled;
-}
-
 /** Bodies up to this size are hashed on the main thread: a hand-off costs more. */
 export const INLINE_LIMIT = 1 << 20;
 
 export interface Digests {
   md5: string;
   sha256: string;
+}
+
+/**
+ * Where a large body is hashed: on OpenSSL's blocking threads when libcrypto loads (falling back
+ * to workers when it does not), or always on worker isolates. Production uses the default;
+ * tests run both paths.
+ */
+export type HashPlace = "threads" | "workers";
+
+export interface BodyDigestOptions {
+  /** false skips the md5 (reported as ""), for bodies whose ETag comes from elsewhere. */
+  md5?: boolean;
+  /** Default "threads". */
+  hashOn?: HashPlace;
 }
 
 export class BodyDigest {
@@ -38,15 +45,18 @@ export class BodyDigest {
   #remote: ThreadedHash | RemoteHash | undefined;
   #done: Digests | undefined;
   readonly #withMd5: boolean;
+  readonly #onThreads: boolean;
   readonly transform: TransformStream<Uint8Array, Uint8Array>;
 
   /**
    * @param maxBytes the body errors with EntityTooLarge once it passes this many bytes.
    * @param options.md5 false skips the md5 (reported as ""), for bodies whose ETag comes from
    *   elsewhere: md5 is the slowest of the two hashes.
+   * @param options.hashOn where a body past INLINE_LIMIT is hashed (HashPlace).
    */
-  constructor(maxBytes: number, options: { md5?: boolean } = {}) {
+  constructor(maxBytes: number, options: BodyDigestOptions = {}) {
     this.#withMd5 = options.md5 ?? true;
+    this.#onThreads = (options.hashOn ?? "threads") === "threads";
     this.transform = new TransformStream({
       transform: async (chunk, controller) => {
         this.#bytes += chunk.byteLength;
@@ -63,7 +73,7 @@ export class BodyDigest {
             // md5 and sha256 each on a thread of their own, reading the same ring: the main
             // thread keeps only the socket, the copy into the ring and the disk.
             const algorithms: HashAlgorithm[] = this.#withMd5 ? ["md5", "sha256"] : ["sha256"];
-            this.#remote = (useThreads && ThreadedHash.open(algorithms)) ||
+            this.#remote = (this.#onThreads && ThreadedHash.open(algorithms)) ||
               new RemoteHash(algorithms);
             for (const held of this.#held.splice(0)) await this.#hashLarge(held);
           }

@@ -25,7 +25,7 @@ import { SvcError } from "../lib/errors.ts";
 import { ChecksumAccumulator, type ChecksumAlgorithm } from "./checksums.ts";
 import { EMPTY_SHA256, hmacHex, signaturesEqual } from "../auth/signing-key.ts";
 import { hexEqual, HmacKey, sha256HexOf } from "../auth/small-sha256.ts";
-import type { VerifiedRequest } from "../auth/sigv4.ts";
+import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
 
 /** The hooks decodeAwsChunked takes (AwsChunkedOptions.onChunk / onTrailers). */
 export interface ChunkHooks {

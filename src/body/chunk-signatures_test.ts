@@ -12,7 +12,9 @@ import { decodeAwsChunked } from "./aws-chunked.ts";
 import { crc32c, toBase64 } from "./checksums.ts";
 import { BodyChecksum, chunkSignatureHooks, unsignedTrailerHooks } from "./chunk-signatures.ts";
 import { BootstrapCredentials } from "../auth/credentials.ts";
-import { parseSignedRequest, type VerifiedRequest, verifySignedRequest } from "../auth/sigv4.ts";
+import { parseSignedRequest } from "../auth/sigv4/sigv4-parse.ts";
+import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
+import { verifySignedRequest } from "../auth/sigv4/sigv4.ts";
 import { captureSdk } from "../testing/sigv4-test-signers.ts";
 
 const enc = new TextEncoder();

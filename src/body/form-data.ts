@@ -12,10 +12,12 @@
  *   fresh buffer per read), so memory stays at about one piece whatever the file size. Only the
  *   bytes that could start a delimiter straddling two reads are held back, so pieces go on whole
  *   (splitting each would double the writes downstream: measured at half the throughput).
- * - Every framing fault is S3's MalformedPOSTRequest. errors.ts has no such code yet, so it is
- *   InvalidArgument with S3's message; the detail goes in `cause`.
+ * - Every framing fault is S3's MalformedPOSTRequest (form-part-headers.ts); the detail goes in
+ *   `cause`.
  */
 import { SvcError } from "../lib/errors.ts";
+import { indexOf, partialDelimiterAtEnd } from "./byte-search.ts";
+import { malformedForm, type PartHeading, partOf } from "./form-part-headers.ts";
 
 /** S3's limit on everything before the file's content, in bytes. */
 export const MAX_PRE_FILE_BYTES = 20 * 1024;
@@ -28,13 +30,8 @@ export interface FormField {
   value: string;
 }
 
-export interface FormFile {
+export interface FormFile extends PartHeading {
   kind: "file";
-  name: string;
-  /** From Content-Disposition; null when the part had none (a text area upload). */
-  filename: string | null;
-  /** The part's own Content-Type header. */
-  contentType: string | null;
   body: ReadableStream<Uint8Array>;
   /**
    * Stops reading the request, even while `body` is locked by a consumer that will never read
@@ -52,29 +49,6 @@ export interface FormDataOptions {
   fileField?: string;
   /** Aborting cancels the source and fails any pending read with the signal's reason. */
   signal?: AbortSignal;
-}
-
-const MALFORMED = "The body of your POST request is not well-formed multipart/form-data.";
-
-/** S3's MalformedPOSTRequest (see the top of the file), with the detail as the cause. */
-export function malformedForm(detail: string): SvcError {
-  return new SvcError("MalformedPOSTRequest", MALFORMED, {}, { cause: new Error(detail) });
-}
-
-// RFC 2046 bchars: a boundary is 1-70 of these and does not end with a space.
-const BOUNDARY_CHARS = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
-
-/** The boundary of a `multipart/form-data` Content-Type; throws unless there is a valid one. */
-export function formBoundary(contentType: string | null): string {
-  const [type, ...params] = splitParams(contentType ?? "");
-  if (type.trim().toLowerCase() !== "multipart/form-data") {
-    throw malformedForm(`Content-Type is "${contentType}", not multipart/form-data`);
-  }
-  const boundary = params.find((p) => p.name === "boundary")?.value;
-  if (boundary === undefined || !BOUNDARY_CHARS.test(boundary)) {
-    throw malformedForm(`missing or invalid boundary in "${contentType}"`);
-  }
-  return boundary;
 }
 
 /**
@@ -337,75 +311,9 @@ function preDataTooLarge(limit: number, field?: string): SvcError {
   return new SvcError("MaxPostPreDataLengthExceeded", message);
 }
 
-/**
- * Length of the longest tail of `hay` that is a proper prefix of `needle` (0 if none): bytes that
- * may be the start of a needle continuing in the next piece. Assumes no whole needle in `hay`.
- */
-export function partialDelimiterAtEnd(hay: Uint8Array, needle: Uint8Array): number {
-  const first = needle[0];
-  for (let start = Math.max(0, hay.length - needle.length + 1); start < hay.length; start++) {
-    start = hay.indexOf(first, start);
-    if (start < 0) return 0;
-    let j = 1;
-    while (start + j < hay.length && hay[start + j] === needle[j]) j++;
-    if (start + j === hay.length) return j;
-  }
-  return 0;
-}
-
-/** Position of `needle` in `hay` at or after `from`, or -1. */
-export function indexOf(hay: Uint8Array, needle: Uint8Array, from = 0): number {
-  const first = needle[0];
-  const last = hay.length - needle.length;
-  // indexOf on one byte is native and fast; candidates are then checked in full.
-  for (let i = hay.indexOf(first, from); i >= 0 && i <= last; i = hay.indexOf(first, i + 1)) {
-    let j = 1;
-    while (j < needle.length && hay[i + j] === needle[j]) j++;
-    if (j === needle.length) return i;
-  }
-  return -1;
-}
-
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
   out.set(b, a.length);
   return out;
-}
-
-// `; name=value` or `; name="quoted"`; in a quoted value a backslash escapes only a quote, so
-// Windows paths sent as filenames keep their backslashes (S3 takes the text after the last one).
-const PARAM = /;\s*([^\s=;]+)\s*=\s*(?:"((?:\\"|[^"])*)"|([^";]*))/g;
-
-/** Splits `type; a=b; c="d"` into the leading value and its parameters (names lowercased). */
-function splitParams(header: string): [string, ...{ name: string; value: string }[]] {
-  const semi = header.indexOf(";");
-  const head = semi < 0 ? header : header.slice(0, semi);
-  const params = [...header.slice(head.length).matchAll(PARAM)].map((m) => ({
-    name: m[1].toLowerCase(),
-    value: m[2] !== undefined ? m[2].replaceAll('\\"', '"') : m[3].trim(),
-  }));
-  return [head, ...params];
-}
-
-/** Name, filename and type of a part from its header block. */
-function partOf(headerBlock: string): Omit<FormFile, "kind" | "body" | "abort"> {
-  let disposition: string | null = null;
-  let contentType: string | null = null;
-  for (const line of headerBlock === "" ? [] : headerBlock.split("\r\n")) {
-    const colon = line.indexOf(":");
-    if (colon <= 0) throw malformedForm(`bad part header line "${line}"`);
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (name === "content-disposition") disposition = value;
-    else if (name === "content-type") contentType = value;
-  }
-  if (disposition === null) throw malformedForm("a part has no Content-Disposition header");
-  const [type, ...params] = splitParams(disposition);
-  const name = params.find((p) => p.name === "name")?.value;
-  if (type.trim().toLowerCase() !== "form-data" || name === undefined) {
-    throw malformedForm(`a part's Content-Disposition is "${disposition}"`);
-  }
-  const filename = params.find((p) => p.name === "filename")?.value ?? null;
-  return { name, filename, contentType };
 }

@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
-import {
-  formBoundary,
-  type FormDataOptions,
-  type FormPart,
-  indexOf,
-  partialDelimiterAtEnd,
-  readFormData,
-} from "./form-data.ts";
+import { type FormDataOptions, type FormPart, readFormData } from "./form-data.ts";
+import { formBoundary } from "./form-part-headers.ts";
 
 const utf8 = new TextEncoder();
 const BOUNDARY = "----svcBoundary7MA4YWxkTrZu0gW";
@@ -337,50 +331,6 @@ Deno.test("stopping early cancels the source", async () => {
     break;
   }
   assert.equal(cancelled, true);
-});
-
-Deno.test("formBoundary reads the boundary parameter", () => {
-  assert.equal(formBoundary("multipart/form-data; boundary=abc"), "abc");
-  assert.equal(formBoundary('Multipart/Form-Data; charset=utf-8; BOUNDARY="a b:c"'), "a b:c");
-  for (
-    const bad of [
-      null,
-      "application/x-www-form-urlencoded",
-      "multipart/form-data",
-      "multipart/form-data; boundary=",
-      `multipart/form-data; boundary=${"a".repeat(71)}`,
-      'multipart/form-data; boundary="ends with space "',
-      "multipart/mixed; boundary=abc",
-    ]
-  ) {
-    assert.throws(
-      () => formBoundary(bad),
-      (err) => err instanceof SvcError && MALFORMED.test(err.message),
-      String(bad),
-    );
-  }
-});
-
-Deno.test("indexOf finds byte sequences", () => {
-  const hay = utf8.encode("ab\r\n-\r\n--x\r\n--xy");
-  assert.equal(indexOf(hay, utf8.encode("\r\n--x")), 5);
-  assert.equal(indexOf(hay, utf8.encode("\r\n--x"), 6), 10);
-  assert.equal(indexOf(hay, utf8.encode("\r\n--xyz")), -1);
-  assert.equal(indexOf(new Uint8Array(0), utf8.encode("a")), -1);
-});
-
-Deno.test("partialDelimiterAtEnd finds a tail that may start the delimiter", () => {
-  const delimiter = utf8.encode("\r\n--abc");
-  const held = (text: string) => partialDelimiterAtEnd(utf8.encode(text), delimiter);
-  assert.equal(held("data"), 0);
-  assert.equal(held("data\r"), 1);
-  assert.equal(held("data\r\n-"), 3);
-  assert.equal(held("data\r\n--ab"), 6);
-  assert.equal(held("\r\n--ab"), 6);
-  assert.equal(held("data\r\n-x"), 0);
-  assert.equal(held("\r\r"), 1);
-  assert.equal(held("\r\n\r\n-"), 3);
-  assert.equal(held(""), 0);
 });
 
 Deno.test("an abort wakes a stalled read, in the fields or in the file", async () => {

@@ -8,8 +8,8 @@ import { SvcError } from "../lib/errors.ts";
 import { lendChunk, READ_BUFFER_BYTES, takeReadBuffer } from "../lib/read-buffers.ts";
 import { emptyStream } from "../lib/file-streams.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
-import { validateContentMd5 } from "../s3/names.ts";
-import type { S3Request } from "../s3/request.ts";
+import { validateContentMd5 } from "./content-md5.ts";
+import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
 
 export interface UploadBody {
   stream: ReadableStream<Uint8Array>;
@@ -17,6 +17,17 @@ export interface UploadBody {
   length?: number;
   expectedMd5?: string;
   expectedSha256?: string;
+}
+
+/**
+ * What assembling an upload body reads of a request: its headers, its raw body, and what
+ * authentication verified (the signed payload hash and, for aws-chunked, the signature chain).
+ * An S3 request is one.
+ */
+export interface UploadRequest {
+  readonly headers: Headers;
+  readonly raw: { readonly body: ReadableStream<Uint8Array> | null };
+  readonly auth?: { readonly verified?: VerifiedRequest };
 }
 
 const STREAMING_PREFIX = "STREAMING-";
@@ -103,7 +114,7 @@ function wireLength(value: string | null): number | undefined {
   return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
 }
 
-export function uploadBody(request: S3Request): UploadBody {
+export function uploadBody(request: UploadRequest): UploadBody {
   const headers = request.headers;
   const verified = request.auth?.verified;
   // The signed payload hash: the header, or a presigned URL's query parameter.

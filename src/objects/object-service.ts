@@ -3,7 +3,7 @@
  * backend. It hashes bodies on the way in, validates before anything becomes visible, runs write
  * preconditions and the commit under a per-key lock, and knows nothing of HTTP.
  */
-import { hasBodyCheck, replayCheckedBody } from "../body/replay-body-check.ts";
+import type { ReplayBodyCheck } from "../body/replay-body-check.ts";
 import { SvcError } from "../lib/errors.ts";
 import type {
   Backend,
@@ -51,6 +51,8 @@ export interface PutOptions {
   expectedSha256?: string;
   precondition?: WritePrecondition;
   signal?: AbortSignal;
+  /** A replayed upload: staged through this check, which never lets it commit. */
+  replayCheck?: ReplayBodyCheck;
   /** Who wrote, for the observers (event outbox). */
   context?: WriteContext;
 }
@@ -167,11 +169,12 @@ export class ObjectService {
   ): Promise<ObjectInfo> {
     this.checkDeclaredSize(options.contentLength);
     // A replayed upload is compared with the first before its precondition: the first already
-    // satisfied it, and an identical repeat gets the first answer (auth/replay-guard.ts).
-    if (options.precondition && !hasBodyCheck(options.signal)) {
+    // satisfied it, and an identical repeat gets the first answer (auth/replay/replay-guard.ts).
+    if (options.precondition && options.replayCheck === undefined) {
       options.precondition(await this.backend.headObject(bucket, key));
     }
-    return await this.store(bucket, key, replayCheckedBody(body, options.signal), {
+    const staged = options.replayCheck?.stage(body) ?? body;
+    return await this.store(bucket, key, staged, {
       metadata: options.metadata,
       maxBytes: this.limits.maxObjectSize,
       expectedSize: options.contentLength,

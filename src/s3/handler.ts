@@ -227,7 +227,10 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
               request,
               request.auth.verified,
               remoteAddress,
-              () => dispatchS3(options.services, request, resolved),
+              (decision) => {
+                request.replay = decision;
+                return dispatchS3(options.services, request, resolved);
+              },
             );
           } catch (err) {
             leave?.();

@@ -1,5 +1,6 @@
 /**
- * Validation of what a client names: buckets, object keys, user metadata and Content-MD5.
+ * Validation of what a client names: buckets, object keys and user metadata (Content-MD5, a
+ * property of the body, is checked in body/content-md5.ts).
  * Everything here runs before any state changes, so a bad name never half-applies.
  */
 
@@ -130,25 +131,4 @@ export function parseUserMetadata(headers: Headers): Record<string, string> {
     );
   }
   return meta;
-}
-
-// 16 bytes of base64 are always 22 significant characters and two pad characters.
-const MD5_BASE64 = /^[A-Za-z0-9+/]{21}[AQgw]==$/;
-
-/**
- * Decodes a Content-MD5 header to lowercase hex; null when absent. Throws InvalidDigest unless
- * it is base64 of exactly 16 bytes. The caller compares it with the body's md5 (BadDigest).
- */
-export function validateContentMd5(header: string | null | undefined): string | null {
-  if (header === null || header === undefined) return null;
-  const value = header.trim();
-  if (!MD5_BASE64.test(value)) {
-    throw new SvcError(
-      "InvalidDigest",
-      `The Content-MD5 you specified was invalid: "${header}" is not base64 of 16 bytes.`,
-      { "Content-MD5": header },
-    );
-  }
-  const bytes = Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

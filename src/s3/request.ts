@@ -3,6 +3,7 @@
  * admission and authentication, and S3's query-parameter helpers.
  */
 import type { AuthOutcome } from "../auth/authenticator.ts";
+import type { ReplayDecision } from "../auth/replay/replay-decision.ts";
 import type { AnonymousAdmission } from "./admission.ts";
 import { SvcError } from "../lib/errors.ts";
 import { parseRequestContext, type RequestContext } from "../http/request-context.ts";
@@ -14,6 +15,11 @@ export { splitRawUrl } from "../http/request-context.ts";
 export interface S3Request extends RequestContext {
   /** Who signed the request; set by the handler before dispatch. */
   auth?: AuthOutcome;
+  /**
+   * What replay detection decided for this run (a repeated upload's body comparison); set by the
+   * S3 handler before dispatch, absent when the request runs outside replay detection.
+   */
+  replay?: ReplayDecision;
   /** Set when the admission chain let the request in without authentication. */
   anonymous?: AnonymousAdmission;
   /**

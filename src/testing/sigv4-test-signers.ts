@@ -12,7 +12,9 @@ import { AwsClient } from "aws4fetch";
 import { SvcError } from "../lib/errors.ts";
 import { splitRawUrl } from "../http/request-context.ts";
 import { BootstrapCredentials } from "../auth/credentials.ts";
-import { parseSignedRequest, type SignedRequestInput, verifySignedRequest } from "../auth/sigv4.ts";
+import { parseSignedRequest } from "../auth/sigv4/sigv4-parse.ts";
+import type { SignedRequestInput } from "../auth/sigv4/sigv4-request.ts";
+import { verifySignedRequest } from "../auth/sigv4/sigv4.ts";
 
 export const AKID = "AKIDSVCTEST0001";
 export const SECRET = "svc/Secret+Key=with/odd chars";

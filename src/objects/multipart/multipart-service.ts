@@ -3,7 +3,7 @@
  * the multipart ETag, and the completion itself, which streams the parts in order through the
  * object service's one write path (hash, verify, commit under the key lock).
  */
-import { replayCheckedBody } from "../../body/replay-body-check.ts";
+import type { ReplayBodyCheck } from "../../body/replay-body-check.ts";
 import { SvcError } from "../../lib/errors.ts";
 import type { ObjectInfo, ObjectMeta } from "../../storage/backend.ts";
 import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
@@ -125,6 +125,8 @@ export class MultipartService {
       expectedMd5?: string;
       expectedSha256?: string;
       signal?: AbortSignal;
+      /** A replayed part: staged through this check, which never lets it commit. */
+      replayCheck?: ReplayBodyCheck;
     },
   ): Promise<PartInfo> {
     await this.upload(bucket, key, uploadId);
@@ -146,7 +148,7 @@ export class MultipartService {
     );
     let stored: number | null = null;
     try {
-      const checked = replayCheckedBody(body, options.signal);
+      const checked = options.replayCheck?.stage(body) ?? body;
       const part = await this.#store.putPart(uploadId, partNumber, checked, {
         signal: options.signal,
         maxBytes: Math.min(

@@ -15,6 +15,7 @@ import {
   writePrecondition,
 } from "./object-ops.ts";
 import { uploadBody } from "../../body/request-body.ts";
+import { replayBodyCheck } from "../../body/replay-body-check.ts";
 import { intParam, type S3Request, writeContextOf } from "../request.ts";
 import type { BucketRequest, ObjectRequest } from "../routes/routes.ts";
 import {
@@ -79,6 +80,7 @@ export async function uploadPart(ctx: MultipartContext, request: ObjectRequest):
       expectedMd5: body.expectedMd5,
       expectedSha256: body.expectedSha256,
       signal: request.signal,
+      replayCheck: replayBodyCheck(request.replay?.compareBody),
     },
   );
   return new Response(null, { headers: { etag: quoteEtag(part.etag) } });

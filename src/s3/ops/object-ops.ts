@@ -26,6 +26,7 @@ import { parseUserMetadata, validateObjectKey } from "../names.ts";
 import { contentRange, parseRange } from "../range.ts";
 import { partRange } from "../../objects/multipart/part-layout.ts";
 import { uploadBody } from "../../body/request-body.ts";
+import { replayBodyCheck } from "../../body/replay-body-check.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
 import type { ObjectRequest } from "../routes/routes.ts";
 import { tagCount, taggingHeader } from "../tagging.ts";
@@ -173,6 +174,7 @@ export async function putObject(objects: ObjectService, request: ObjectRequest):
     expectedSha256: body.expectedSha256,
     precondition: writePrecondition(request.headers),
     signal: request.signal,
+    replayCheck: replayBodyCheck(request.replay?.compareBody),
     context: writeContextOf(request, "put"),
   });
   const headers = new Headers({ etag: quoteEtag(info.meta.etag) });

@@ -20,14 +20,10 @@ import { type LengthRange, verifyPostPolicy } from "../../auth/post-policy.ts";
 import { SvcError } from "../../lib/errors.ts";
 import type { ObjectService } from "../../objects/object-service.ts";
 import { STORED_HEADERS } from "../../storage/backend.ts";
-import {
-  formBoundary,
-  type FormField,
-  type FormFile,
-  malformedForm,
-  readFormData,
-} from "../../body/form-data.ts";
-import { validateContentMd5, validateObjectKey } from "../names.ts";
+import { type FormField, type FormFile, readFormData } from "../../body/form-data.ts";
+import { formBoundary, malformedForm } from "../../body/form-part-headers.ts";
+import { validateObjectKey } from "../names.ts";
+import { validateContentMd5 } from "../../body/content-md5.ts";
 import { clientMetadata } from "./object-ops.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
 import type { BucketRequest } from "../routes/routes.ts";

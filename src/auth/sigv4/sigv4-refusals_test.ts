@@ -3,9 +3,11 @@
  * metrics reason (failureReason). Most start from a request a real signer made valid.
  */
 import assert from "node:assert/strict";
-import { SvcError } from "../lib/errors.ts";
-import { BootstrapCredentials } from "./credentials.ts";
-import { failureReason, parseSignedRequest, type SignedRequestInput } from "./sigv4.ts";
+import { SvcError } from "../../lib/errors.ts";
+import { BootstrapCredentials } from "../credentials.ts";
+import { failureReason } from "./sigv4-failures.ts";
+import { parseSignedRequest } from "./sigv4-parse.ts";
+import type { SignedRequestInput } from "./sigv4-request.ts";
 import {
   AKID,
   NOW,
@@ -14,7 +16,7 @@ import {
   smithyPresigned,
   smithySigned,
   verify,
-} from "../testing/sigv4-test-signers.ts";
+} from "../../testing/sigv4-test-signers.ts";
 
 const SIG = "0".repeat(64);
 const CREDENTIAL = `${AKID}/20260101/us-east-1/s3/aws4_request`;

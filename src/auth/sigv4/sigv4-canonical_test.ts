@@ -12,7 +12,7 @@ import {
   isoBasic,
   signedHeaderText,
 } from "./sigv4-canonical.ts";
-import { refuses, smithySigned, verify } from "../testing/sigv4-test-signers.ts";
+import { refuses, smithySigned, verify } from "../../testing/sigv4-test-signers.ts";
 
 Deno.test("the canonical URI decodes once and re-encodes with AWS's rule", () => {
   assert.equal(canonicalUri("/b/plain-key_1.~txt"), "/b/plain-key_1.~txt");

@@ -14,8 +14,10 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { BootstrapCredentials } from "./credentials.ts";
-import { canonicalRequest, parseSignedRequest, verifySignedRequest } from "./sigv4.ts";
+import { BootstrapCredentials } from "../credentials.ts";
+import { canonicalRequest } from "./sigv4-canonical.ts";
+import { parseSignedRequest } from "./sigv4-parse.ts";
+import { verifySignedRequest } from "./sigv4.ts";
 import {
   AKID,
   aws4fetch,
@@ -30,7 +32,7 @@ import {
   smithySigned,
   STAMP,
   verify,
-} from "../testing/sigv4-test-signers.ts";
+} from "../../testing/sigv4-test-signers.ts";
 
 Deno.test("AWS's published header-auth examples verify", () => {
   const store = new BootstrapCredentials(

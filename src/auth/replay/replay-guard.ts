@@ -13,16 +13,16 @@
  * Bodies: a signed payload hash or signed aws-chunked pins the body, so a repeat is answered
  * before its body is read. An unsigned small XML body (CreateBucket, DeleteObjects,
  * CompleteMultipartUpload) is read and hashed before the first execution and before answering a
- * repeat; an unsigned object body is staged, compared by MD5 and discarded
- * (replay-body-check.ts).
+ * repeat; an unsigned object body is staged, compared by MD5 and discarded: the guard hands the
+ * operation a body comparison (replay-decision.ts) and reads its verdict afterwards.
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
-import { readBounded } from "../http/read-bounded.ts";
-import { getLogger } from "../observability/log.ts";
-import type { RequestContext } from "../http/request-context.ts";
-import type { VerifiedRequest } from "./sigv4.ts";
-import { registerBodyCheck, ReplayBodyCheck } from "../body/replay-body-check.ts";
+import { SvcError } from "../../lib/errors.ts";
+import { readBounded } from "../../http/read-bounded.ts";
+import { getLogger } from "../../observability/log.ts";
+import type { RequestContext } from "../../http/request-context.ts";
+import type { VerifiedRequest } from "../sigv4/sigv4-request.ts";
+import { type ReplayBodyComparison, type ReplayDecision, RUN_AS_SENT } from "./replay-decision.ts";
 import { bodyIsSigned, type ReplayRule, replayRule } from "./replay-rules.ts";
 import {
   type ReplayAnswer,
@@ -56,6 +56,9 @@ export interface ReplaySettings {
 }
 
 export type ReplayAudit = (fields: Record<string, unknown>) => void;
+
+/** The operation replay detection runs, told what it decided (replay-decision.ts). */
+export type ReplayWork = (decision: ReplayDecision) => Promise<Response>;
 
 function replayRefused(): SvcError {
   return new SvcError("InvalidRequest", "Request replay detected");
@@ -124,14 +127,14 @@ export class ReplayGuard {
     request: RequestContext,
     verified: VerifiedRequest | undefined,
     ip: string,
-    work: () => Promise<Response>,
+    work: ReplayWork,
   ): Promise<Response> {
     const { windowSeconds, clockSkewSeconds } = this.#settings();
     if (
       verified === undefined || verified.presigned || windowSeconds <= 0 ||
       !MUTATING.has(request.method)
     ) {
-      return await work();
+      return await work(RUN_AS_SENT);
     }
     const rule = replayRule(request);
     const pinned = bodyIsSigned(verified.payloadHash);
@@ -157,13 +160,13 @@ export class ReplayGuard {
     rule: ReplayRule | null,
     pinned: boolean,
     claim: ReplayClaim,
-    work: () => Promise<Response>,
+    work: ReplayWork,
   ): Promise<Response> {
     let response: Response;
     let bodyDigest: string | null = null;
     try {
       if (rule?.body === "small" && !pinned) bodyDigest = await bufferSmallBody(request);
-      response = await work();
+      response = await work(RUN_AS_SENT);
     } catch (err) {
       this.store.forget(claim);
       throw err;
@@ -214,7 +217,7 @@ export class ReplayGuard {
     rule: ReplayRule | null,
     pinned: boolean,
     entry: ReplayEntry,
-    work: () => Promise<Response>,
+    work: ReplayWork,
   ): Promise<Response> {
     const answer = entry.answer;
     if (rule === null || answer === null) {
@@ -229,20 +232,20 @@ export class ReplayGuard {
       if (digest !== entry.bodyDigest) throw this.#refuse(request, ip, "body_differs");
       return answerOf(answer);
     }
-    // An object body: staged, compared before commit, discarded (replay-body-check.ts).
+    // An object body: the operation stages it, compares it before commit and discards it
+    // (body/replay-body-check.ts), writing the verdict on the comparison.
     const md5 = bodyMd5(answer);
     if (md5 === null) throw this.#refuse(request, ip, "body_not_comparable");
-    const check = new ReplayBodyCheck(md5);
-    registerBodyCheck(request.signal, check);
+    const compareBody: ReplayBodyComparison = { expectedMd5: md5, verdict: "pending" };
     let response: Response | undefined;
     let failure: unknown;
     try {
-      response = await work();
+      response = await work({ compareBody });
     } catch (err) {
       failure = err;
     }
-    if (check.verdict === "same") return answerOf(answer);
-    if (check.verdict === "different") throw this.#refuse(request, ip, "body_differs");
+    if (compareBody.verdict === "same") return answerOf(answer);
+    if (compareBody.verdict === "different") throw this.#refuse(request, ip, "body_differs");
     if (response !== undefined && response.status < 400) {
       // The operation finished without staging the body: it must not count as answered.
       log.error("replayed upload completed without its body check", {

@@ -26,8 +26,8 @@
  *   the spec joins with ","; no SDK sends repeated signed headers.
  */
 
-import type { SignedRequest, SignedRequestInput } from "./sigv4.ts";
-import { sha256Hex } from "./signing-key.ts";
+import type { SignedRequest, SignedRequestInput } from "./sigv4-request.ts";
+import { sha256Hex } from "../signing-key.ts";
 
 /** See the file header: must agree with how request.ts decodes the path. */
 const PATH_PLUS_IS_SPACE = false;
