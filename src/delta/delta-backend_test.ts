@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
 import type { Backend, ByteRange } from "../storage/backend.ts";
 import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
-import { META_XATTR } from "../storage/fs/fs-walk.ts";
+import { META_XATTR } from "../storage/fs/fs-object-meta.ts";
 import { getJsonXattr, setJsonXattr } from "../native/xattr.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 import { CodecPool } from "./codec-pool.ts";

@@ -238,7 +238,7 @@ export function emptyStream(): ReadableStream<Uint8Array> {
  */
 export function openIfUnchanged(path: string, ino: number | null): Deno.FsFile | null {
   // Inline calls: on a local disk an open and an fstat take microseconds, less than the thread
-  // hop of their async forms (see filesystem-backend.ts, lstatOrNull).
+  // hop of their async forms (see storage/fs/fs-calls.ts, statOrNull).
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path);

@@ -8,7 +8,7 @@
  * rename before the upload's own state is removed, so it survives a restart. Records are kept
  * for the multipart idle TTL (the sweeper removes older ones) and removed with their bucket.
  */
-import { fsyncDirectory } from "../../storage/fs/fs-walk.ts";
+import { fsyncDirectory } from "../../storage/fs/fs-calls.ts";
 import { writeAll } from "../../lib/file-streams.ts";
 import type { StorageKind } from "../../storage/backend.ts";
 import { isUploadId } from "./multipart-store.ts";

@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { SvcError } from "../../lib/errors.ts";
 import type { StoredHeader } from "../../storage/backend.ts";
-import { fsyncDirectory } from "../../storage/fs/fs-walk.ts";
+import { fsyncDirectory } from "../../storage/fs/fs-calls.ts";
 import { getJsonXattr, setJsonXattr, XattrError } from "../../native/xattr.ts";
 import { fileRangeStream, writeAll } from "../../lib/file-streams.ts";
 import { compareUtf8 } from "../../lib/key-order.ts";

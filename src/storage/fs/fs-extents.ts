@@ -19,7 +19,7 @@
  */
 import { getJsonXattr, setJsonXattr } from "../../native/xattr.ts";
 import type { ByteRange, LocalExtent, ObjectMeta } from "../backend.ts";
-import { errorCode, fsyncDirectory, nullIfAbsent } from "./fs-walk.ts";
+import { errorCode, fsyncDirectory, nullIfAbsent } from "./fs-calls.ts";
 import { fileRangeStream } from "../../lib/file-streams.ts";
 import { decodePartSizes } from "../part-sizes.ts";
 

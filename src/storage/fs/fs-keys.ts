@@ -10,19 +10,21 @@ import { SvcError } from "../../lib/errors.ts";
 import type { ObjectMeta } from "../backend.ts";
 import {
   errorCode,
-  fileObject,
   fsyncDirectory,
   isDirectorySync,
-  META_XATTR,
   nullIfAbsent,
+  statOrNull,
+} from "./fs-calls.ts";
+import {
+  fileObject,
+  META_XATTR,
   readFileObjectSync,
   readMarkerSync,
   readMeta,
-  statOrNull,
   type StoredObject,
-} from "./fs-walk.ts";
-import { nestObjectFile, pathLock } from "./fs-nesting.ts";
-import { ownChangeStarting, ownEntryAdded } from "./fs-sorted-dir.ts";
+} from "./fs-object-meta.ts";
+import { type NestingOptions, nestObjectFile, pathLock } from "./fs-nesting.ts";
+import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
 import { lstatNoThrow } from "../../native/fd-read.ts";
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { removeXattr, setJsonXattr } from "../../native/xattr.ts";
@@ -97,8 +99,8 @@ export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): 
   const { segments } = parsed;
   // A key of one segment has the bucket directory as parent, which the caller just checked.
   const parent = segments.length === 1 ? null : (() => {
-    // Inline like every other metadata call of the object hot path (see lstatOrNull in
-    // filesystem-backend.ts): an lstat walks cached entries and takes no directory lock.
+    // Inline like every other metadata call of the object hot path (see statOrNull in
+    // fs-calls.ts): an lstat walks cached entries and takes no directory lock.
     try {
       return Deno.lstatSync([bucketDir, ...segments.slice(0, -1)].join("/"));
     } catch (err) {
@@ -126,11 +128,16 @@ export async function checkPathConflicts(bucketDir: string, parsed: ParsedKey): 
  * A plain key goes to its own path, or inside it as OBJECT_ENTRY when that path is a directory;
  * a marker with a body goes to MARKER_ENTRY inside its directory (see fs-nesting.ts).
  */
-export async function placeFile(tmpPath: string, bucketDir: string, parsed: ParsedKey) {
-  if (parsed.marker) return await placeMarkerFile(tmpPath, bucketDir, parsed);
+export async function placeFile(
+  tmpPath: string,
+  bucketDir: string,
+  parsed: ParsedKey,
+  nesting: NestingOptions = {},
+) {
+  if (parsed.marker) return await placeMarkerFile(tmpPath, bucketDir, parsed, nesting);
   const plain = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1, nesting);
     const nested = statOrNull(plain)?.isDirectory === true;
     const target = nested ? `${plain}/${OBJECT_ENTRY}` : plain;
     const parent = target.slice(0, target.lastIndexOf("/"));
@@ -152,10 +159,15 @@ export async function placeFile(tmpPath: string, bucketDir: string, parsed: Pars
 }
 
 /** placeFile for a marker with a body: the file replaces the directory's own attribute. */
-async function placeMarkerFile(tmpPath: string, bucketDir: string, parsed: ParsedKey) {
+async function placeMarkerFile(
+  tmpPath: string,
+  bucketDir: string,
+  parsed: ParsedKey,
+  nesting: NestingOptions,
+) {
   const dir = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeDirectories(bucketDir, parsed, parsed.segments.length);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length, nesting);
     try {
       await Deno.rename(tmpPath, `${dir}/${MARKER_ENTRY}`);
       ownEntryAdded(dir, MARKER_ENTRY, false);
@@ -175,13 +187,18 @@ async function placeMarkerFile(tmpPath: string, bucketDir: string, parsed: Parse
  * Makes the key's directory a marker by setting its metadata attribute. setxattr replaces the
  * value atomically, so an existing directory (with children) becomes a marker in one step.
  */
-export async function placeMarker(bucketDir: string, parsed: ParsedKey, meta: ObjectMeta) {
+export async function placeMarker(
+  bucketDir: string,
+  parsed: ParsedKey,
+  meta: ObjectMeta,
+  nesting: NestingOptions = {},
+) {
   const path = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1, nesting);
     const placed = placeMarkerSync(path, meta);
     if (placed === "placed") break;
-    if (placed === "file") await nestOrRefuse(path, parsed, parsed.segments.length);
+    if (placed === "file") await nestOrRefuse(path, parsed, parsed.segments.length, nesting);
     if (attempt >= PLACE_ATTEMPTS) throw new Error(`Could not create directory "${path}"`);
   }
   await fsyncDirectory(path);
@@ -217,7 +234,12 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
  * survives a crash. An object file in the way becomes a directory holding it (fs-nesting.ts);
  * any other file is ObjectPathConflict. NoSuchBucket when the bucket went.
  */
-async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: number) {
+async function makeDirectories(
+  bucketDir: string,
+  parsed: ParsedKey,
+  depth: number,
+  nesting: NestingOptions,
+) {
   const dirs = parsed.segments.slice(0, depth);
   // The common case, every directory there already: one inline lstat.
   if (statOrNull([bucketDir, ...dirs].join("/"))?.isDirectory) return;
@@ -242,7 +264,7 @@ async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: numb
       if (code === "ENOENT" && i === 0) throw noSuchBucket(bucketDir);
       if (code !== "EEXIST") throw err;
       if ((await Deno.lstat(path).catch(nullIfAbsent))?.isDirectory) continue;
-      await nestOrRefuse(path, parsed, i + 1);
+      await nestOrRefuse(path, parsed, i + 1, nesting);
       if (restarts++ >= PLACE_ATTEMPTS) throw err;
       [i, path] = [i - 1, parent]; // look at this level again
     }
@@ -250,14 +272,19 @@ async function makeDirectories(bucketDir: string, parsed: ParsedKey, depth: numb
 }
 
 /** Converts the object file at `path` (the key's first `depth` segments) into a directory. */
-async function nestOrRefuse(path: string, parsed: ParsedKey, depth: number): Promise<void> {
+async function nestOrRefuse(
+  path: string,
+  parsed: ParsedKey,
+  depth: number,
+  nesting: NestingOptions,
+): Promise<void> {
   if (isNonObjectFileSync(path)) {
     throw pathConflict(parsed.key, parsed.segments.slice(0, depth).join("/"), false);
   }
   // Gone or a directory meanwhile: the conversion declines and the caller looks again.
   const root = path.slice(0, path.length - parsed.segments.slice(0, depth).join("/").length - 1);
   const tmpDir = `${root.slice(0, root.lastIndexOf("/"))}/.svc/tmp`;
-  await pathLock.run(path, () => nestObjectFile(path, tmpDir));
+  await pathLock.run(path, () => nestObjectFile(path, tmpDir, nesting));
 }
 
 /** The conflict for a non-object file found where one of the key's directories must go. */

@@ -26,9 +26,9 @@
  */
 
 import { KeyLock } from "../../lib/key-lock.ts";
-import { errorCode, fsyncDirectory } from "./fs-walk.ts";
+import { errorCode, fsyncDirectory } from "./fs-calls.ts";
 import { OBJECT_ENTRY } from "./fs-reserved.ts";
-import { ownChangeStarting, ownEntryAdded } from "./fs-sorted-dir.ts";
+import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
 import { cString } from "../../native/c-path.ts";
 import { lastErrno } from "../../native/libc.ts";
 
@@ -40,8 +40,14 @@ export { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
  */
 export const pathLock = new KeyLock();
 
-/** Test hook: called after each numbered conversion step; a throw simulates a crash there. */
-export const conversionHooks: { afterStep?: (step: number, path: string) => void } = {};
+/** How a backend runs the conversion (FilesystemBackendOptions passes these through). */
+export interface NestingOptions {
+  /**
+   * Called after each numbered conversion step (the list in the header) with the path being
+   * converted. Tests throw from it to simulate a crash at that point.
+   */
+  onConversionStep?: (step: number, path: string) => void;
+}
 
 const RENAME_EXCHANGE = 2;
 const AT_FDCWD = -100;
@@ -67,8 +73,12 @@ function exchangeSync(a: string, b: string): void {
  * header). Returns false when `path` is no longer a file (a concurrent delete or conversion won);
  * the caller re-examines the path. Call under `pathLock` for `path`.
  */
-export async function nestObjectFile(path: string, tmpDir: string): Promise<boolean> {
-  const hook = (step: number) => conversionHooks.afterStep?.(step, path);
+export async function nestObjectFile(
+  path: string,
+  tmpDir: string,
+  options: NestingOptions = {},
+): Promise<boolean> {
+  const hook = (step: number) => options.onConversionStep?.(step, path);
   const staging = `${tmpDir}/${crypto.randomUUID()}.nest`;
   await Deno.mkdir(staging);
   hook(1);

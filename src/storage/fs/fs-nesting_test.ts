@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { FilesystemBackend } from "./filesystem-backend.ts";
-import { conversionHooks } from "./fs-nesting.ts";
 import { metaFor } from "../../testing/backend-conformance.ts";
 
 const STEPS = [1, 2, 3, 4, 5];
@@ -38,18 +37,17 @@ for (const step of STEPS) {
   Deno.test(`a crash after conversion step ${step} loses nothing`, async () => {
     const root = await Deno.makeTempDir({ prefix: "svc-nesting-" });
     try {
-      const first = await FilesystemBackend.open(root);
+      let crashing = false;
+      const first = await FilesystemBackend.open(root, {
+        onConversionStep: (at) => {
+          if (crashing && at === step) throw new Error(`simulated crash after step ${at}`);
+        },
+      });
       await first.createBucket("b");
       await put(first, "a", "old a");
       await put(first, "a0", "neighbour");
-      conversionHooks.afterStep = (at) => {
-        if (at === step) throw new Error(`simulated crash after step ${at}`);
-      };
-      try {
-        await assert.rejects(put(first, "a/b", "below"), /simulated crash/);
-      } finally {
-        conversionHooks.afterStep = undefined;
-      }
+      crashing = true;
+      await assert.rejects(put(first, "a/b", "below"), /simulated crash/);
       // Old state before the swap (step 4), new state from it on: either way "a" reads intact.
       const isDirectory = (await Deno.lstat(`${root}/b/a`)).isDirectory;
       assert.equal(isDirectory, step >= 4, "the swap is the single switch-over");

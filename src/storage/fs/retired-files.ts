@@ -10,7 +10,7 @@
  */
 
 import { getLogger } from "../../observability/log.ts";
-import { errorCode } from "./fs-walk.ts";
+import { errorCode } from "./fs-calls.ts";
 
 const log = getLogger("svc::storage");
 

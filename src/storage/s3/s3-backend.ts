@@ -23,7 +23,8 @@ import type {
   ObjectMeta,
   StagedObject,
 } from "../backend.ts";
-import { ADDRESSABLE_BUCKET, S3Client } from "./s3-client.ts";
+import { S3Client } from "./s3-client.ts";
+import { BUCKET_NAME, noSuchBucket, S3Buckets } from "./s3-buckets.ts";
 import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.ts";
 import { isAddressableKey } from "./s3-keys.ts";
 import { listPage } from "./s3-list.ts";
@@ -38,22 +39,18 @@ import {
   uploadFiles,
   uploadSpool,
 } from "./s3-upload.ts";
-import { escapeXmlText, parseListBuckets } from "./s3-xml.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
+import { escapeXmlText } from "./s3-xml.ts";
 
-/** How long a bucket seen to exist is trusted before a write checks it again. */
-const BUCKET_TRUST_MS = 10_000;
 const MAX_KEY_BYTES = 1024;
-const BUCKET_NAME = ADDRESSABLE_BUCKET;
 
 export class S3Backend implements Backend {
   readonly kind = "s3" as const;
   private readonly client: S3Client;
-  /** Buckets seen to exist, with the time until which that is trusted. */
-  private readonly knownBuckets = new Map<string, number>();
+  private readonly buckets: S3Buckets;
 
   private constructor(private readonly options: S3BackendOptions) {
     this.client = new S3Client(options);
+    this.buckets = new S3Buckets(this.client, options);
   }
 
   /** Prepares the spool directory (removing this backend's leftovers of an earlier run). */
@@ -63,84 +60,40 @@ export class S3Backend implements Backend {
     return new S3Backend(options);
   }
 
-  // ---- buckets -------------------------------------------------------------------------------
+  // ---- buckets (s3-buckets.ts) ---------------------------------------------------------------
 
-  async listBuckets(): Promise<BucketEntry[]> {
-    const buckets: BucketEntry[] = [];
-    let token: string | undefined;
-    try {
-      do {
-        const response = await this.client.send({
-          method: "GET",
-          query: token ? { "continuation-token": token } : undefined,
-          idempotent: true,
-        });
-        const page = parseListBuckets(response.text);
-        buckets.push(...page.buckets);
-        token = page.continuationToken;
-      } while (token);
-    } catch (err) {
-      throw svcErrorFromBackend(err);
-    }
-    return buckets.sort((a, b) => compareUtf8(a.name, b.name));
+  listBuckets(): Promise<BucketEntry[]> {
+    return this.buckets.list();
   }
 
-  /** HEAD, then the bucket's creation date from ListBuckets (epoch 0 when it is not listed). */
-  async headBucket(bucket: string): Promise<BucketEntry | null> {
-    if (!(await this.bucketExists(bucket))) return null;
-    const listed = (await this.listBuckets()).find((b) => b.name === bucket);
-    return { name: bucket, created: listed?.created ?? new Date(0) };
+  headBucket(bucket: string): Promise<BucketEntry | null> {
+    return this.buckets.head(bucket);
   }
 
-  async createBucket(bucket: string): Promise<void> {
-    if (!BUCKET_NAME.test(bucket)) {
-      throw new SvcError("InvalidBucketName", `Bucket name "${bucket}" is not valid`, {
-        BucketName: bucket,
-      });
-    }
-    // us-east-1 answers 200 to creating a bucket one already owns, so ask first.
-    if (await this.bucketExists(bucket)) throw alreadyOwned(bucket);
-    const region = this.options.region;
-    const body = region && region !== "us-east-1"
-      ? `<CreateBucketConfiguration><LocationConstraint>${region}</LocationConstraint></CreateBucketConfiguration>`
-      : undefined;
-    try {
-      await this.client.send({ method: "PUT", bucket, body, idempotent: false });
-    } catch (err) {
-      if (err instanceof BackendError && err.code === "BucketAlreadyOwnedByYou") {
-        throw alreadyOwned(bucket);
-      }
-      throw svcErrorFromBackend(err, bucket);
-    }
-    this.knownBuckets.set(bucket, Date.now() + BUCKET_TRUST_MS);
+  createBucket(bucket: string): Promise<void> {
+    return this.buckets.create(bucket);
   }
 
-  async deleteBucket(bucket: string): Promise<void> {
-    if (!BUCKET_NAME.test(bucket)) throw noSuchBucket(bucket);
-    this.knownBuckets.delete(bucket);
-    try {
-      await this.client.send({ method: "DELETE", bucket, idempotent: false });
-    } catch (err) {
-      throw svcErrorFromBackend(err, bucket);
-    }
+  deleteBucket(bucket: string): Promise<void> {
+    return this.buckets.delete(bucket);
   }
 
   // ---- objects -------------------------------------------------------------------------------
 
   async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
-    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.absent(bucket);
+    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.buckets.absent(bucket);
     try {
       const response = await this.client.send({ method: "HEAD", bucket, key, idempotent: true });
       const storedSize = Number(response.headers.get("content-length") ?? 0);
       return { key, storedSize, meta: metaFromHeaders(response.headers, storedSize) };
     } catch (err) {
-      if (isMissingKey(err)) return this.absent(bucket);
+      if (isMissingKey(err)) return this.buckets.absent(bucket);
       throw svcErrorFromBackend(err, bucket, key);
     }
   }
 
   async getObject(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
-    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.absent(bucket);
+    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.buckets.absent(bucket);
     let response;
     try {
       response = await this.client.send({
@@ -157,7 +110,7 @@ export class S3Backend implements Backend {
       });
     } catch (err) {
       if (err instanceof BackendError && err.code === "NoSuchKey") return null;
-      if (isMissingKey(err)) return this.absent(bucket);
+      if (isMissingKey(err)) return this.buckets.absent(bucket);
       if (err instanceof BackendError && err.status === 416) {
         throw new SvcError(
           "InvalidRange",
@@ -238,7 +191,7 @@ export class S3Backend implements Backend {
     if (!isAddressableKey(key)) {
       throw new SvcError("InvalidObjectName", `Key "${key}" cannot be stored`, { Key: key });
     }
-    await this.requireBucket(bucket);
+    await this.buckets.require(bucket);
   }
 
   /** A self-copy with the new metadata (s3-meta-update.ts); retried when the object changed. */
@@ -247,13 +200,13 @@ export class S3Backend implements Backend {
     key: string,
     update: (meta: ObjectMeta) => ObjectMeta,
   ): Promise<ObjectInfo | null> {
-    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.absent(bucket);
+    if (!isAddressableKey(key) || !BUCKET_NAME.test(bucket)) return this.buckets.absent(bucket);
     for (let attempt = 1;; attempt++) {
       let response;
       try {
         response = await this.client.send({ method: "HEAD", bucket, key, idempotent: true });
       } catch (err) {
-        if (isMissingKey(err)) return this.absent(bucket);
+        if (isMissingKey(err)) return this.buckets.absent(bucket);
         throw svcErrorFromBackend(err, bucket, key);
       }
       const storedSize = Number(response.headers.get("content-length") ?? 0);
@@ -335,51 +288,6 @@ export class S3Backend implements Backend {
 
   // ---- internals -----------------------------------------------------------------------------
 
-  /**
-   * Whether the bucket exists. A 403 without a body is ambiguous (some stores answer it for a
-   * missing bucket, others for a forbidden one): a ListObjectsV2 of zero keys carries an error
-   * code that settles it.
-   */
-  private async bucketExists(bucket: string): Promise<boolean> {
-    if (!BUCKET_NAME.test(bucket)) return false;
-    try {
-      await this.client.send({ method: "HEAD", bucket, idempotent: true });
-    } catch (err) {
-      if (!(err instanceof BackendError)) throw svcErrorFromBackend(err, bucket);
-      if (err.status === 404 || isNoSuchBucket(err)) return false;
-      if (err.status !== 403) throw svcErrorFromBackend(err, bucket);
-      try {
-        await this.client.send({
-          method: "GET",
-          bucket,
-          query: { "list-type": "2", "max-keys": "0" },
-          idempotent: true,
-        });
-      } catch (listErr) {
-        if (isNoSuchBucket(listErr)) return false;
-        throw svcErrorFromBackend(listErr, bucket);
-      }
-    }
-    this.knownBuckets.set(bucket, Date.now() + BUCKET_TRUST_MS);
-    return true;
-  }
-
-  private async requireBucket(bucket: string): Promise<void> {
-    if ((this.knownBuckets.get(bucket) ?? 0) > Date.now()) return;
-    if (!(await this.bucketExists(bucket))) throw noSuchBucket(bucket);
-  }
-
-  /**
-   * null for a missing key, after making sure the bucket itself exists: a HEAD has no body to
-   * tell NoSuchKey from NoSuchBucket. A bucket seen within BUCKET_TRUST_MS is not asked again,
-   * so a miss usually costs one request; a bucket deleted by someone else in that window reads
-   * as a missing key rather than NoSuchBucket.
-   */
-  private async absent(bucket: string): Promise<null> {
-    await this.requireBucket(bucket);
-    return null;
-  }
-
   private staged(bucket: string, key: string, spool: Spool): StagedObject {
     let used = false;
     const discard = () => Deno.remove(spool.path).catch(() => {});
@@ -408,16 +316,6 @@ export class S3Backend implements Backend {
 /** A 404 that means "no such key": NoSuchKey, or a bare 404 (HEAD has no body). */
 function isMissingKey(err: unknown): boolean {
   return err instanceof BackendError && err.status === 404 && err.code !== "NoSuchBucket";
-}
-
-function noSuchBucket(bucket: string): SvcError {
-  return new SvcError("NoSuchBucket", `Bucket "${bucket}" does not exist`, { BucketName: bucket });
-}
-
-function alreadyOwned(bucket: string): SvcError {
-  return new SvcError("BucketAlreadyOwnedByYou", `Bucket "${bucket}" already exists`, {
-    BucketName: bucket,
-  });
 }
 
 /** Spool files older than this process are leftovers of a crash; newer ones are in use. */

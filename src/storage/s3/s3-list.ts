@@ -1,6 +1,6 @@
 /**
  * One listing page over ListObjectsV2, with exactly the filesystem backend's semantics
- * (src/storage/fs-walk.ts and FilesystemBackend.listObjects):
+ * (src/storage/fs/listing/fs-walk.ts and fs-list-objects.ts):
  *
  * - UTF-8 byte order; objects and common prefixes merged into one sequence, `maxKeys` entries;
  * - `nextStartAfter` is the last key or common prefix returned, and `isTruncated` is exact (true

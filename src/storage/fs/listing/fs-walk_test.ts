@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { ListOptions, ObjectMeta } from "../backend.ts";
-import { FilesystemBackend } from "./filesystem-backend.ts";
-import { observeDirectoryReads } from "../../native/fs-read-dir.ts";
-import { fakeMeta } from "../../testing/object-fixtures.ts";
-import { commonPrefixOf, compareUtf8 } from "../../lib/key-order.ts";
+import type { ListOptions, ObjectMeta } from "../../backend.ts";
+import { FilesystemBackend } from "../filesystem-backend.ts";
+import { observeDirectoryReads } from "../../../native/fs-read-dir.ts";
+import { fakeMeta } from "../../../testing/object-fixtures.ts";
+import { commonPrefixOf, compareUtf8 } from "../../../lib/key-order.ts";
 
 const encoder = new TextEncoder();
 

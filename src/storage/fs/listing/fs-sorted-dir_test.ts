@@ -3,7 +3,7 @@
  * even one that restores the old mtime, is seen by the next listing.
  */
 import assert from "node:assert/strict";
-import { FilesystemBackend } from "./filesystem-backend.ts";
+import { FilesystemBackend } from "../filesystem-backend.ts";
 import {
   clearSortedDirectoryCache,
   setUnverifiedLimit,
@@ -11,10 +11,10 @@ import {
   sortedDirectory,
   sortKeyAt,
 } from "./fs-sorted-dir.ts";
-import { observeDirectoryReads } from "../../native/fs-read-dir.ts";
-import { fakeMeta } from "../../testing/object-fixtures.ts";
-import { setJsonXattr } from "../../native/xattr.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
+import { observeDirectoryReads } from "../../../native/fs-read-dir.ts";
+import { fakeMeta } from "../../../testing/object-fixtures.ts";
+import { setJsonXattr } from "../../../native/xattr.ts";
+import { compareUtf8 } from "../../../lib/key-order.ts";
 
 const COUNT = 1500; // above the caching threshold
 

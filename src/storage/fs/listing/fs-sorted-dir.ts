@@ -20,10 +20,10 @@
  * ownChangeStarting); once quiet, or after MAX_UNVERIFIED_MS, it is read whole again.
  */
 
-import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
-import { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "../../native/fs-read-dir.ts";
+import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "../fs-reserved.ts";
+import { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "../../../native/fs-read-dir.ts";
 import { SortedDir } from "./sorted-entries.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
+import { compareUtf8 } from "../../../lib/key-order.ts";
 
 export { DIR, FILE, NESTED, SortedDir } from "./sorted-entries.ts";
 

@@ -1,0 +1,99 @@
+/**
+ * A staged upload of the filesystem backend, waiting for its commit: a temp file in
+ * `<root>/.svc/tmp/` (same filesystem as the buckets) whose rename into place is the single
+ * commit point, or an empty directory marker, committed by setting the directory's attribute.
+ */
+
+import type { StagedObject } from "../backend.ts";
+import { setJsonXattr } from "../../native/xattr.ts";
+import type { EarlyWriteback } from "./early-writeback.ts";
+import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
+import { locateObjectSync, type ParsedKey, placeFile, placeMarker } from "./fs-keys.ts";
+import type { NestingOptions } from "./fs-nesting.ts";
+import { META_XATTR } from "./fs-object-meta.ts";
+import { RETIRE_MIN_BYTES, type RetiredFiles } from "./retired-files.ts";
+
+/** What a commit works with besides the upload itself: the backend's shared stores. */
+export interface CommitContext {
+  extents: ExtentStore;
+  retired: RetiredFiles;
+  nesting: NestingOptions;
+}
+
+/** The staged temp file of `parsed`, holding `size` bytes (or naming `extents`). */
+export function stagedFile(
+  context: CommitContext,
+  bucketDir: string,
+  parsed: ParsedKey,
+  tmpPath: string,
+  file: Deno.FsFile,
+  size: number,
+  extents?: string,
+  /** Early syncs of the bytes (large bodies): settled before the commit's fsync. */
+  writeback?: EarlyWriteback,
+): StagedObject {
+  let state: "staged" | "failed" | "done" = "staged";
+  let open = true;
+  const closeFile = () => {
+    if (open) file.close();
+    open = false;
+  };
+  return {
+    size,
+    commit: async (meta) => {
+      if (state !== "staged") throw new Error(`Staged object "${parsed.key}" was already used`);
+      state = "failed"; // until the rename succeeds; abort() then still cleans up
+      // Attribute first, so one fsync makes bytes and metadata durable before the name exists.
+      const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
+      setJsonXattr(tmpPath, META_XATTR, stored);
+      await writeback?.settle();
+      await file.sync();
+      closeFile();
+      // The object this commit replaces may have extents: released once the rename is done.
+      const replaced = locateObjectSync(bucketDir, parsed);
+      // A large replaced file keeps a second name, so the rename does not free its blocks.
+      const held = replaced?.file && replaced.extents === undefined &&
+          replaced.storedSize >= RETIRE_MIN_BYTES
+        ? await context.retired.hold(replaced.file.path)
+        : null;
+      try {
+        await placeFile(tmpPath, bucketDir, parsed, context.nesting);
+      } finally {
+        if (held !== null) context.retired.release(held);
+      }
+      state = "done";
+      if (replaced?.extents !== extents) await context.extents.release(replaced?.extents);
+      return { key: parsed.key, storedSize: size, meta };
+    },
+    abort: async () => {
+      if (state === "done") return;
+      state = "done";
+      await writeback?.settle().catch(() => {});
+      closeFile();
+      await Deno.remove(tmpPath).catch(() => {});
+      await context.extents.release(extents);
+    },
+  };
+}
+
+/** An empty directory marker: nothing to stage, the commit sets the directory's attribute. */
+export function stagedMarker(
+  nesting: NestingOptions,
+  bucketDir: string,
+  parsed: ParsedKey,
+): StagedObject {
+  let used = false;
+  return {
+    size: 0,
+    commit: async (meta) => {
+      if (used) throw new Error(`Staged object "${parsed.key}" was already used`);
+      used = true;
+      await placeMarker(bucketDir, parsed, meta, nesting);
+      return { key: parsed.key, storedSize: 0, meta };
+    },
+    abort: () => {
+      used = true;
+      return Promise.resolve();
+    },
+  };
+}
