@@ -52,14 +52,14 @@ import {
   type DeltaMeta,
   type DeltaObserver,
   type DeltaSettings,
-  readDelta,
   rebuiltOwner,
-} from "./delta-read.ts";
+} from "./delta-context.ts";
+import { readDelta } from "./delta-read.ts";
 import { listLogicalPage } from "./delta-list.ts";
 import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
-export type { DeltaMeta, DeltaSettings } from "./delta-read.ts";
+export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
 
 export interface DeltaBackendOptions {
   inner: Backend;

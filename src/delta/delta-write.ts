@@ -29,10 +29,10 @@ import {
   type DeltaContext,
   type DeltaMeta,
   type DeltaSettings,
-  fetchBaseline,
   internalError,
   removeQuietly,
-} from "./delta-read.ts";
+} from "./delta-context.ts";
+import { fetchBaseline } from "./delta-read.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/log.ts";
 

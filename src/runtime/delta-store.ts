@@ -14,7 +14,7 @@ import type { Config } from "../config/schema/schema.ts";
 import { probeXdelta3, Xdelta3Codec } from "../delta/codec.ts";
 import { CodecPool } from "../delta/codec-pool.ts";
 import { DeltaBackend, type DeltaSettings } from "../delta/delta-backend.ts";
-import type { DeltaObserver } from "../delta/delta-read.ts";
+import type { DeltaObserver } from "../delta/delta-context.ts";
 import { MetadataCache } from "../delta/metadata-cache.ts";
 import { ReferenceCache } from "../delta/reference-cache.ts";
 import { getLogger } from "../observability/log.ts";

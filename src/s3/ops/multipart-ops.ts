@@ -16,7 +16,7 @@ import {
 } from "./object-ops.ts";
 import { uploadBody } from "../../body/request-body.ts";
 import { intParam, type S3Request, writeContextOf } from "../request.ts";
-import type { BucketRequest, ObjectRequest } from "../routes/routes.ts";
+import type { BucketRequest, ObjectRequest } from "../routes/route-types.ts";
 import {
   isoDate,
   OWNER,

@@ -27,7 +27,7 @@ import { contentRange, parseRange } from "../range.ts";
 import { partRange } from "../../objects/multipart/part-layout.ts";
 import { uploadBody } from "../../body/request-body.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
-import type { ObjectRequest } from "../routes/routes.ts";
+import type { ObjectRequest } from "../routes/route-types.ts";
 import { tagCount, taggingHeader } from "../tagging.ts";
 import {
   applyResponseOverrides,

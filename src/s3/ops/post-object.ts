@@ -30,7 +30,7 @@ import {
 import { validateContentMd5, validateObjectKey } from "../names.ts";
 import { clientMetadata } from "./object-ops.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
-import type { BucketRequest } from "../routes/routes.ts";
+import type { BucketRequest } from "../routes/route-types.ts";
 import { parseTaggingXml } from "../tagging.ts";
 import { quoteEtag, urlEncodeKey, xmlResponse } from "../response.ts";
 
