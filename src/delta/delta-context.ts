@@ -8,8 +8,8 @@
 import { SvcError } from "../lib/errors.ts";
 import type { KeyLock } from "../lib/key-lock.ts";
 import type { Backend, ObjectMeta } from "../storage/backend.ts";
-import type { DeltaCodec } from "./codec.ts";
-import type { CodecPool } from "./codec-pool.ts";
+import type { DeltaCodec } from "./codec/codec.ts";
+import type { CodecPool } from "./codec/codec-pool.ts";
 import type { ReferenceCache } from "./reference-cache.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */

@@ -20,8 +20,8 @@
  * later is killed.
  */
 
-import type { EncodeResult } from "./codec.ts";
-import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
+import type { EncodeResult } from "./codec/codec.ts";
+import { type CodecPermit, codecTimeoutError } from "./codec/codec-pool.ts";
 import { type DeltaContext, type DeltaSettings, removeQuietly } from "./delta-context.ts";
 import { fetchBaseline } from "./delta-read.ts";
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
