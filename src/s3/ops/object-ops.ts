@@ -2,11 +2,8 @@
  * Single-object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject.
  */
 import { SvcError } from "../../lib/errors.ts";
-import {
-  type ClientMetadata,
-  type ObjectService,
-  type WritePrecondition,
-} from "../../objects/object-service.ts";
+import type { ObjectService } from "../../objects/object-service.ts";
+import type { ClientMetadata, WritePrecondition } from "../../objects/write-options.ts";
 import {
   type ByteRange,
   type ObjectInfo,
