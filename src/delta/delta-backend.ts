@@ -34,15 +34,9 @@ import type {
   ObjectMeta,
   StagedObject,
 } from "../storage/backend.ts";
-import type { DeltaCodec } from "./codec.ts";
-import type { CodecPool } from "./codec-pool.ts";
-import {
-  deltaspaceOf,
-  isInternalName,
-  REFERENCE_NAME,
-  storedNameFor,
-  validateClientKey,
-} from "./layout.ts";
+import type { DeltaCodec } from "./codec/codec.ts";
+import type { CodecPool } from "./codec/codec-pool.ts";
+import { deltaspaceOf, isInternalName, storedNameFor, validateClientKey } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
 import { ReferenceCache } from "./reference-cache.ts";
 import { isDeltaEligible } from "./eligibility.ts";
@@ -52,14 +46,15 @@ import {
   type DeltaMeta,
   type DeltaObserver,
   type DeltaSettings,
-  readDelta,
   rebuiltOwner,
-} from "./delta-read.ts";
-import { listLogicalPage } from "./delta-list.ts";
+} from "./delta-context.ts";
+import { readDelta } from "./delta-read.ts";
+import { listLogicalPage, onlyBaselines } from "./delta-list.ts";
+import { StoredLocator } from "./stored-locator.ts";
 import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
-export type { DeltaMeta, DeltaSettings } from "./delta-read.ts";
+export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
 
 export interface DeltaBackendOptions {
   inner: Backend;
@@ -104,7 +99,7 @@ export class DeltaBackend implements Backend {
   readonly #ctx: DeltaContext;
   readonly #settings: () => DeltaSettings;
   readonly #innerPageKeys: number;
-  readonly #located: MetadataCache | undefined;
+  readonly #stored: StoredLocator;
 
   constructor(options: DeltaBackendOptions) {
     this.#ctx = {
@@ -123,7 +118,7 @@ export class DeltaBackend implements Backend {
     };
     this.#settings = options.settings;
     this.#innerPageKeys = options.innerPageKeys ?? INNER_PAGE_KEYS;
-    this.#located = options.metadataCache;
+    this.#stored = new StoredLocator(this.#ctx, options.metadataCache);
   }
 
   get kind(): Backend["kind"] {
@@ -154,27 +149,13 @@ export class DeltaBackend implements Backend {
     await this.#inner.deleteBucket(bucket);
     this.#ctx.referenceCache.evictPrefix(baselineCacheKey(this.#ctx, bucket, ""));
     this.#ctx.rebuiltCache.evictPrefix(rebuiltOwner(this.#ctx, bucket, ""));
-    this.#located?.invalidateBucket(bucket);
+    this.#stored.invalidateBucket(bucket);
   }
 
   async #removeOrphanBaselines(bucket: string): Promise<void> {
-    const baselines: string[] = [];
-    let startAfter: string | undefined;
-    for (;;) {
-      const page = await this.#inner.listObjects(bucket, {
-        prefix: "",
-        startAfter,
-        maxKeys: INNER_PAGE_KEYS,
-      });
-      for (const info of page.objects) {
-        // Any other object (a delta included) makes the bucket non-empty: leave everything.
-        if (!info.key.endsWith(REFERENCE_NAME) || isClientVisible(info.key)) return;
-        baselines.push(info.key);
-      }
-      if (!page.isTruncated || page.nextStartAfter === undefined) break;
-      startAfter = page.nextStartAfter;
-    }
-    for (const name of baselines) {
+    // Any other object (a delta included) makes the bucket non-empty: leave everything.
+    const baselines = await onlyBaselines(this.#inner, bucket, INNER_PAGE_KEYS);
+    for (const name of baselines ?? []) {
       const deltaspace = deltaspaceOf(name);
       await this.#ctx.deltaspaceLocks.run(
         baselineCacheKey(this.#ctx, bucket, deltaspace),
@@ -185,45 +166,10 @@ export class DeltaBackend implements Backend {
 
   // ---- objects -------------------------------------------------------------------------------
 
-  /**
-   * The stored object that holds `key` (compression on): the passthrough or the delta, the later
-   * one when both exist. null when neither does.
-   */
-  async #locate(bucket: string, key: string): Promise<ObjectInfo | null> {
-    const [plain, delta] = await Promise.all([
-      this.#inner.headObject(bucket, key),
-      this.#inner.headObject(bucket, storedNameFor(key, "delta")),
-    ]);
-    const found = plain && delta
-      ? (delta.meta.lastModified > plain.meta.lastModified ? delta : plain)
-      : plain ?? delta;
-    if (found) this.#located?.set(bucket, key, found);
-    return found;
-  }
-
-  /** The stored object of `key` opened, trying the remembered stored name first. */
-  async #openStored(bucket: string, key: string): Promise<ObjectBody | null> {
-    const hint = this.#located?.get(bucket, key);
-    if (hint) {
-      const opened = await this.#inner.getObject(bucket, hint.key);
-      if (opened) return opened;
-      this.#located?.invalidate(bucket, key);
-    }
-    const stored = await this.#locate(bucket, key);
-    return stored ? await this.#inner.getObject(bucket, stored.key) : null;
-  }
-
   async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
     if (!this.#settings().bucketCompression(bucket)) return this.#inner.headObject(bucket, key);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    const hint = this.#located?.get(bucket, key);
-    if (hint) {
-      const info = await this.#inner.headObject(bucket, hint.key);
-      if (info) return { ...info, key };
-      this.#located?.invalidate(bucket, key);
-    }
-    const stored = await this.#locate(bucket, key);
-    return stored ? { ...stored, key } : null;
+    return await this.#stored.head(bucket, key);
   }
 
   async getObject(
@@ -235,7 +181,7 @@ export class DeltaBackend implements Backend {
     const settings = this.#settings();
     if (!settings.bucketCompression(bucket)) return this.#inner.getObject(bucket, key, range);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    const found = await this.#openStored(bucket, key);
+    const found = await this.#stored.open(bucket, key);
     if (!found) return null;
     if (found.info.key === key) {
       if (!range) return found;
@@ -347,7 +293,7 @@ export class DeltaBackend implements Backend {
         try {
           return await staged.commit(meta);
         } finally {
-          this.#forget(bucket, key);
+          this.#stored.forget(bucket, key);
         }
       },
       abort: () => staged.abort(),
@@ -359,13 +305,13 @@ export class DeltaBackend implements Backend {
     return {
       size: staged.size,
       commit: async (meta) => {
-        this.#forget(bucket, key);
+        this.#stored.forget(bucket, key);
         const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
-        this.#forget(bucket, key);
+        this.#stored.forget(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
         // The key is now stored under its own name: the next GET or HEAD opens it directly
         // instead of also looking for a `.delta` twin (under the key lock, after the twin went).
-        this.#located?.set(bucket, key, info);
+        this.#stored.remember(bucket, key, info);
         const reason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
         this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, reason);
         return info;
@@ -387,8 +333,8 @@ export class DeltaBackend implements Backend {
       return this.#inner.updateObjectMeta(bucket, key, update);
     }
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    this.#located?.invalidate(bucket, key);
-    const stored = await this.#locate(bucket, key);
+    this.#stored.invalidate(bucket, key);
+    const stored = await this.#stored.locate(bucket, key);
     if (!stored) return null;
     const updated = await this.#inner.updateObjectMeta(bucket, stored.key, (meta) => ({
       ...update(meta),
@@ -397,7 +343,7 @@ export class DeltaBackend implements Backend {
         ? { referenceSha256: (meta as DeltaMeta).referenceSha256 }
         : {},
     }));
-    this.#located?.invalidate(bucket, key);
+    this.#stored.invalidate(bucket, key);
     return updated ? { ...updated, key } : null;
   }
 
@@ -407,7 +353,7 @@ export class DeltaBackend implements Backend {
       await this.#nullIfBucket(bucket);
       return false;
     }
-    this.#forget(bucket, key);
+    this.#stored.forget(bucket, key);
     const plainDeleted = await this.#inner.deleteObject(bucket, key);
     const deltaspace = deltaspaceOf(key);
     const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
@@ -419,15 +365,6 @@ export class DeltaBackend implements Backend {
       },
     );
     return plainDeleted || deltaDeleted;
-  }
-
-  /**
-   * After a write or delete of `key`: its remembered stored name and its rebuilt file go. The
-   * rebuilt cache is content-addressed (never stale); this frees the space of what was replaced.
-   */
-  #forget(bucket: string, key: string): void {
-    this.#located?.invalidate(bucket, key);
-    this.#ctx.rebuiltCache.evict(rebuiltOwner(this.#ctx, bucket, storedNameFor(key, "delta")));
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
@@ -446,9 +383,4 @@ export class DeltaBackend implements Backend {
     }
     return null;
   }
-}
-
-/** Whether a stored name ending in `reference.bin` is a client key rather than a baseline. */
-function isClientVisible(name: string): boolean {
-  return name.slice(name.lastIndexOf("/") + 1) !== REFERENCE_NAME;
 }

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
 import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
-import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
-import { CodecPool } from "./codec-pool.ts";
+import { probeXdelta3, Xdelta3Codec } from "./codec/codec.ts";
+import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
 import { ReferenceCache } from "./reference-cache.ts";
 import { metaFor, randomBytes } from "../testing/object-fixtures.ts";

@@ -105,3 +105,31 @@ export async function listLogicalPage(
     }
   }
 }
+
+/**
+ * The stored names of a bucket when every one of them is a baseline (`reference.bin` of some
+ * deltaspace); null as soon as anything else turns up. A bucket left holding only baselines is
+ * empty to its clients, and DeleteBucket removes them first.
+ */
+export async function onlyBaselines(
+  inner: Backend,
+  bucket: string,
+  pageKeys: number,
+): Promise<string[] | null> {
+  const baselines: string[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await inner.listObjects(bucket, { prefix: "", startAfter, maxKeys: pageKeys });
+    for (const info of page.objects) {
+      if (!info.key.endsWith(REFERENCE_NAME) || isClientVisible(info.key)) return null;
+      baselines.push(info.key);
+    }
+    if (!page.isTruncated || page.nextStartAfter === undefined) return baselines;
+    startAfter = page.nextStartAfter;
+  }
+}
+
+/** Whether a stored name ending in `reference.bin` is a client key rather than a baseline. */
+function isClientVisible(name: string): boolean {
+  return name.slice(name.lastIndexOf("/") + 1) !== REFERENCE_NAME;
+}

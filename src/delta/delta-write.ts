@@ -19,8 +19,8 @@
 
 import { diskFullError, isNoSpaceError, SvcError } from "../lib/errors.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
-import type { EncodeResult } from "./codec.ts";
-import type { CodecPermit } from "./codec-pool.ts";
+import type { EncodeResult } from "./codec/codec.ts";
+import type { CodecPermit } from "./codec/codec-pool.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
 import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
 import {
@@ -29,10 +29,10 @@ import {
   type DeltaContext,
   type DeltaMeta,
   type DeltaSettings,
-  fetchBaseline,
   internalError,
   removeQuietly,
-} from "./delta-read.ts";
+} from "./delta-context.ts";
+import { fetchBaseline } from "./delta-read.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/log.ts";
 

@@ -20,14 +20,10 @@
  * later is killed.
  */
 
-import type { EncodeResult } from "./codec.ts";
-import { type CodecPermit, codecTimeoutError } from "./codec-pool.ts";
-import {
-  type DeltaContext,
-  type DeltaSettings,
-  fetchBaseline,
-  removeQuietly,
-} from "./delta-read.ts";
+import type { EncodeResult } from "./codec/codec.ts";
+import { type CodecPermit, codecTimeoutError } from "./codec/codec-pool.ts";
+import { type DeltaContext, type DeltaSettings, removeQuietly } from "./delta-context.ts";
+import { fetchBaseline } from "./delta-read.ts";
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
 import { deltaspaceOf, referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./reference-cache.ts";

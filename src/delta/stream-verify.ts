@@ -9,7 +9,7 @@
 
 import { createHash } from "node:crypto";
 import type { SvcError } from "../lib/errors.ts";
-import type { DeltaContext } from "./delta-read.ts";
+import type { DeltaContext } from "./delta-context.ts";
 import type { BaselineLease } from "./reference-cache.ts";
 
 export interface StreamVerifyOptions {

@@ -3,7 +3,6 @@
  * backend. It hashes bodies on the way in, validates before anything becomes visible, runs write
  * preconditions and the commit under a per-key lock, and knows nothing of HTTP.
  */
-import type { ReplayBodyCheck } from "../body/replay-body-check.ts";
 import { SvcError } from "../lib/errors.ts";
 import type {
   Backend,
@@ -15,70 +14,24 @@ import type {
   ObjectInfo,
   ObjectMeta,
   StagedObject,
-  StoredHeader,
 } from "../storage/backend.ts";
 import { BodyDigest, tooLarge } from "../body/body-digest.ts";
 import { KeyLock } from "../lib/key-lock.ts";
 import { ObjectChangedError, openPlannedRead } from "./planned-read.ts";
+import { needReplaced, type WriteContext, WriteObservers } from "./usage/write-observer.ts";
+import {
+  type ClientMetadata,
+  type CommitPlan,
+  type CopyOptions,
+  DEFAULT_CONTENT_TYPE,
+  type ObjectLimits,
+  type PutOptions,
+  withTags,
+  type WritePrecondition,
+} from "./write-options.ts";
+import { verifyCopy, verifyUpload } from "./write-verification.ts";
 
 export { ObjectChangedError } from "./planned-read.ts";
-import { needReplaced, type WriteContext, WriteObservers } from "./usage/write-observer.ts";
-
-export interface ObjectLimits {
-  /** Largest object or upload body in bytes; 0 refuses every upload. */
-  maxObjectSize: number;
-}
-
-/** Metadata a client sets on an object (PUT, CreateMultipartUpload, COPY with REPLACE). */
-export interface ClientMetadata {
-  contentType?: string;
-  userMeta: Record<string, string>;
-  headers: Partial<Record<StoredHeader, string>>;
-  /** Object tags; absent or empty for none. */
-  tags?: Record<string, string>;
-}
-
-/** Runs under the key lock with the current object (or null) just before commit; throws to refuse. */
-export type WritePrecondition = (existing: ObjectInfo | null) => void;
-
-export interface PutOptions {
-  metadata: ClientMetadata;
-  /** Declared logical length; a body of another length is IncompleteBody. */
-  contentLength?: number;
-  /** Hex md5 from Content-MD5. */
-  expectedMd5?: string;
-  /** Hex sha256 from x-amz-content-sha256. */
-  expectedSha256?: string;
-  precondition?: WritePrecondition;
-  signal?: AbortSignal;
-  /** A replayed upload: staged through this check, which never lets it commit. */
-  replayCheck?: ReplayBodyCheck;
-  /** Who wrote, for the observers (event outbox). */
-  context?: WriteContext;
-}
-
-export interface CopyOptions {
-  /** null keeps the source's metadata (COPY directive). */
-  metadata: ClientMetadata | null;
-  /** The copy's tags (tagging directive REPLACE); undefined keeps the source's (COPY). */
-  tags?: Record<string, string>;
-  /** Checks the source (copy-source conditionals); throws to refuse. */
-  sourceCheck?: (source: ObjectInfo) => void;
-  precondition?: WritePrecondition;
-  signal?: AbortSignal;
-  /** Who wrote, for the observers (event outbox). */
-  context?: WriteContext;
-}
-
-/** What a finished body turns into: the digests plus how the ETag is formed. */
-export interface CommitPlan {
-  etag?: string;
-  partsCount?: number;
-  /** Part layout of a multipart object (see part-layout.ts). */
-  partSizes?: string;
-}
-
-export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
 export class ObjectService {
   readonly backend: Backend;
@@ -178,32 +131,7 @@ export class ObjectService {
       metadata: options.metadata,
       maxBytes: this.limits.maxObjectSize,
       expectedSize: options.contentLength,
-      verify: (digest) => {
-        if (options.contentLength !== undefined && digest.bytes !== options.contentLength) {
-          throw new SvcError(
-            "IncompleteBody",
-            `You did not provide the number of bytes specified by the Content-Length HTTP header (${options.contentLength} declared, ${digest.bytes} received)`,
-          );
-        }
-        const { md5, sha256 } = digest.result();
-        if (options.expectedMd5 !== undefined && options.expectedMd5 !== md5) {
-          throw new SvcError(
-            "BadDigest",
-            "The Content-MD5 you specified did not match what we received",
-          );
-        }
-        if (options.expectedSha256 !== undefined && options.expectedSha256 !== sha256) {
-          throw new SvcError(
-            "XAmzContentSHA256Mismatch",
-            "The provided 'x-amz-content-sha256' header does not match what was computed",
-            {
-              ClientComputedContentSHA256: options.expectedSha256,
-              S3ComputedContentSHA256: sha256,
-            },
-          );
-        }
-        return {};
-      },
+      verify: (digest) => verifyUpload(digest, options),
       precondition: options.precondition,
       signal: options.signal,
       context: options.context,
@@ -314,28 +242,7 @@ export class ObjectService {
       metadata,
       maxBytes: this.limits.maxObjectSize,
       expectedSize: info.meta.size,
-      verify: (digest) => {
-        // The copy re-reads stored bytes: a different hash means the source is damaged. An
-        // object another client put straight on an S3 backend has no sha256 recorded: its md5
-        // (a plain ETag) is checked then, or only its size when it has neither.
-        const { sha256, md5 } = digest.result();
-        const expected = info.meta;
-        const damaged = digest.bytes !== expected.size ||
-          (expected.sha256
-            ? sha256 !== expected.sha256
-            : expected.md5 !== "" && md5 !== expected.md5);
-        if (damaged) {
-          throw new SvcError("InternalError", `Source object "${source.key}" failed verification`);
-        }
-        // A copy keeps a multipart ETag, so HEAD, GET and LIST of the copy agree with the source.
-        return info.meta.partsCount !== undefined
-          ? {
-            etag: info.meta.etag,
-            partsCount: info.meta.partsCount,
-            partSizes: info.meta.partSizes,
-          }
-          : {};
-      },
+      verify: (digest) => verifyCopy(digest, source.key, info),
       precondition: options.precondition,
       signal: options.signal,
       context: options.context,
@@ -447,11 +354,6 @@ export class ObjectService {
       );
     });
   }
-}
-
-/** The `tags` field of a metadata record: absent when there are none. */
-function withTags(tags: Record<string, string> | undefined): { tags?: Record<string, string> } {
-  return tags && Object.keys(tags).length > 0 ? { tags } : {};
 }
 
 export function noSuchBucket(bucket: string): SvcError {

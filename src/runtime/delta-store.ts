@@ -11,10 +11,10 @@
  */
 import { dirname, join } from "node:path";
 import type { Config } from "../config/schema/schema.ts";
-import { probeXdelta3, Xdelta3Codec } from "../delta/codec.ts";
-import { CodecPool } from "../delta/codec-pool.ts";
+import { probeXdelta3, Xdelta3Codec } from "../delta/codec/codec.ts";
+import { CodecPool } from "../delta/codec/codec-pool.ts";
 import { DeltaBackend, type DeltaSettings } from "../delta/delta-backend.ts";
-import type { DeltaObserver } from "../delta/delta-read.ts";
+import type { DeltaObserver } from "../delta/delta-context.ts";
 import { MetadataCache } from "../delta/metadata-cache.ts";
 import { ReferenceCache } from "../delta/reference-cache.ts";
 import { getLogger } from "../observability/log.ts";

@@ -9,15 +9,7 @@ import type { AdmissionRequest, RequestKind } from "../admission/chain.ts";
 import { decideAdmission, requestKindOf } from "../admission/decide.ts";
 import { clientIp } from "../auth/client-ip.ts";
 import { SvcError } from "../lib/errors.ts";
-import type { S3Request } from "./request.ts";
-
-/** How an unsigned request was let in. */
-export interface AnonymousAdmission {
-  /** The block that admitted it. */
-  block: string;
-  /** Set when the block admits only these key prefixes: listings are filtered to them. */
-  publicPrefixes?: readonly string[];
-}
+import type { AnonymousAdmission, S3Request } from "./request.ts";
 
 /** An operator `reject` answer: the configured status with an S3 error document. */
 export class AdmissionRejection extends SvcError {

@@ -13,13 +13,8 @@ import { clientIp } from "../auth/client-ip.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";
-import {
-  authorizeRequest,
-  dispatchS3,
-  type OperationLabel,
-  resolveS3,
-  type S3Services,
-} from "./routes/router.ts";
+import { authorizeRequest, dispatchS3, type OperationLabel, resolveS3 } from "./routes/router.ts";
+import type { S3Services } from "./routes/s3-services.ts";
 
 const log = getLogger("svc::s3");
 

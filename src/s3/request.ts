@@ -4,12 +4,19 @@
  */
 import type { AuthOutcome } from "../auth/authenticator.ts";
 import type { ReplayDecision } from "../auth/replay/replay-decision.ts";
-import type { AnonymousAdmission } from "./admission.ts";
 import { SvcError } from "../lib/errors.ts";
 import { parseRequestContext, type RequestContext } from "../http/request-context.ts";
 import type { WriteContext, WriteOperation } from "../objects/usage/write-observer.ts";
 
 export { splitRawUrl } from "../http/request-context.ts";
+
+/** How an unsigned request was let in (decided by admission.ts, carried on the request). */
+export interface AnonymousAdmission {
+  /** The block that admitted it. */
+  block: string;
+  /** Set when the block admits only these key prefixes: listings are filtered to them. */
+  publicPrefixes?: readonly string[];
+}
 
 /** The shared request context plus what authentication and admission decided. */
 export interface S3Request extends RequestContext {

@@ -32,6 +32,14 @@ export function noSuchUpload(uploadId: string): SvcError {
   );
 }
 
+/**
+ * A part file that is gone while the upload completes: the upload was aborted or its bucket
+ * deleted meanwhile (the streaming path answers the same).
+ */
+export function vanished(err: unknown, uploadId: string): unknown {
+  return err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
+}
+
 /** Checks the client's part list against the stored parts; returns the stored parts in order. */
 export function validateCompletion(
   requested: CompletedPart[],

@@ -17,6 +17,7 @@ import {
   multipartEtag,
   noSuchUpload,
   validateCompletion,
+  vanished,
 } from "./multipart-completion.ts";
 
 export {
@@ -26,15 +27,17 @@ export {
   multipartEtag,
   validateCompletion,
 } from "./multipart-completion.ts";
+import type { ObjectService } from "../object-service.ts";
 import {
   type ClientMetadata,
   type CommitPlan,
   DEFAULT_CONTENT_TYPE,
-  type ObjectService,
   type WritePrecondition,
-} from "../object-service.ts";
+} from "../write-options.ts";
 import { MultipartBudget } from "./multipart-budget.ts";
 import { PartHashChain } from "./part-hash-chain.ts";
+import { BucketQuiet } from "./bucket-quiet.ts";
+import { concatenateParts } from "./part-concatenation.ts";
 import type { WriteContext } from "../usage/write-observer.ts";
 
 export interface MultipartLimits {
@@ -49,10 +52,8 @@ export class MultipartService {
   readonly #store: MultipartStore;
   readonly #completed: CompletedUploads;
   readonly #limits: () => MultipartLimits;
-  /** Completions in flight per bucket; DeleteBucket waits for them. */
-  readonly #completing = new Map<string, Set<Promise<unknown>>>();
-  /** DeleteBucket in progress per bucket; completions wait for it. */
-  readonly #deleting = new Map<string, Promise<unknown>>();
+  /** Keeps completions and DeleteBucket of one bucket apart. */
+  readonly #quiet = new BucketQuiet();
   readonly #createLock = new KeyLock();
   /** Per upload: the object's sha256 so far, hashed as parts arrive (part-hash-chain.ts). */
   readonly #chains = new Map<string, PartHashChain>();
@@ -207,7 +208,7 @@ export class MultipartService {
         this.#forget(uploadId);
         return { etag: done.etag, storage: done.storage, repeated: true };
       }
-      const info = await this.#track(
+      const info = await this.#quiet.whileCompleting(
         bucket,
         () => this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
       );
@@ -266,7 +267,7 @@ export class MultipartService {
     );
     if (fast !== null) return fast;
 
-    const work = this.#objects.store(bucket, key, this.#concatenate(uploadId, parts), {
+    const work = this.#objects.store(bucket, key, concatenateParts(this.#store, uploadId, parts), {
       metadata,
       maxBytes: maxObjectSize,
       expectedSize: total,
@@ -356,22 +357,8 @@ export class MultipartService {
    * Runs `work` (a DeleteBucket) once no completion is writing into the bucket; completions that
    * start meanwhile wait for it, so none can stage into a bucket while it is being removed.
    */
-  async whileBucketQuiet<T>(bucket: string, work: () => Promise<T>): Promise<T> {
-    for (;;) {
-      const busy = this.#completing.get(bucket)?.size ? [...this.#completing.get(bucket)!] : [];
-      const deleting = this.#deleting.get(bucket);
-      if (deleting) busy.push(deleting);
-      if (busy.length === 0) break;
-      await Promise.allSettled(busy);
-    }
-    // Claimed synchronously after the check: no completion can slip in between.
-    const running = work();
-    this.#deleting.set(bucket, running);
-    try {
-      return await running;
-    } finally {
-      if (this.#deleting.get(bucket) === running) this.#deleting.delete(bucket);
-    }
+  whileBucketQuiet<T>(bucket: string, work: () => Promise<T>): Promise<T> {
+    return this.#quiet.whileDeleting(bucket, work);
   }
 
   /** Removes every upload of a deleted bucket, and the records of its completed ones. */
@@ -396,64 +383,4 @@ export class MultipartService {
     await this.#completed.prune({ olderThanMs: ttlMs, now });
     return result;
   }
-
-  async #track<T>(bucket: string, start: () => Promise<T>): Promise<T> {
-    // A DeleteBucket in progress goes first; this completion then finds the bucket gone.
-    for (
-      let deleting = this.#deleting.get(bucket);
-      deleting;
-      deleting = this.#deleting.get(bucket)
-    ) {
-      await deleting.catch(() => {});
-    }
-    let set = this.#completing.get(bucket);
-    if (!set) this.#completing.set(bucket, set = new Set());
-    const work = start();
-    set.add(work);
-    try {
-      return await work;
-    } finally {
-      set.delete(work);
-      if (set.size === 0) this.#completing.delete(bucket);
-    }
-  }
-
-  /** The parts' bytes in order, one part file open at a time. */
-  #concatenate(uploadId: string, parts: PartInfo[]): ReadableStream<Uint8Array> {
-    const store = this.#store;
-    let index = 0;
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        for (;;) {
-          if (reader === undefined) {
-            if (index >= parts.length) return controller.close();
-            const partNumber = parts[index++].partNumber;
-            const part = await store.openPart(uploadId, partNumber);
-            if (part === null) {
-              throw new SvcError(
-                "NoSuchUpload",
-                `Part ${partNumber} of upload "${uploadId}" disappeared during completion`,
-              );
-            }
-            reader = part.getReader();
-          }
-          const { done, value } = await reader.read();
-          if (!done) return controller.enqueue(value);
-          reader = undefined;
-        }
-      },
-      async cancel(reason) {
-        await reader?.cancel(reason);
-      },
-    });
-  }
-}
-
-/**
- * A part file that is gone while the upload completes: the upload was aborted or its bucket
- * deleted meanwhile (the streaming path answers the same).
- */
-function vanished(err: unknown, uploadId: string): unknown {
-  return err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
 }

@@ -13,12 +13,12 @@
  * a client-supplied id can never point outside the store.
  */
 
-import { createHash } from "node:crypto";
 import { SvcError } from "../../lib/errors.ts";
 import type { StoredHeader } from "../../storage/backend.ts";
 import { fsyncDirectory } from "../../storage/fs/fs-calls.ts";
 import { getJsonXattr, setJsonXattr, XattrError } from "../../native/xattr.ts";
 import { fileRangeStream, writeAll } from "../../lib/file-streams.ts";
+import { type PutPartOptions, receivePart } from "./part-receive.ts";
 import { compareUtf8 } from "../../lib/key-order.ts";
 
 export const MAX_PART_NUMBER = 10_000;
@@ -55,16 +55,6 @@ export interface PartInfo {
   size: number;
   /** Epoch milliseconds. */
   lastModified: number;
-}
-
-export interface PutPartOptions {
-  signal?: AbortSignal;
-  /** EntityTooLarge once the body passes this many bytes. */
-  maxBytes?: number;
-  /** md5 hex from Content-MD5; BadDigest on mismatch. */
-  expectedMd5?: string | null;
-  /** sha256 hex from x-amz-content-sha256; XAmzContentSHA256Mismatch on mismatch. */
-  expectedSha256?: string;
 }
 
 export interface SweptUpload {
@@ -165,7 +155,7 @@ export class MultipartStore<M = unknown> {
     body: ReadableStream<Uint8Array>,
     options: PutPartOptions = {},
   ): Promise<PartInfo> {
-    const { signal, maxBytes, expectedMd5, expectedSha256 } = options;
+    const { signal } = options;
     validatePartNumber(partNumber);
     await this.requireUpload(uploadId);
     const dir = this.uploadDir(uploadId);
@@ -181,42 +171,7 @@ export class MultipartStore<M = unknown> {
       file = await Deno.open(temp, { write: true, createNew: true }).catch((err) => {
         throw err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
       });
-      const hash = createHash("md5");
-      const sha256 = expectedSha256 ? createHash("sha256") : undefined;
-      let size = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        signal?.throwIfAborted();
-        if (done) break;
-        size += value.byteLength;
-        if (maxBytes !== undefined && size > maxBytes) {
-          throw new SvcError(
-            "EntityTooLarge",
-            `Your proposed upload exceeds the maximum allowed size of ${maxBytes} bytes.`,
-            { MaxSizeAllowed: String(maxBytes) },
-          );
-        }
-        hash.update(value);
-        sha256?.update(value);
-        await writeAll(file, value);
-      }
-      const etag = hash.digest("hex");
-      if (expectedMd5 && expectedMd5.toLowerCase() !== etag) {
-        throw new SvcError(
-          "BadDigest",
-          `The Content-MD5 you specified did not match what we received: expected ` +
-            `"${expectedMd5}", got "${etag}".`,
-          { ExpectedDigest: expectedMd5, CalculatedDigest: etag },
-        );
-      }
-      const computed = sha256?.digest("hex");
-      if (computed !== undefined && computed !== expectedSha256) {
-        throw new SvcError(
-          "XAmzContentSHA256Mismatch",
-          "The provided 'x-amz-content-sha256' header does not match what was computed",
-          { ClientComputedContentSHA256: expectedSha256!, S3ComputedContentSHA256: computed },
-        );
-      }
+      const { etag, size } = await receivePart(reader, file, options);
       const info: PartInfo = { partNumber, etag, size, lastModified: Date.now() };
       // Set before fsync so the attribute is as durable as the bytes, and before the rename so
       // the part never exists without it.
@@ -412,5 +367,3 @@ function nullIfAbsent(err: unknown): null {
   if (err instanceof Deno.errors.NotFound) return null;
   throw err;
 }
-
-/** FsFile.write may write less than asked; loop until the chunk is on disk. */

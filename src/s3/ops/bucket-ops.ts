@@ -10,7 +10,7 @@ import type { MultipartService } from "../../objects/multipart/multipart-service
 import { validateBucketName } from "../names.ts";
 import { uploadBody } from "../../body/request-body.ts";
 import { intParam, type S3Request } from "../request.ts";
-import type { BucketRequest } from "../routes/routes.ts";
+import type { BucketRequest } from "../routes/route-types.ts";
 import { isoDate, OWNER, ownerOnlyAcl, xmlResponse } from "../response.ts";
 import { childText, malformedXml, parseXml, type XmlElement } from "../xml.ts";
 

@@ -5,7 +5,7 @@
 import { SvcError, toSvcError } from "../../lib/errors.ts";
 import type { ObjectService } from "../../objects/object-service.ts";
 import { readSmallBody } from "./bucket-ops.ts";
-import type { BucketRequest } from "../routes/routes.ts";
+import type { BucketRequest } from "../routes/route-types.ts";
 import { writeContextOf } from "../request.ts";
 import { xmlResponse } from "../response.ts";
 import { childrenNamed, childText, parseXml } from "../xml.ts";

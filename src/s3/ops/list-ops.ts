@@ -10,7 +10,7 @@ import type { ListPage } from "../../storage/backend.ts";
 import { continuationToken } from "./bucket-ops.ts";
 import { listPublic } from "./public-list.ts";
 import { intParam, type S3Request } from "../request.ts";
-import type { BucketRequest } from "../routes/routes.ts";
+import type { BucketRequest } from "../routes/route-types.ts";
 import type { KeyVisibility } from "../access.ts";
 import { isoDate, OWNER, quoteEtag, urlEncodeKey, xmlResponse } from "../response.ts";
 

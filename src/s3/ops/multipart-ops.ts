@@ -17,7 +17,7 @@ import {
 import { uploadBody } from "../../body/request-body.ts";
 import { replayBodyCheck } from "../../body/replay-body-check.ts";
 import { intParam, type S3Request, writeContextOf } from "../request.ts";
-import type { BucketRequest, ObjectRequest } from "../routes/routes.ts";
+import type { BucketRequest, ObjectRequest } from "../routes/route-types.ts";
 import {
   isoDate,
   OWNER,

@@ -2,11 +2,8 @@
  * Single-object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject.
  */
 import { SvcError } from "../../lib/errors.ts";
-import {
-  type ClientMetadata,
-  type ObjectService,
-  type WritePrecondition,
-} from "../../objects/object-service.ts";
+import type { ObjectService } from "../../objects/object-service.ts";
+import type { ClientMetadata, WritePrecondition } from "../../objects/write-options.ts";
 import {
   type ByteRange,
   type ObjectInfo,
@@ -28,7 +25,7 @@ import { partRange } from "../../objects/multipart/part-layout.ts";
 import { uploadBody } from "../../body/request-body.ts";
 import { replayBodyCheck } from "../../body/replay-body-check.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
-import type { ObjectRequest } from "../routes/routes.ts";
+import type { ObjectRequest } from "../routes/route-types.ts";
 import { tagCount, taggingHeader } from "../tagging.ts";
 import {
   applyResponseOverrides,

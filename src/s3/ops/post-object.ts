@@ -26,7 +26,7 @@ import { validateObjectKey } from "../names.ts";
 import { validateContentMd5 } from "../../body/content-md5.ts";
 import { clientMetadata } from "./object-ops.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
-import type { BucketRequest } from "../routes/routes.ts";
+import type { BucketRequest } from "../routes/route-types.ts";
 import { parseTaggingXml } from "../tagging.ts";
 import { quoteEtag, urlEncodeKey, xmlResponse } from "../response.ts";
 

@@ -5,7 +5,7 @@
  */
 import type { ObjectService } from "../../objects/object-service.ts";
 import { readSmallBytes } from "./bucket-ops.ts";
-import type { ObjectRequest } from "../routes/routes.ts";
+import type { ObjectRequest } from "../routes/route-types.ts";
 import { xmlResponse } from "../response.ts";
 import { MAX_TAGGING_XML_BYTES, parseTaggingXml, taggingDocument } from "../tagging.ts";
 

@@ -5,7 +5,7 @@ import { deleteObjects } from "../ops/delete-objects.ts";
 import { listObjectsV1, listObjectsV2 } from "../ops/list-ops.ts";
 import * as multipart from "../ops/multipart-ops.ts";
 import { postObject } from "../ops/post-object.ts";
-import type { Route } from "./routes.ts";
+import type { Route } from "./route-types.ts";
 import { authorizeAlso, gate, isFormData, visibleKeysOf } from "./route-steps.ts";
 import { gateWrite } from "../write-gate.ts";
 

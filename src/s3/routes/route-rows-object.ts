@@ -2,7 +2,7 @@
 import * as buckets from "../ops/bucket-ops.ts";
 import * as multipart from "../ops/multipart-ops.ts";
 import * as objectOps from "../ops/object-ops.ts";
-import type { Route } from "./routes.ts";
+import type { Route } from "./route-types.ts";
 import {
   copySourceCheck,
   copySourceSize,

@@ -6,8 +6,8 @@ import type { ObjectService } from "../../objects/object-service.ts";
 import type { AccessTarget } from "../access.ts";
 import * as objectOps from "../ops/object-ops.ts";
 import type { S3Request } from "../request.ts";
-import type { BucketRequest, ObjectRequest } from "./routes.ts";
-import type { S3Services } from "./router.ts";
+import type { BucketRequest, ObjectRequest } from "./route-types.ts";
+import type { S3Services } from "./s3-services.ts";
 import { declaredLength, gateWrite, type WriteIntent } from "../write-gate.ts";
 
 export const hasCopySource = (request: S3Request) => request.headers.has("x-amz-copy-source");

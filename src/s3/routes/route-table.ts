@@ -12,7 +12,7 @@
  */
 import { SERVICE_AND_BUCKET_ROUTES } from "./route-rows-bucket.ts";
 import { OBJECT_ROUTES } from "./route-rows-object.ts";
-import type { RouteTable } from "./routes.ts";
+import type { RouteTable } from "./route-types.ts";
 
 /** Subresources of families svc leaves to its own config/admin API (or does not offer). */
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [

@@ -1,37 +1,14 @@
 /**
- * S3 dispatch: the services every handler uses, and the step that resolves a request through
- * the route table (route-table.ts, routes.ts), authorizes it and runs its handler.
+ * S3 dispatch: the step that resolves a request through the route table (route-table.ts,
+ * routes.ts), authorizes it and runs its handler. The services it passes are in s3-services.ts.
  */
-import type { AdmissionChain } from "../../admission/build.ts";
-import type { CredentialStore } from "../../auth/credentials.ts";
-import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
-import type { UsageCounter } from "../../objects/usage/usage.ts";
-import type { S3Access } from "../access.ts";
-import type { EffectiveBucketPolicy } from "../bucket-policy.ts";
 import type { S3Request } from "../request.ts";
-import type { BucketWriteGate } from "../write-gate.ts";
 import { S3_ROUTES } from "./route-table.ts";
-import { type OperationLabel, type Resolved, resolveRoute, runRoute } from "./routes.ts";
+import { resolveRoute, runRoute } from "./routes.ts";
+import type { OperationLabel, Resolved } from "./route-types.ts";
+import type { S3Services } from "./s3-services.ts";
 
-export type { OperationLabel } from "./routes.ts";
-
-export interface S3Services {
-  objects: ObjectService;
-  multipart: MultipartService;
-  /** The current credential store (POST policy uploads verify against it). */
-  credentials: () => CredentialStore;
-  /** The admission chain of the current config snapshot (evaluated before authentication). */
-  admission: () => AdmissionChain;
-  /** A bucket's policy in the current config snapshot (public prefixes, quota, target-only). */
-  bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
-  /** Per-bucket usage, for quotas. */
-  usage: UsageCounter;
-  /** Authorization hooks (IAM); absent means ALLOW_ALL: authentication decides everything. */
-  access?: S3Access;
-  /** Buckets held by maintenance jobs (writes 503) and writes in flight per bucket. */
-  maintenanceGate?: BucketWriteGate;
-}
+export type { OperationLabel } from "./route-types.ts";
 
 /** Resolves a request against svc's route table (pure: no I/O, no authentication needed). */
 export function resolveS3(request: S3Request): Resolved {

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { SvcError } from "../../lib/errors.ts";
 import { parseS3Request } from "../request.ts";
 import { S3_ROUTES } from "./route-table.ts";
-import { labelOf, type Resolved } from "./routes.ts";
+import { labelOf } from "./routes.ts";
+import type { Resolved } from "./route-types.ts";
 import { resolveS3 } from "./router.ts";
 
 function resolve(method: string, path: string, headers: Record<string, string> = {}): Resolved {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../../lib/errors.ts";
 import { CodecPool, defaultCodecConcurrency } from "./codec-pool.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec.ts";
 

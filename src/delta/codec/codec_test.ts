@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../../lib/errors.ts";
 import { type EncodeResult, probeXdelta3, Xdelta3Codec } from "./codec.ts";
 
 const probe = await probeXdelta3();

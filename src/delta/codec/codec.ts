@@ -5,8 +5,8 @@
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../lib/errors.ts";
-import { writeAll } from "../lib/file-streams.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../../lib/errors.ts";
+import { writeAll } from "../../lib/file-streams.ts";
 import { killQuietly, pumpStdin, readTail, type StdinPump } from "./codec-process.ts";
 
 export { probeXdelta3, type Xdelta3Probe } from "./codec-process.ts";

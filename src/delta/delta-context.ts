@@ -1,0 +1,117 @@
+/**
+ * DeltaContext: the state the DeltaBackend shares with its write half (delta-write.ts,
+ * live-encode.ts) and its read half (delta-read.ts, stream-verify.ts), with the settings,
+ * metadata and observer types they all name and the small helpers keyed on it. It imports none of
+ * those halves, so they can all import it.
+ */
+
+import { SvcError } from "../lib/errors.ts";
+import type { KeyLock } from "../lib/key-lock.ts";
+import type { Backend, ObjectMeta } from "../storage/backend.ts";
+import type { DeltaCodec } from "./codec/codec.ts";
+import type { CodecPool } from "./codec/codec-pool.ts";
+import type { ReferenceCache } from "./reference-cache.ts";
+
+/** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
+export interface DeltaSettings {
+  /** Global `max_delta_ratio`. */
+  maxDeltaRatio: number;
+  /** `max_object_size`: the ceiling for delta processing. */
+  maxObjectSize: number;
+  /** `codec_timeout_secs * 1000`; also the longest a GET waits for a codec slot. */
+  codecTimeoutMs: number;
+  /** `codec_slot_wait_secs * 1000`: how long a PUT waits for a slot before going passthrough. */
+  codecSlotWaitMs: number;
+  bucketCompression(bucket: string): boolean;
+  bucketMaxDeltaRatio(bucket: string): number | undefined;
+}
+
+/**
+ * Metadata of a stored delta: the logical object's metadata plus the sha256 of the baseline it
+ * was encoded against. `referenceSha256` is an extra property of the persisted record (the
+ * filesystem backend stores the record as JSON verbatim); ObjectMeta does not declare it yet.
+ */
+export interface DeltaMeta extends ObjectMeta {
+  referenceSha256?: string;
+}
+
+/**
+ * Why a write was stored the way it was (the `reason` label of `svc_delta_decisions_total`):
+ * `new_baseline` (reference), `ratio_met` (delta), and for passthrough `not_eligible` (type, size),
+ * `ratio_exceeded`, `codec_busy` (no codec slot freed within `codec_slot_wait_secs`),
+ * `codec_unavailable` (no xdelta3) or `baseline_unusable` (the baseline, or its cached copy, does
+ * not match its sha256).
+ */
+export type DecisionReason =
+  | "new_baseline"
+  | "ratio_met"
+  | "not_eligible"
+  | "ratio_exceeded"
+  | "codec_busy"
+  | "codec_unavailable"
+  | "baseline_unusable";
+
+/** Where the delta store reports what it did (metrics); every method is optional to call. */
+export interface DeltaObserver {
+  /** One storage decision for an eligible-or-not write in a compressed bucket. */
+  decision(
+    kind: "delta" | "passthrough" | "reference",
+    originalBytes: number,
+    storedBytes: number,
+    reason: DecisionReason,
+  ): void;
+  encoded(seconds: number): void;
+  decoded(seconds: number): void;
+  referenceCache(hit: boolean): void;
+}
+
+export interface DeltaContext {
+  inner: Backend;
+  observer?: DeltaObserver;
+  codec: DeltaCodec;
+  pool: CodecPool;
+  /** Local directory for spooled bodies, encoder output and rebuilt objects. */
+  spoolDir: string;
+  /** Baseline files (a zero-byte cache still hands out private, verified downloads). */
+  referenceCache: ReferenceCache;
+  /**
+   * Verified rebuilt delta objects by sha256 (`rebuilt_cache_size_mb`; a zero-byte cache still
+   * hands out private files, deleted after the read).
+   */
+  rebuiltCache: ReferenceCache;
+  /** Set when no codec can run: eligible writes go passthrough. */
+  codecUnavailable?: string;
+  /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */
+  deltaspaceLocks: KeyLock;
+  /**
+   * Where a bucket really lives (e.g. `backend/real-name`), so two names routed to one bucket
+   * share their deltaspace locks and cache entries. The bucket name itself when absent.
+   */
+  bucketIdentity?: (bucket: string) => string;
+}
+
+export function internalError(message: string, cause?: unknown): SvcError {
+  return new SvcError("InternalError", message, {}, cause === undefined ? undefined : { cause });
+}
+
+/** The key of a deltaspace for its lock and its reference-cache entry. */
+export function baselineCacheKey(
+  ctx: Pick<DeltaContext, "bucketIdentity">,
+  bucket: string,
+  deltaspace: string,
+): string {
+  return `${ctx.bucketIdentity?.(bucket) ?? bucket}/${deltaspace}`;
+}
+
+export async function removeQuietly(path: string | undefined): Promise<void> {
+  if (path !== undefined) await Deno.remove(path).catch(() => {});
+}
+
+/** The rebuilt-cache owner of a stored delta, for invalidation on overwrite and delete. */
+export function rebuiltOwner(
+  ctx: Pick<DeltaContext, "bucketIdentity">,
+  bucket: string,
+  storedName: string,
+): string {
+  return `${ctx.bucketIdentity?.(bucket) ?? bucket}/${storedName}`;
+}

@@ -1,0 +1,41 @@
+/**
+ * The streaming completion's body: an upload's parts read back in order, as one stream. Used when
+ * the backend cannot keep the parts where they are (a delta-eligible key, parts on another
+ * filesystem); the object service then hashes and commits it like any upload.
+ */
+import { SvcError } from "../../lib/errors.ts";
+import type { MultipartStore, PartInfo } from "./multipart-store.ts";
+
+/** The parts' bytes in order, one part file open at a time. */
+export function concatenateParts(
+  store: Pick<MultipartStore, "openPart">,
+  uploadId: string,
+  parts: readonly PartInfo[],
+): ReadableStream<Uint8Array> {
+  let index = 0;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        if (reader === undefined) {
+          if (index >= parts.length) return controller.close();
+          const partNumber = parts[index++].partNumber;
+          const part = await store.openPart(uploadId, partNumber);
+          if (part === null) {
+            throw new SvcError(
+              "NoSuchUpload",
+              `Part ${partNumber} of upload "${uploadId}" disappeared during completion`,
+            );
+          }
+          reader = part.getReader();
+        }
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        reader = undefined;
+      }
+    },
+    async cancel(reason) {
+      await reader?.cancel(reason);
+    },
+  });
+}

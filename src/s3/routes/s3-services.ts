@@ -1,0 +1,29 @@
+/**
+ * The services every S3 handler uses. A leaf of the route table: the rows, the operation
+ * handlers and the dispatcher all name it, and it names none of them.
+ */
+import type { AdmissionChain } from "../../admission/build.ts";
+import type { CredentialStore } from "../../auth/credentials.ts";
+import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
+import type { ObjectService } from "../../objects/object-service.ts";
+import type { UsageCounter } from "../../objects/usage/usage.ts";
+import type { S3Access } from "../access.ts";
+import type { EffectiveBucketPolicy } from "../bucket-policy.ts";
+import type { BucketWriteGate } from "../write-gate.ts";
+
+export interface S3Services {
+  objects: ObjectService;
+  multipart: MultipartService;
+  /** The current credential store (POST policy uploads verify against it). */
+  credentials: () => CredentialStore;
+  /** The admission chain of the current config snapshot (evaluated before authentication). */
+  admission: () => AdmissionChain;
+  /** A bucket's policy in the current config snapshot (public prefixes, quota, target-only). */
+  bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
+  /** Per-bucket usage, for quotas. */
+  usage: UsageCounter;
+  /** Authorization hooks (IAM); absent means ALLOW_ALL: authentication decides everything. */
+  access?: S3Access;
+  /** Buckets held by maintenance jobs (writes 503) and writes in flight per bucket. */
+  maintenanceGate?: BucketWriteGate;
+}
