@@ -6,14 +6,9 @@
  * started with soft 100, hard 300 sees 300); svc does it again so it does not depend on that, and
  * reads the result to size the connection cap (http/connection-server.ts).
  */
-import { loadLibc } from "./libc.ts";
+import { type LibcSymbols, processLibc } from "./libc.ts";
 
 const RLIMIT_NOFILE = 7; // Linux, every architecture Deno ships for
-
-const symbols = {
-  getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-  setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
-} as const;
 
 export interface OpenFileLimit {
   soft: number;
@@ -23,9 +18,9 @@ export interface OpenFileLimit {
 }
 
 /** `struct rlimit` is two rlim_t (u64 on 64-bit Linux): current, maximum. */
-function read(lib: Deno.DynamicLibrary<typeof symbols>): { soft: bigint; hard: bigint } | null {
+function read(c: LibcSymbols): { soft: bigint; hard: bigint } | null {
   const buffer = new BigUint64Array(2);
-  if (lib.symbols.getrlimit(RLIMIT_NOFILE, buffer) !== 0) return null;
+  if (c.getrlimit(RLIMIT_NOFILE, buffer) !== 0) return null;
   return { soft: buffer[0], hard: buffer[1] };
 }
 
@@ -38,21 +33,16 @@ function asCount(value: bigint): number {
  * Raises the soft RLIMIT_NOFILE to the hard limit and reports both. Null where libc cannot be
  * reached (not Linux, no FFI permission): svc then runs with whatever limit it was given.
  */
-export function raiseOpenFileLimit(): OpenFileLimit | null {
-  if (Deno.build.os !== "linux") return null;
-  const lib = loadLibc(symbols);
-  if (lib === null) return null;
-  try {
-    const current = read(lib);
-    if (current === null) return null;
-    const before = asCount(current.soft);
-    if (current.soft < current.hard) {
-      const wanted = new BigUint64Array([current.hard, current.hard]);
-      lib.symbols.setrlimit(RLIMIT_NOFILE, wanted); // a refusal leaves the old limit: read below
-    }
-    const after = read(lib) ?? current;
-    return { soft: asCount(after.soft), hard: asCount(after.hard), before };
-  } finally {
-    lib.close();
+export function raiseOpenFileLimit(libc = processLibc): OpenFileLimit | null {
+  if (Deno.build.os !== "linux" || !libc.available) return null;
+  const c = libc.symbols;
+  const current = read(c);
+  if (current === null) return null;
+  const before = asCount(current.soft);
+  if (current.soft < current.hard) {
+    const wanted = new BigUint64Array([current.hard, current.hard]);
+    c.setrlimit(RLIMIT_NOFILE, wanted); // a refusal leaves the old limit: read below
   }
+  const after = read(c) ?? current;
+  return { soft: asCount(after.soft), hard: asCount(after.hard), before };
 }

@@ -11,7 +11,7 @@
  */
 
 import { cName, cPath } from "./c-path.ts";
-import { lastErrno } from "./libc.ts";
+import { errnoReader, type Libc, type LibcSymbols, processLibc } from "./libc.ts";
 import {
   AT_EMPTY_PATH,
   AT_FDCWD,
@@ -22,28 +22,11 @@ import {
   STATX_BYTES,
   STATX_INO,
   STATX_SIZE,
-  STATX_SYMBOL,
   STATX_TYPE,
   STX_INO,
   STX_MODE,
   STX_SIZE,
 } from "./statx-layout.ts";
-
-const symbols = {
-  // open(2) is variadic (mode); passing a fixed third int is ABI-compatible on the 64-bit Linux
-  // targets Deno supports, and no O_CREAT is ever passed, so the mode is never read.
-  open: { parameters: ["buffer", "i32", "i32"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-  pread: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
-  fgetxattr: { parameters: ["i32", "buffer", "buffer", "usize"], result: "isize" },
-  statx: STATX_SYMBOL,
-} as const;
-
-let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
-  lib ??= Deno.dlopen("libc.so.6", symbols);
-  return lib.symbols;
-}
 
 const O_RDONLY = 0;
 /** A FIFO placed by hand in the data directory must not block the open. */
@@ -56,14 +39,9 @@ const OPEN_FLAGS = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
 const ERANGE = 34;
 const EINTR = 4;
 
-/**
- * Reused buffers: every call here is synchronous, so one of each is never used by two reads at
- * once. A fresh path string buffer and 4 KiB value buffer per read cost more than the calls.
- */
-let valueBuffer = new Uint8Array(4096);
-const statBuffer = new Uint8Array(STATX_BYTES);
-const statView = new DataView(statBuffer.buffer);
-const emptyPath = new Uint8Array(1);
+const ENOENT = 2;
+const ENOTDIR = 20;
+const ENODATA = 61;
 
 /** A regular file open for reading, inside withRegularFile's callback. */
 export interface OpenRegularFile {
@@ -75,34 +53,6 @@ export interface OpenRegularFile {
   read(start: number, length: number): Uint8Array<ArrayBuffer>;
 }
 
-/**
- * Opens `path` and, when it is a regular file, hands it to `use`; closes it after. null when the
- * path cannot be opened (absent, a missing or non-directory parent, a symlink) or is not a
- * regular file: the caller then takes its general path, which knows what that means. Errors
- * thrown by `use` pass through.
- */
-export function withRegularFile<T>(path: string, use: (file: OpenRegularFile) => T): T | null {
-  const c = libc();
-  const fd = c.open(cPath(path), OPEN_FLAGS, 0);
-  if (fd < 0) return null;
-  try {
-    if (c.statx(fd, emptyPath, AT_EMPTY_PATH, STATX_TYPE | STATX_SIZE, statBuffer) !== 0) {
-      return null;
-    }
-    if ((statView.getUint16(STX_MODE, true) & S_IFMT) !== S_IFREG) return null;
-    return use({
-      size: Number(statView.getBigUint64(STX_SIZE, true)),
-      attribute: (name) => fgetxattr(fd, name, path),
-      read: (start, length) => pread(fd, start, length, path),
-    });
-  } finally {
-    c.close(fd);
-  }
-}
-
-const ENOENT = 2;
-const ENOTDIR = 20;
-
 /** What lstatNoThrow found at a path. */
 export interface PathKind {
   isFile: boolean;
@@ -111,58 +61,127 @@ export interface PathKind {
   ino: number;
 }
 
-/**
- * lstat without an exception for a missing path: null when nothing is there (ENOENT, ENOTDIR).
- * Deno.lstatSync throws NotFound, whose construction cost more than the syscall on the write
- * path, which looks up names that mostly do not exist (a key's `.delta` twin, a new key).
- */
-export function lstatNoThrow(path: string): PathKind | null {
-  const c = libc();
-  const mask = STATX_TYPE | STATX_SIZE | STATX_INO;
-  if (c.statx(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, mask, statBuffer) !== 0) {
-    const code = lastErrno();
-    if (code === ENOENT || code === ENOTDIR) return null;
-    throw new Error(`lstat "${path}" failed: errno ${code}`);
+export interface FdRead {
+  /**
+   * Opens `path` and, when it is a regular file, hands it to `use`; closes it after. null when
+   * the path cannot be opened (absent, a missing or non-directory parent, a symlink) or is not a
+   * regular file, and always where libc or its statx is missing: the caller then takes its
+   * general path, which knows what that means. Errors thrown by `use` pass through.
+   */
+  withRegularFile<T>(path: string, use: (file: OpenRegularFile) => T): T | null;
+  /**
+   * lstat without an exception for a missing path: null when nothing is there (ENOENT, ENOTDIR).
+   * Deno.lstatSync throws NotFound, whose construction cost more than the syscall on the write
+   * path, which looks up names that mostly do not exist (a key's `.delta` twin, a new key).
+   * Where libc or its statx is missing, Deno.lstatSync answers (and the exception is caught).
+   */
+  lstatNoThrow(path: string): PathKind | null;
+}
+
+/** The descriptor reads through `libc`; without statx, the fallbacks each method names. */
+export function createFdRead(libc: Libc): FdRead {
+  const statx = libc.available ? libc.symbols.statx : null;
+  if (!libc.available || statx === null) {
+    return { withRegularFile: () => null, lstatNoThrow: lstatWithDeno };
   }
-  const type = statView.getUint16(STX_MODE, true) & S_IFMT;
+  return nativeFdRead(libc.symbols, statx);
+}
+
+function nativeFdRead(c: LibcSymbols, statx: NonNullable<LibcSymbols["statx"]>): FdRead {
+  const errno = errnoReader(c);
+  // Reused buffers: every call here is synchronous, so one of each is never used by two reads
+  // at once. A fresh path string buffer and 4 KiB value buffer per read cost more than the calls.
+  let valueBuffer = new Uint8Array(4096);
+  const statBuffer = new Uint8Array(STATX_BYTES);
+  const statView = new DataView(statBuffer.buffer);
+  const emptyPath = new Uint8Array(1);
+
+  const fgetxattr = (fd: number, name: string, path: string): Uint8Array | null => {
+    const nameBytes = cName(name);
+    for (;;) {
+      const n = Number(c.fgetxattr(fd, nameBytes, valueBuffer, BigInt(valueBuffer.length)));
+      if (n >= 0) return valueBuffer.subarray(0, n);
+      const code = errno();
+      if (code === ENODATA) return null;
+      if (code === ERANGE && valueBuffer.length < 1 << 20) {
+        valueBuffer = new Uint8Array(valueBuffer.length * 4);
+        continue;
+      }
+      throw new Error(`fgetxattr "${path}" failed: errno ${code}`);
+    }
+  };
+
+  const pread = (fd: number, start: number, length: number, path: string) => {
+    const bytes = new Uint8Array(length);
+    for (let offset = 0; offset < length;) {
+      const n = Number(
+        c.pread(fd, bytes.subarray(offset), BigInt(length - offset), BigInt(start + offset)),
+      );
+      if (n < 0) {
+        const code = errno();
+        if (code === EINTR) continue;
+        throw new Error(`Reading "${path}" failed: errno ${code}`);
+      }
+      if (n === 0) {
+        throw new Error(`File "${path}" ended ${length - offset} bytes before the range`);
+      }
+      offset += n;
+    }
+    return bytes;
+  };
+
   return {
-    isFile: type === S_IFREG,
-    isDirectory: type === S_IFDIR,
-    size: Number(statView.getBigUint64(STX_SIZE, true)),
-    ino: Number(statView.getBigUint64(STX_INO, true)),
+    withRegularFile(path, use) {
+      const fd = c.open(cPath(path), OPEN_FLAGS, 0);
+      if (fd < 0) return null;
+      try {
+        if (statx(fd, emptyPath, AT_EMPTY_PATH, STATX_TYPE | STATX_SIZE, statBuffer) !== 0) {
+          return null;
+        }
+        if ((statView.getUint16(STX_MODE, true) & S_IFMT) !== S_IFREG) return null;
+        return use({
+          size: Number(statView.getBigUint64(STX_SIZE, true)),
+          attribute: (name) => fgetxattr(fd, name, path),
+          read: (start, length) => pread(fd, start, length, path),
+        });
+      } finally {
+        c.close(fd);
+      }
+    },
+    lstatNoThrow(path) {
+      const mask = STATX_TYPE | STATX_SIZE | STATX_INO;
+      if (statx(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, mask, statBuffer) !== 0) {
+        const code = errno();
+        if (code === ENOENT || code === ENOTDIR) return null;
+        throw new Error(`lstat "${path}" failed: errno ${code}`);
+      }
+      const type = statView.getUint16(STX_MODE, true) & S_IFMT;
+      return {
+        isFile: type === S_IFREG,
+        isDirectory: type === S_IFDIR,
+        size: Number(statView.getBigUint64(STX_SIZE, true)),
+        ino: Number(statView.getBigUint64(STX_INO, true)),
+      };
+    },
   };
 }
 
-function fgetxattr(fd: number, name: string, path: string): Uint8Array | null {
-  const nameBytes = cName(name);
-  for (;;) {
-    const n = Number(
-      libc().fgetxattr(fd, nameBytes, valueBuffer, BigInt(valueBuffer.length)),
-    );
-    if (n >= 0) return valueBuffer.subarray(0, n);
-    const code = lastErrno();
-    if (code === 61 /* ENODATA */) return null;
-    if (code === ERANGE && valueBuffer.length < 1 << 20) {
-      valueBuffer = new Uint8Array(valueBuffer.length * 4);
-      continue;
-    }
-    throw new Error(`fgetxattr "${path}" failed: errno ${code}`);
+function lstatWithDeno(path: string): PathKind | null {
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.lstatSync(path);
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw err;
   }
+  return {
+    isFile: stat.isFile,
+    isDirectory: stat.isDirectory,
+    size: stat.size,
+    ino: stat.ino ?? 0,
+  };
 }
 
-function pread(fd: number, start: number, length: number, path: string): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let offset = 0; offset < length;) {
-    const n = Number(
-      libc().pread(fd, bytes.subarray(offset), BigInt(length - offset), BigInt(start + offset)),
-    );
-    if (n < 0) {
-      const code = lastErrno();
-      if (code === EINTR) continue;
-      throw new Error(`Reading "${path}" failed: errno ${code}`);
-    }
-    if (n === 0) throw new Error(`File "${path}" ended ${length - offset} bytes before the range`);
-    offset += n;
-  }
-  return bytes;
-}
+/** The process's descriptor reads. */
+export const { withRegularFile, lstatNoThrow } = createFdRead(processLibc);

@@ -1,6 +1,29 @@
 import assert from "node:assert/strict";
-import { lstatNoThrow, withRegularFile } from "./fd-read.ts";
+import { createFdRead, lstatNoThrow, withRegularFile } from "./fd-read.ts";
+import { loadLibc, processLibc } from "./libc.ts";
 import { setXattr } from "./xattr.ts";
+
+const withoutStatx = processLibc.available
+  ? { ...processLibc, symbols: { ...processLibc.symbols, statx: null } }
+  : processLibc;
+const missingLibc = loadLibc(["libc-svc-missing.so.6"]);
+
+/**
+ * The descriptors this process has open on `path`. Counting only those (not every descriptor)
+ * keeps the check exact while the runtime opens and closes its own (timers, the test runner's
+ * pipes, other tests' blocking-pool work) at the same time.
+ */
+function descriptorsOn(path: string): number {
+  let count = 0;
+  for (const entry of Deno.readDirSync("/proc/self/fd")) {
+    try {
+      if (Deno.readLinkSync(`/proc/self/fd/${entry.name}`) === path) count++;
+    } catch {
+      // closed between the listing and the read: not on `path`
+    }
+  }
+  return count;
+}
 
 const text = new TextDecoder();
 
@@ -82,43 +105,67 @@ Deno.test("withRegularFile answers null (never blocks, never throws) for what is
 Deno.test("withRegularFile closes the descriptor when its callback throws", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeFile(`${dir}/file`, new Uint8Array(3));
-    const openBefore = [...Deno.readDirSync("/proc/self/fd")].length;
+    const path = `${dir}/file`;
+    await Deno.writeFile(path, new Uint8Array(3));
+    assert.equal(withRegularFile(path, () => descriptorsOn(path)), 1, "open inside the callback");
     for (let i = 0; i < 50; i++) {
       assert.throws(
         () =>
-          withRegularFile(`${dir}/file`, () => {
+          withRegularFile(path, () => {
             throw new Error("refused");
           }),
         Error,
         "refused",
       );
     }
-    assert.deepEqual([...Deno.readDirSync("/proc/self/fd")].length, openBefore);
+    assert.equal(descriptorsOn(path), 0);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("lstatNoThrow matches Deno.lstatSync, and answers null for a missing path", async () => {
+for (
+  const [through, lstat] of [
+    ["statx", lstatNoThrow],
+    ["Deno, libc without statx", createFdRead(withoutStatx).lstatNoThrow],
+    ["Deno, no libc", createFdRead(missingLibc).lstatNoThrow],
+  ] as const
+) {
+  Deno.test(`lstatNoThrow matches Deno.lstatSync, and answers null for a missing path (${through})`, async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeFile(`${dir}/file`, new Uint8Array(1234));
+      await Deno.mkdir(`${dir}/directory`);
+      await Deno.symlink(`${dir}/file`, `${dir}/link`);
+      for (const name of ["file", "directory", "link"]) {
+        const expected = Deno.lstatSync(`${dir}/${name}`);
+        const got = lstat(`${dir}/${name}`);
+        assert.deepEqual(got, {
+          isFile: expected.isFile,
+          isDirectory: expected.isDirectory,
+          size: expected.size,
+          ino: expected.ino,
+        });
+      }
+      assert.equal(lstat(`${dir}/link`)?.isFile, false); // the link itself, not followed
+      assert.equal(lstat(`${dir}/absent`), null);
+      assert.equal(lstat(`${dir}/file/below-a-file`), null);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("without libc or its statx no descriptor read is served: the caller takes its general path", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeFile(`${dir}/file`, new Uint8Array(1234));
-    await Deno.mkdir(`${dir}/directory`);
-    await Deno.symlink(`${dir}/file`, `${dir}/link`);
-    for (const name of ["file", "directory", "link"]) {
-      const expected = Deno.lstatSync(`${dir}/${name}`);
-      const got = lstatNoThrow(`${dir}/${name}`);
-      assert.deepEqual(got, {
-        isFile: expected.isFile,
-        isDirectory: expected.isDirectory,
-        size: expected.size,
-        ino: expected.ino,
-      });
+    await Deno.writeFile(`${dir}/file`, new Uint8Array(3));
+    let called = 0;
+    for (const libc of [withoutStatx, missingLibc]) {
+      assert.equal(createFdRead(libc).withRegularFile(`${dir}/file`, () => ++called), null);
     }
-    assert.equal(lstatNoThrow(`${dir}/link`)?.isFile, false); // the link itself, not followed
-    assert.equal(lstatNoThrow(`${dir}/absent`), null);
-    assert.equal(lstatNoThrow(`${dir}/file/below-a-file`), null);
+    assert.equal(called, 0);
+    assert.equal(createFdRead(processLibc).withRegularFile(`${dir}/file`, (file) => file.size), 3);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

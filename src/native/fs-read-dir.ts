@@ -5,11 +5,11 @@
  * keeps only the name of. Here an entry costs its name string: the ASCII names of one
  * buffer-full are decoded as one string (windows-1252, one character per byte, so byte offsets
  * stay character offsets) and each is a slice of it; any other name is decoded as UTF-8 alone.
- * Where libc lacks getdents64 (glibc < 2.30), Deno.readDirSync is used instead.
+ * Where libc lacks getdents64 (glibc < 2.30, or no libc at all), Deno.readDirSync is used.
  */
 
 import { cPath } from "./c-path.ts";
-import { lastErrno, loadLibc } from "./libc.ts";
+import { errnoReader, type Libc, type LibcSymbols, processLibc } from "./libc.ts";
 
 export const ENTRY_FILE = 1;
 export const ENTRY_DIRECTORY = 2;
@@ -25,25 +25,10 @@ const DT_UNKNOWN = 0;
 const DT_DIR = 4;
 const DT_REG = 8;
 
-const symbols = {
-  open: { parameters: ["buffer", "i32"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-  // ssize_t, read as its low 32 bits (a length up to the buffer size, or -1): an isize result
-  // would be a fresh BigInt per call.
-  getdents64: { parameters: ["i32", "buffer", "usize"], result: "i32" },
-} as const;
-
-let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
-
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib === undefined) lib = loadLibc(symbols);
-  return lib?.symbols ?? null;
-}
-
 const BUFFER_SIZE = 256 * 1024;
-const buffer = new Uint8Array(BUFFER_SIZE);
-const view = new DataView(buffer.buffer);
 const BUFFER_SIZE_BIG = BigInt(BUFFER_SIZE);
+/** Per ASCII-named record of one buffer-full: at most one per 24 bytes (header and a name). */
+const MAX_RECORDS = BUFFER_SIZE / 24;
 const bytesAsChars = new TextDecoder("windows-1252");
 const utf8 = new TextDecoder();
 
@@ -78,65 +63,83 @@ function fsError(operation: string, path: string, errno: number): Error {
  * Calls `visit` for every entry of `path` (in the directory's own order). Throws an error whose
  * `code` is "ENOENT" or "ENOTDIR" when the path is not a directory there, as Deno.readDirSync does.
  */
-export function readDirectoryEntries(path: string, visit: EntryVisitor): void {
-  readObserver?.(path);
-  const c = libc();
-  if (c === null) return readWithDeno(path, visit);
-  const fd = c.open(cPath(path), O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw fsError("open", path, lastErrno());
-  try {
-    for (;;) {
-      const n = c.getdents64(fd, buffer, BUFFER_SIZE_BIG);
-      if (n < 0) throw fsError("getdents64", path, lastErrno());
-      if (n === 0) return;
-      visitBlock(path, n, visit);
-    }
-  } finally {
-    c.close(fd);
-  }
+export type DirectoryReader = (path: string, visit: EntryVisitor) => void;
+
+/** The directory reader through `libc`'s getdents64, or through Deno where it has none. */
+export function createDirectoryReader(libc: Libc): DirectoryReader {
+  const getdents64 = libc.available ? libc.symbols.getdents64 : null;
+  const read = !libc.available || getdents64 === null
+    ? readWithDeno
+    : nativeReader(libc.symbols, getdents64);
+  return (path, visit) => {
+    readObserver?.(path);
+    read(path, visit);
+  };
 }
 
-/** Per ASCII-named record of one buffer-full: where its name starts and ends, and its type. */
-const MAX_RECORDS = BUFFER_SIZE / 24;
-const nameStarts = new Int32Array(MAX_RECORDS);
-const nameEnds = new Int32Array(MAX_RECORDS);
-const types = new Uint8Array(MAX_RECORDS);
+function nativeReader(
+  c: LibcSymbols,
+  getdents64: NonNullable<LibcSymbols["getdents64"]>,
+): DirectoryReader {
+  const errno = errnoReader(c);
+  // One buffer for every read: the reads are synchronous, so never two at once.
+  const buffer = new Uint8Array(BUFFER_SIZE);
+  const view = new DataView(buffer.buffer);
+  const nameStarts = new Int32Array(MAX_RECORDS);
+  const nameEnds = new Int32Array(MAX_RECORDS);
+  const types = new Uint8Array(MAX_RECORDS);
 
-/**
- * The entries in the first `length` bytes of the buffer (struct linux_dirent64 records). The
- * record headers and non-ASCII names are zeroed once read, so that the one string decoded from
- * the block holds only ASCII: a one-byte string, whose slices cost a byte per character.
- */
-function visitBlock(dirPath: string, length: number, visit: EntryVisitor): void {
-  let records = 0;
-  for (let offset = 0; offset < length;) {
-    const recordLength = view.getUint16(offset + 16, true);
-    const dtype = buffer[offset + 18];
-    buffer.fill(0, offset, offset + 19);
-    const start = offset + 19;
-    let end = start;
-    let ascii = true;
-    for (; buffer[end] !== 0; end++) ascii &&= buffer[end] < 0x80;
-    offset += recordLength;
-    const size = end - start;
-    if (size <= 2 && buffer[start] === 0x2e && (size === 1 || buffer[start + 1] === 0x2e)) {
-      continue; // "." and ".."
+  /**
+   * The entries in the first `length` bytes of the buffer (struct linux_dirent64 records). The
+   * record headers and non-ASCII names are zeroed once read, so that the one string decoded from
+   * the block holds only ASCII: a one-byte string, whose slices cost a byte per character.
+   */
+  const visitBlock = (dirPath: string, length: number, visit: EntryVisitor): void => {
+    let records = 0;
+    for (let offset = 0; offset < length;) {
+      const recordLength = view.getUint16(offset + 16, true);
+      const dtype = buffer[offset + 18];
+      buffer.fill(0, offset, offset + 19);
+      const start = offset + 19;
+      let end = start;
+      let ascii = true;
+      for (; buffer[end] !== 0; end++) ascii &&= buffer[end] < 0x80;
+      offset += recordLength;
+      const size = end - start;
+      if (size <= 2 && buffer[start] === 0x2e && (size === 1 || buffer[start + 1] === 0x2e)) {
+        continue; // "." and ".."
+      }
+      if (ascii) {
+        nameStarts[records] = start;
+        nameEnds[records] = end;
+        types[records++] = dtype;
+      } else {
+        const name = utf8.decode(buffer.subarray(start, end));
+        buffer.fill(0, start, end);
+        visit(name, entryType(dirPath, name, dtype));
+      }
     }
-    if (ascii) {
-      nameStarts[records] = start;
-      nameEnds[records] = end;
-      types[records++] = dtype;
-    } else {
-      const name = utf8.decode(buffer.subarray(start, end));
-      buffer.fill(0, start, end);
-      visit(name, entryType(dirPath, name, dtype));
+    const chars = bytesAsChars.decode(buffer.subarray(0, length));
+    for (let i = 0; i < records; i++) {
+      const name = chars.slice(nameStarts[i], nameEnds[i]);
+      visit(name, entryType(dirPath, name, types[i]));
     }
-  }
-  const chars = bytesAsChars.decode(buffer.subarray(0, length));
-  for (let i = 0; i < records; i++) {
-    const name = chars.slice(nameStarts[i], nameEnds[i]);
-    visit(name, entryType(dirPath, name, types[i]));
-  }
+  };
+
+  return (path, visit) => {
+    const fd = c.open(cPath(path), O_DIRECTORY | O_CLOEXEC, 0);
+    if (fd < 0) throw fsError("open", path, errno());
+    try {
+      for (;;) {
+        const n = getdents64(fd, buffer, BUFFER_SIZE_BIG);
+        if (n < 0) throw fsError("getdents64", path, errno());
+        if (n === 0) return;
+        visitBlock(path, n, visit);
+      }
+    } finally {
+      c.close(fd);
+    }
+  };
 }
 
 function entryType(dirPath: string, name: string, dtype: number): number {
@@ -171,3 +174,6 @@ function readWithDeno(path: string, visit: EntryVisitor): void {
     visit(entry.name, type);
   }
 }
+
+/** The process's directory reader (getdents64 where libc has it). */
+export const readDirectoryEntries: DirectoryReader = createDirectoryReader(processLibc);

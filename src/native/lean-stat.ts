@@ -5,10 +5,13 @@
  * per-entry allocations) is what let a 100,000-key replication reconcile's RSS pass 200 MB while
  * its live heap stayed at 15 MB. Reads that open the file keep using Deno's lstat (they need the
  * inode and run once per request, not once per listed key).
+ *
+ * Where libc has no statx (glibc < 2.28, or no libc at all) the same answers come from
+ * Deno.lstatSync, with its garbage.
  */
 
 import { cPath, cPathText } from "./c-path.ts";
-import { lastErrno, loadLibc } from "./libc.ts";
+import { errnoReader, type Libc, processLibc } from "./libc.ts";
 
 import {
   AT_FDCWD,
@@ -18,7 +21,6 @@ import {
   S_IFREG,
   STATX_BYTES,
   STATX_SIZE,
-  STATX_SYMBOL,
   STATX_TYPE,
   STX_MODE,
   STX_SIZE,
@@ -27,76 +29,76 @@ import {
 const ENOENT = 2;
 const ENOTDIR = 20;
 
-const symbols = { statx: STATX_SYMBOL } as const;
-
-let lib: Deno.DynamicLibrary<typeof symbols> | null | undefined;
-
-/** null where libc lacks statx (glibc < 2.28): then Deno's lstat answers. */
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] | null {
-  if (lib === undefined) lib = loadLibc(symbols);
-  return lib?.symbols ?? null;
-}
-
-/** The size from the last lstat done without statx. */
-let fallbackSize = 0;
-
-function lstatWithDeno(path: string): number {
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.lstatSync(path);
-  } catch (err) {
-    const code = (err as { code?: unknown } | null)?.code;
-    if (code === "ENOENT" || code === "ENOTDIR") return ABSENT;
-    throw err;
-  }
-  fallbackSize = stat.size;
-  return stat.isFile ? REGULAR_FILE : stat.isDirectory ? DIRECTORY : OTHER;
-}
-
-/** Synchronous calls only, so the buffer is never shared by two calls. */
-const statBuffer = new Uint8Array(STATX_BYTES);
-const statView = new DataView(statBuffer.buffer);
-
 export const ABSENT = 0;
 export const REGULAR_FILE = 1;
 export const DIRECTORY = 2;
 /** Symlinks, sockets, devices: never objects. */
 export const OTHER = 3;
 
-/**
- * The type of `path` without following a symlink: ABSENT when it (or a parent) is not there;
- * after REGULAR_FILE, `leanSize()` is its size. Other failures throw, as lstat's would.
- */
-export function leanLstat(path: string): number {
-  return leanLstatC(cPath(path));
+export interface LeanStat {
+  /**
+   * The type of `path` without following a symlink: ABSENT when it (or a parent) is not there;
+   * after REGULAR_FILE, `leanSize()` is its size. Other failures throw, as lstat's would.
+   */
+  leanLstat(path: string): number;
+  /** leanLstat of a path already in C form (c-path.ts). */
+  leanLstatC(path: Uint8Array): number;
+  /** The size from the last leanLstat (exact below 2^53 bytes). */
+  leanSize(): number;
 }
 
-/** leanLstat of a path already in C form (c-path.ts). */
-export function leanLstatC(path: Uint8Array): number {
-  const c = libc();
-  if (c === null) return lstatWithDeno(cPathText(path));
-  const rc = c.statx(
-    AT_FDCWD,
-    path,
-    AT_SYMLINK_NOFOLLOW,
-    STATX_TYPE | STATX_SIZE,
-    statBuffer,
-  );
-  if (rc !== 0) {
-    const code = lastErrno();
-    if (code === ENOENT || code === ENOTDIR) return ABSENT;
-    const err = new Error(`lstat "${cPathText(path)}" failed: errno ${code}`) as Error & {
-      errno: number;
-    };
-    err.errno = code;
-    throw err;
-  }
-  const type = statView.getUint16(STX_MODE, true) & S_IFMT;
-  return type === S_IFREG ? REGULAR_FILE : type === S_IFDIR ? DIRECTORY : OTHER;
+/** The lean stat calls through `libc`'s statx, or through Deno where it has none. */
+export function createLeanStat(libc: Libc): LeanStat {
+  const statx = libc.available ? libc.symbols.statx : null;
+  if (!libc.available || statx === null) return denoLeanStat();
+  const errno = errnoReader(libc.symbols);
+  // Synchronous calls only, so the buffer is never shared by two calls.
+  const statBuffer = new Uint8Array(STATX_BYTES);
+  const statView = new DataView(statBuffer.buffer);
+
+  const leanLstatC = (path: Uint8Array): number => {
+    const rc = statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE, statBuffer);
+    if (rc !== 0) {
+      const code = errno();
+      if (code === ENOENT || code === ENOTDIR) return ABSENT;
+      const err = new Error(`lstat "${cPathText(path)}" failed: errno ${code}`) as Error & {
+        errno: number;
+      };
+      err.errno = code;
+      throw err;
+    }
+    const type = statView.getUint16(STX_MODE, true) & S_IFMT;
+    return type === S_IFREG ? REGULAR_FILE : type === S_IFDIR ? DIRECTORY : OTHER;
+  };
+  return {
+    leanLstat: (path) => leanLstatC(cPath(path)),
+    leanLstatC,
+    leanSize: () =>
+      statView.getUint32(STX_SIZE, true) + statView.getUint32(STX_SIZE + 4, true) * 2 ** 32,
+  };
 }
 
-/** The size from the last leanLstat (exact below 2^53 bytes). */
-export function leanSize(): number {
-  if (lib === null) return fallbackSize;
-  return statView.getUint32(STX_SIZE, true) + statView.getUint32(STX_SIZE + 4, true) * 2 ** 32;
+function denoLeanStat(): LeanStat {
+  /** The size from the last lstat. */
+  let size = 0;
+  const leanLstat = (path: string): number => {
+    let stat: Deno.FileInfo;
+    try {
+      stat = Deno.lstatSync(path);
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (code === "ENOENT" || code === "ENOTDIR") return ABSENT;
+      throw err;
+    }
+    size = stat.size;
+    return stat.isFile ? REGULAR_FILE : stat.isDirectory ? DIRECTORY : OTHER;
+  };
+  return {
+    leanLstat,
+    leanLstatC: (path) => leanLstat(cPathText(path)),
+    leanSize: () => size,
+  };
 }
+
+/** The process's lean stat (statx where libc has it). */
+export const { leanLstat, leanLstatC, leanSize } = createLeanStat(processLibc);

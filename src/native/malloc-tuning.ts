@@ -18,7 +18,7 @@
  * Process-wide, so it is set once, at the first encrypted read or write (gcm-engine.ts); not
  * applied where libc is not glibc or FFI is not allowed.
  */
-import { loadLibc } from "./libc.ts";
+import { type Libc, processLibc } from "./libc.ts";
 
 /** mallopt parameters (glibc's malloc.h). */
 const M_TRIM_THRESHOLD = -1;
@@ -35,11 +35,6 @@ export const TRIM_THRESHOLD_BYTES = 128 * 1024 * 1024;
  */
 export const TOP_PAD_BYTES = 64 * 1024 * 1024;
 
-const symbols = {
-  mallopt: { parameters: ["i32", "i32"], result: "i32" },
-  gnu_get_libc_version: { parameters: [], result: "pointer" },
-} as const;
-
 let applied: string | null | undefined;
 
 /**
@@ -47,23 +42,22 @@ let applied: string | null | undefined;
  * not possible (not Linux/glibc, FFI not allowed, or glibc refused a value).
  */
 export function tuneMallocForStreaming(): string | null {
-  if (applied !== undefined) return applied;
-  applied = null;
-  if (Deno.build.os !== "linux") return null;
-  // gnu_get_libc_version exists only in glibc: elsewhere the open fails and nothing is set.
-  const lib = loadLibc(symbols);
-  if (lib === null) return null;
-  try {
-    const ok = lib.symbols.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) === 1 &&
-      lib.symbols.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) === 1 &&
-      lib.symbols.mallopt(M_TOP_PAD, TOP_PAD_BYTES) === 1;
-    if (ok) {
-      applied = `malloc mmap threshold ${MMAP_THRESHOLD_BYTES >> 20} MiB, trim threshold ${
-        TRIM_THRESHOLD_BYTES >> 20
-      } MiB, top pad ${TOP_PAD_BYTES >> 20} MiB`;
-    }
-  } finally {
-    lib.close();
-  }
+  if (applied === undefined) applied = tuneMalloc(processLibc);
   return applied;
+}
+
+/** Sets the thresholds through `libc`: what was set, or null (tuneMallocForStreaming's cases). */
+export function tuneMalloc(libc: Libc): string | null {
+  if (Deno.build.os !== "linux" || !libc.available) return null;
+  const { mallopt, gnu_get_libc_version } = libc.symbols;
+  // gnu_get_libc_version exists only in glibc: elsewhere mallopt's parameters may mean other
+  // things, so nothing is set.
+  if (mallopt === null || gnu_get_libc_version === null) return null;
+  const ok = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) === 1 &&
+    mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) === 1 &&
+    mallopt(M_TOP_PAD, TOP_PAD_BYTES) === 1;
+  if (!ok) return null;
+  return `malloc mmap threshold ${MMAP_THRESHOLD_BYTES >> 20} MiB, trim threshold ${
+    TRIM_THRESHOLD_BYTES >> 20
+  } MiB, top pad ${TOP_PAD_BYTES >> 20} MiB`;
 }

@@ -3,9 +3,10 @@
  * node:crypto. A large PUT hashes every byte with both on the hash workers, and md5 is the floor
  * of its CPU: OpenSSL's assembly md5 runs ~660 MiB/s per CPU second here against node:crypto's
  * ~540 (measured on the same buffers, process CPU time), which is ~0.2 s less CPU per 512 MiB.
- * The digests are the same bytes (tested against node:crypto).
+ * The digests are the same bytes (tested against node:crypto, and with libcrypto missing).
  */
 import { createHash } from "node:crypto";
+import { type Libcrypto, type LibcryptoSymbols, processLibcrypto } from "./libcrypto.ts";
 
 export type HashAlgorithm = "md5" | "sha256";
 
@@ -16,48 +17,12 @@ export interface Hasher {
   free(): void;
 }
 
-const symbols = {
-  EVP_md5: { parameters: [], result: "pointer" },
-  EVP_sha256: { parameters: [], result: "pointer" },
-  EVP_MD_CTX_new: { parameters: [], result: "pointer" },
-  EVP_MD_CTX_free: { parameters: ["pointer"], result: "void" },
-  EVP_DigestInit_ex: { parameters: ["pointer", "pointer", "pointer"], result: "i32" },
-  EVP_DigestUpdate: { parameters: ["pointer", "buffer", "usize"], result: "i32" },
-  // The same call on one of Deno's blocking threads, answering a promise (threaded-hash.ts).
-  EVP_DigestUpdate_nonblocking: {
-    name: "EVP_DigestUpdate",
-    parameters: ["pointer", "buffer", "usize"],
-    result: "i32",
-    nonblocking: true,
-  },
-  EVP_DigestFinal_ex: { parameters: ["pointer", "buffer", "pointer"], result: "i32" },
-} as const;
-
-type Libcrypto = Deno.DynamicLibrary<typeof symbols>["symbols"];
-
-let loaded: Libcrypto | null | undefined;
-
-/** libcrypto, or null when this system has none (or FFI is not allowed): node:crypto then. */
-function libcrypto(): Libcrypto | null {
-  if (loaded !== undefined) return loaded;
-  loaded = null;
-  for (const name of ["libcrypto.so.3", "libcrypto.so"]) {
-    try {
-      loaded = Deno.dlopen(name, symbols).symbols;
-      break;
-    } catch {
-      // not here: try the next name, else node:crypto
-    }
-  }
-  return loaded;
-}
-
 /**
  * An OpenSSL hash whose updates run on Deno's blocking threads (nonblocking FFI): a large body's
  * md5 and sha256 each hash on a core of their own without a worker isolate (~50 MB and ~110 ms of
- * main-thread start-up for the pair). null without libcrypto. The bytes an update was given must
- * stay unchanged until its promise settles, and updates must not overlap (each waits for the
- * last); `hex` and `free` only once every update settled.
+ * main-thread start-up for the pair). null without libcrypto (the caller then uses workers).
+ * The bytes an update was given must stay unchanged until its promise settles, and updates must
+ * not overlap (each waits for the last); `hex` and `free` only once every update settled.
  */
 export interface BackgroundHasher {
   update(bytes: Uint8Array): Promise<void>;
@@ -65,8 +30,11 @@ export interface BackgroundHasher {
   free(): void;
 }
 
-export function createBackgroundHasher(algorithm: HashAlgorithm): BackgroundHasher | null {
-  const lib = libcrypto();
+export function createBackgroundHasher(
+  algorithm: HashAlgorithm,
+  libcrypto: Libcrypto = processLibcrypto,
+): BackgroundHasher | null {
+  const lib = libcrypto.available ? libcrypto.symbols : null;
   const ctx = lib?.EVP_MD_CTX_new() ?? null;
   if (!lib || ctx === null) return null;
   const md = algorithm === "md5" ? lib.EVP_md5() : lib.EVP_sha256();
@@ -94,9 +62,12 @@ export function createBackgroundHasher(algorithm: HashAlgorithm): BackgroundHash
   };
 }
 
-/** A hasher for `algorithm`; `native: false` forces node:crypto (tests compare the two). */
-export function createHasher(algorithm: HashAlgorithm, native = true): Hasher {
-  const lib = native ? libcrypto() : null;
+/** A hasher for `algorithm`: through `libcrypto` where it is available, else node:crypto. */
+export function createHasher(
+  algorithm: HashAlgorithm,
+  libcrypto: Libcrypto = processLibcrypto,
+): Hasher {
+  const lib = libcrypto.available ? libcrypto.symbols : null;
   const ctx = lib?.EVP_MD_CTX_new() ?? null;
   if (lib && ctx !== null) {
     const md = algorithm === "md5" ? lib.EVP_md5() : lib.EVP_sha256();
@@ -120,7 +91,11 @@ export function createHasher(algorithm: HashAlgorithm, native = true): Hasher {
   };
 }
 
-function evpHasher(lib: Libcrypto, ctx: Deno.PointerObject, algorithm: HashAlgorithm): Hasher {
+function evpHasher(
+  lib: LibcryptoSymbols,
+  ctx: Deno.PointerObject,
+  algorithm: HashAlgorithm,
+): Hasher {
   let live = true;
   const release = () => {
     if (live) lib.EVP_MD_CTX_free(ctx);

@@ -15,6 +15,7 @@
  * otherwise. The wire format is the same as WebCrypto's (ciphertext || 16-byte tag, 96-bit
  * nonce), and gcm-engine.ts checks that both agree before this binding is used.
  */
+import { type Libcrypto, type LibcryptoSymbols, processLibcrypto } from "./libcrypto.ts";
 
 const EVP_CTRL_GCM_GET_TAG = 0x10;
 const EVP_CTRL_GCM_SET_TAG = 0x11;
@@ -22,73 +23,65 @@ const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 
-const symbols = {
-  EVP_CIPHER_CTX_new: { parameters: [], result: "pointer" },
-  EVP_CIPHER_CTX_free: { parameters: ["pointer"], result: "void" },
-  EVP_aes_256_gcm: { parameters: [], result: "pointer" },
-  // (ctx, cipher, engine, key, iv, enc): enc 1 seals, 0 opens, -1 keeps the direction.
-  EVP_CipherInit_ex: {
-    parameters: ["pointer", "pointer", "pointer", "buffer", "buffer", "i32"],
-    result: "i32",
-  },
-  // (ctx, out, &outLength, in, inLength)
-  EVP_CipherUpdate: {
-    parameters: ["pointer", "buffer", "buffer", "buffer", "i32"],
-    result: "i32",
-  },
-  EVP_EncryptFinal_ex: { parameters: ["pointer", "buffer", "buffer"], result: "i32" },
-  EVP_DecryptFinal_ex: { parameters: ["pointer", "buffer", "buffer"], result: "i32" },
-  EVP_CIPHER_CTX_ctrl: { parameters: ["pointer", "i32", "i32", "buffer"], result: "i32" },
-  ERR_clear_error: { parameters: [], result: "void" },
-} as const;
+type Symbols = LibcryptoSymbols;
 
-type Symbols = Deno.DynamicLibrary<typeof symbols>["symbols"];
+/** libcrypto with its AES-256-GCM cipher, resolved once per library. */
+interface AesGcm {
+  readonly symbols: Symbols;
+  readonly cipher: Deno.PointerObject;
+  readonly name: string;
+}
 
-/** Library names tried in order (OpenSSL 3, then 1.1; both have this EVP API). */
-const LIBRARY_NAMES = ["libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"];
+function aesGcmOf(libcrypto: Libcrypto): AesGcm | null {
+  if (!libcrypto.available) return null;
+  const cipher = libcrypto.symbols.EVP_aes_256_gcm();
+  return cipher === null ? null : { symbols: libcrypto.symbols, cipher, name: libcrypto.name };
+}
 
-let loaded: { symbols: Symbols; cipher: Deno.PointerValue; name: string } | null | undefined;
+const processAesGcm = aesGcmOf(processLibcrypto);
 
-/** The library, or null when it cannot be loaded (absent, or no --allow-ffi). */
-export function loadOpenSsl(): { name: string } | null {
-  if (loaded !== undefined) return loaded;
-  loaded = null;
-  for (const name of LIBRARY_NAMES) {
-    try {
-      const lib = Deno.dlopen(name, symbols);
-      const cipher = lib.symbols.EVP_aes_256_gcm();
-      if (cipher === null) {
-        lib.close();
-        continue;
-      }
-      loaded = { symbols: lib.symbols, cipher, name };
-      break;
-    } catch {
-      // Not this name (or FFI not permitted): try the next, else WebCrypto is used.
-    }
-  }
-  return loaded;
+function resolve(libcrypto: Libcrypto): AesGcm | null {
+  return libcrypto === processLibcrypto ? processAesGcm : aesGcmOf(libcrypto);
+}
+
+/**
+ * The library's name when AES-256-GCM can run through `libcrypto` (the process's by default), or
+ * null when it cannot (absent, no --allow-ffi, or no GCM cipher in it): WebCrypto then.
+ */
+export function loadOpenSsl(libcrypto: Libcrypto = processLibcrypto): { name: string } | null {
+  const gcm = resolve(libcrypto);
+  return gcm === null ? null : { name: gcm.name };
 }
 
 /** Frees contexts whose owner was collected without `free()` (a stream dropped mid-way). */
-const leaked = new FinalizationRegistry<Deno.PointerValue>((ctx) => {
-  if (loaded && ctx !== null) loaded.symbols.EVP_CIPHER_CTX_free(ctx);
-});
+const leaked = new FinalizationRegistry<{ symbols: Symbols; ctx: Deno.PointerValue }>(
+  ({ symbols, ctx }) => {
+    if (ctx !== null) symbols.EVP_CIPHER_CTX_free(ctx);
+  },
+);
 
 /**
  * One object's AES-256-GCM key, ready to seal or open frames. The raw key is copied into
  * OpenSSL's contexts when this is built; the caller wipes its own copy.
  */
 export class OpenSslGcm {
+  readonly #s: Symbols;
   #seal: Deno.PointerValue;
   #open: Deno.PointerValue;
   readonly #length = new Int32Array(1);
   readonly #scratch = new Uint8Array(TAG_BYTES);
 
-  constructor(key: Uint8Array) {
-    const lib = loadOpenSsl() && loaded;
-    if (!lib) throw new Error("OpenSSL libcrypto is not available");
+  constructor(key: Uint8Array, libcrypto: Libcrypto = processLibcrypto) {
+    const lib = resolve(libcrypto);
+    if (!lib) {
+      throw new Error(
+        libcrypto.available
+          ? `OpenSSL libcrypto "${libcrypto.name}" has no AES-256-GCM cipher`
+          : `OpenSSL libcrypto is not available (${libcrypto.reason})`,
+      );
+    }
     if (key.length !== KEY_BYTES) throw new Error(`AES-256 key must be ${KEY_BYTES} bytes`);
+    this.#s = lib.symbols;
     this.#seal = newContext(lib.symbols, lib.cipher, key, 1);
     try {
       this.#open = newContext(lib.symbols, lib.cipher, key, 0);
@@ -96,13 +89,13 @@ export class OpenSslGcm {
       lib.symbols.EVP_CIPHER_CTX_free(this.#seal);
       throw err;
     }
-    leaked.register(this, this.#seal, this);
-    leaked.register(this, this.#open, this);
+    leaked.register(this, { symbols: lib.symbols, ctx: this.#seal }, this);
+    leaked.register(this, { symbols: lib.symbols, ctx: this.#open }, this);
   }
 
   /** Seals `plain` into `out` (plain.length + 16 bytes: ciphertext then tag). */
   seal(nonce: Uint8Array, aad: Uint8Array, plain: Uint8Array, out: Uint8Array): void {
-    const s = this.#symbols();
+    const s = this.#s;
     const ctx = this.#context(this.#seal);
     checkLengths(nonce, out, plain.length + TAG_BYTES);
     const n = plain.length;
@@ -122,7 +115,7 @@ export class OpenSslGcm {
    * verified; on false, `out` holds unverified bytes that must not be used.
    */
   open(nonce: Uint8Array, aad: Uint8Array, sealed: Uint8Array, out: Uint8Array): boolean {
-    const s = this.#symbols();
+    const s = this.#s;
     const ctx = this.#context(this.#open);
     const n = sealed.length - TAG_BYTES;
     if (n < 0) return false;
@@ -141,7 +134,7 @@ export class OpenSslGcm {
   free(): void {
     if (this.#seal === null && this.#open === null) return;
     leaked.unregister(this);
-    const s = this.#symbols();
+    const s = this.#s;
     if (this.#seal !== null) s.EVP_CIPHER_CTX_free(this.#seal);
     if (this.#open !== null) s.EVP_CIPHER_CTX_free(this.#open);
     this.#seal = null;
@@ -152,10 +145,6 @@ export class OpenSslGcm {
   #update(s: Symbols, ctx: Deno.PointerValue, out: Uint8Array, input: Uint8Array): boolean {
     const ok = s.EVP_CipherUpdate(ctx, out, this.#length, input, input.length) === 1;
     return ok && this.#length[0] === input.length;
-  }
-
-  #symbols(): Symbols {
-    return loaded!.symbols;
   }
 
   #context(ctx: Deno.PointerValue): Deno.PointerValue {

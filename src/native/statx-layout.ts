@@ -1,13 +1,8 @@
 /**
- * `statx(2)` as the lean stat calls use it (lean-stat.ts, fd-read.ts): the libc symbol, the flags
- * and mask bits, and where the fields sit in `struct statx` (linux/stat.h, the same stable kernel
- * ABI on every architecture).
+ * `statx(2)` as the lean stat calls use it (lean-stat.ts, fd-read.ts; the symbol is in libc.ts):
+ * the flags and mask bits, and where the fields sit in `struct statx` (linux/stat.h, the same
+ * stable kernel ABI on every architecture).
  */
-
-export const STATX_SYMBOL = {
-  parameters: ["i32", "buffer", "i32", "u32", "buffer"],
-  result: "i32",
-} as const;
 
 export const AT_FDCWD = -100;
 export const AT_SYMLINK_NOFOLLOW = 0x100;

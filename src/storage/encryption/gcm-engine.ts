@@ -136,10 +136,11 @@ let chosen: Promise<GcmEngine> | undefined;
 
 /** The engine to use in this process: OpenSSL when it loads and agrees with WebCrypto. */
 export function gcmEngine(): Promise<GcmEngine> {
-  return chosen ??= choose();
+  return chosen ??= chooseGcmEngine();
 }
 
-async function choose(): Promise<GcmEngine> {
+/** OpenSSL when `openSsl` loaded and agrees with WebCrypto (tests pass a missing one). */
+export async function chooseGcmEngine(openSsl = loadOpenSsl()): Promise<GcmEngine> {
   const log = getLogger("svc::encryption");
   const tuning = tuneMallocForStreaming();
   log.info(
@@ -147,8 +148,7 @@ async function choose(): Promise<GcmEngine> {
       ? "aes256-gcm-proxy: malloc left at its defaults (not glibc, or FFI not allowed)"
       : `aes256-gcm-proxy: ${tuning} (decrypted batches reuse warm memory)`,
   );
-  const lib = loadOpenSsl();
-  if (lib === null) {
+  if (openSsl === null) {
     log.warn(
       "aes256-gcm-proxy: OpenSSL libcrypto not found (or FFI not allowed); AES-GCM runs " +
         "through WebCrypto, at about ten times the CPU",
@@ -157,10 +157,12 @@ async function choose(): Promise<GcmEngine> {
   }
   const problem = await disagreement(openSslEngine, webCryptoEngine);
   if (problem !== null) {
-    log.warn(`aes256-gcm-proxy: ${lib.name} failed its self-check (${problem}); using WebCrypto`);
+    log.warn(
+      `aes256-gcm-proxy: ${openSsl.name} failed its self-check (${problem}); using WebCrypto`,
+    );
     return webCryptoEngine;
   }
-  log.info(`aes256-gcm-proxy: AES-GCM through OpenSSL (${lib.name})`);
+  log.info(`aes256-gcm-proxy: AES-GCM through OpenSSL (${openSsl.name})`);
   return openSslEngine;
 }
 

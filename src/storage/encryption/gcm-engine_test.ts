@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { newHeader, TAG_SIZE } from "./frame-format.ts";
 import {
+  chooseGcmEngine,
   disagreement,
   type GcmEngine,
   gcmEngine,
@@ -9,6 +10,7 @@ import {
   webCryptoEngine,
 } from "./gcm-engine.ts";
 import { loadOpenSsl, OpenSslGcm } from "../../native/openssl-gcm.ts";
+import { loadLibcrypto } from "../../native/libcrypto.ts";
 
 const hasOpenSsl = loadOpenSsl() !== null;
 
@@ -16,6 +18,21 @@ Deno.test("gcm engine: OpenSSL where libcrypto loads (and agrees with WebCrypto)
   const engine = await gcmEngine();
   assert.equal(engine.name, hasOpenSsl ? "openssl" : "webcrypto");
   assert.equal(await disagreement(webCryptoEngine, webCryptoEngine), null);
+});
+
+Deno.test("gcm engine: without libcrypto, WebCrypto seals and opens the frames", async () => {
+  const missing = loadOpenSsl(loadLibcrypto(["libcrypto-svc-missing.so.3"]));
+  assert.equal(missing, null);
+  const engine = await chooseGcmEngine(missing);
+  assert.equal(engine, webCryptoEngine);
+  const header = newHeader("k");
+  const cipher = await engine.cipher(crypto.getRandomValues(new Uint8Array(32)), header);
+  const plain = crypto.getRandomValues(new Uint8Array(1000));
+  const sealed = new Uint8Array(1000 + TAG_SIZE);
+  await cipher.seal(3, true, plain, sealed);
+  const opened = new Uint8Array(1000);
+  await cipher.open(3, true, sealed, opened);
+  assert.deepEqual(opened, plain);
 });
 
 Deno.test("gcm engine: a candidate that seals differently is refused by the self-check", async () => {

@@ -29,8 +29,7 @@ import { KeyLock } from "../../lib/key-lock.ts";
 import { errorCode, fsyncDirectory } from "./fs-calls.ts";
 import { OBJECT_ENTRY } from "./fs-reserved.ts";
 import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
-import { cString } from "../../native/c-path.ts";
-import { lastErrno } from "../../native/libc.ts";
+import { exchangePaths } from "../../native/rename-exchange.ts";
 
 export { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 
@@ -47,25 +46,6 @@ export interface NestingOptions {
    * converted. Tests throw from it to simulate a crash at that point.
    */
   onConversionStep?: (step: number, path: string) => void;
-}
-
-const RENAME_EXCHANGE = 2;
-const AT_FDCWD = -100;
-const symbols = {
-  renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
-} as const;
-let lib: Deno.DynamicLibrary<typeof symbols> | undefined;
-
-/** Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE). Throws with the errno. */
-function exchangeSync(a: string, b: string): void {
-  lib ??= Deno.dlopen("libc.so.6", symbols);
-  const rc = lib.symbols.renameat2(AT_FDCWD, cString(a), AT_FDCWD, cString(b), RENAME_EXCHANGE);
-  if (rc === 0) return;
-  const errno = lastErrno();
-  const code = errno === 2 ? "ENOENT" : errno === 22 ? "EINVAL" : `errno ${errno}`;
-  throw Object.assign(new Error(`renameat2 exchange "${a}" ↔ "${b}" failed: ${code}`), {
-    code,
-  });
 }
 
 /**
@@ -96,7 +76,7 @@ export async function nestObjectFile(
   const parent = path.slice(0, path.lastIndexOf("/"));
   try {
     ownChangeStarting(parent);
-    exchangeSync(staging, path);
+    exchangePaths(staging, path);
     ownEntryAdded(parent, path.slice(parent.length + 1), true);
   } catch (err) {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
