@@ -6,9 +6,6 @@
 import type { OutboxMetrics } from "../observability/metrics/outbox-metrics.ts";
 import type { OutboxStatus } from "./outbox-store.ts";
 
-export type {
-  DeliveryResult,
-  RequestResult,
-} from "../observability/metrics/outbox-metrics.ts";
+export type { DeliveryResult, RequestResult } from "../observability/metrics/outbox-metrics.ts";
 
 export type EventMetrics = OutboxMetrics<OutboxStatus>;

@@ -13,24 +13,24 @@ import { type CacheMetrics, type DeltaMetrics, deltaMetrics } from "./metrics/de
 import { httpMetrics, type RequestSample } from "./metrics/http-metrics.ts";
 import { type IamIndexStats, type IamMetrics, iamMetrics } from "./metrics/iam-metrics.ts";
 import {
-  jobMetrics,
   type JobMetrics,
-  lifecycleMetrics,
+  jobMetrics,
   type LifecycleMetrics,
-  replicationMetrics,
+  lifecycleMetrics,
   type ReplicationMetrics,
+  replicationMetrics,
 } from "./metrics/job-metrics.ts";
 import { metricRegistry } from "./metrics/metric-registry.ts";
 import { type OutboxMetrics, outboxMetrics } from "./metrics/outbox-metrics.ts";
 import { processMetrics } from "./metrics/process-metrics.ts";
 import {
-  encryptionMetrics,
   type EncryptionMetrics,
+  encryptionMetrics,
   type MultipartMetrics,
   multipartMetrics,
   type SweepMetrics,
 } from "./metrics/storage-metrics.ts";
-import { usageMetrics, type UsageMetrics } from "./metrics/usage-metrics.ts";
+import { type UsageMetrics, usageMetrics } from "./metrics/usage-metrics.ts";
 
 // What the rooms above import from here: the handles and the sample shapes.
 export type {

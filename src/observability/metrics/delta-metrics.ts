@@ -32,10 +32,12 @@ export interface DeltaMetrics {
 }
 
 /** The two cache ratios are derived from these at scrape time. */
-export type CacheMetrics = { hits: CounterHandle; misses: CounterHandle } & Record<
-  CacheGauge,
-  GaugeHandle
->;
+export type CacheMetrics =
+  & { hits: CounterHandle; misses: CounterHandle }
+  & Record<
+    CacheGauge,
+    GaugeHandle
+  >;
 
 export function deltaMetrics(
   { counter, gauge, histogram, registers }: MetricRegistry,

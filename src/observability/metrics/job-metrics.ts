@@ -1,9 +1,5 @@
 /** Maintenance jobs, replication runs and lifecycle runs. */
-import type {
-  CounterHandle,
-  LabelledCounterHandle,
-  MetricRegistry,
-} from "./metric-registry.ts";
+import type { CounterHandle, LabelledCounterHandle, MetricRegistry } from "./metric-registry.ts";
 
 /** `kind`, `status` and `type` come from the fixed sets of src/jobs/job-model.ts. */
 export interface JobMetrics {
