@@ -12,14 +12,12 @@ import { resolveLogLevel } from "./src/observability/log-level.ts";
 import { reloadOnHangup } from "./src/runtime/reload.ts";
 import { startServer } from "./src/runtime/server.ts";
 import { checkStartupAuth, StartupError } from "./src/runtime/startup-checks.ts";
-import { ConfigRuntime } from "./src/runtime/config-runtime.ts";
-import { openServices } from "./src/runtime/services.ts";
+import { openSvc } from "./src/runtime/open-svc.ts";
 import {
   processClock,
   TEST_CLOCK_VARIABLE,
   testClockOffsetSecs,
 } from "./src/runtime/test-clock.ts";
-import { openAdminPlane } from "./src/runtime/admin-plane.ts";
 import { VERSION } from "./src/lib/version.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
@@ -114,16 +112,19 @@ async function main(args: string[]): Promise<number> {
           `${clockOffset} s (a test aid; never set it in production)`,
       );
     }
-    const services = await openServices(loaded.config, { clock: processClock(env) });
-    const runtime = new ConfigRuntime(services, {
-      document: loaded.document,
-      persistPath: loaded.persistPath,
-      env: () => Deno.env.toObject(),
-      listen: cli.listen,
-      verbose: cli.verbose,
+    const svc = await openSvc(loaded.config, {
+      clock: processClock(env),
+      env: Deno.env.toObject(),
+      runtime: {
+        document: loaded.document,
+        persistPath: loaded.persistPath,
+        env: () => Deno.env.toObject(),
+        listen: cli.listen,
+        verbose: cli.verbose,
+      },
     });
-    const admin = await openAdminPlane(services, runtime, { env: Deno.env.toObject() });
-    const server = await startServer(services, admin);
+    const { runtime } = svc;
+    const server = await startServer(svc);
     // Awaited before exit: stopping closes the admin plane, which commits buffered events.
     let stopped: Promise<void> | undefined;
     const stop = () => {

@@ -10,6 +10,7 @@ import { AwsClient } from "aws4fetch";
 import { buildConfig } from "../src/config/load.ts";
 import { terminateHashWorkers } from "../src/body/body-digest.ts";
 import { openServices } from "../src/runtime/services.ts";
+import { openS3Surface } from "../src/runtime/s3-surface.ts";
 import {
   accessDenied,
   type AccessTarget,
@@ -52,18 +53,19 @@ async function setup() {
     storage: { filesystem: dir },
   }, { env: {} });
   const services = await openServices(config);
+  const surface = openS3Surface(services);
   const policy = new TestPolicy();
   const handler = createS3Handler({
     services: {
       objects: services.storage.objects,
       multipart: services.storage.multipart,
-      credentials: services.credentials,
+      credentials: surface.credentials,
       admission: services.admission,
       bucketPolicy: bucketPolicySource(() => services.config.current),
       usage: services.usage,
       access: policy,
     },
-    authenticator: services.authenticator,
+    authenticator: surface.authenticator,
     semaphore: services.semaphore,
     requestTimeoutMs: () => 30_000,
   });

@@ -6,8 +6,8 @@
  * apply reconciles in one transaction just before the new config is swapped in, audits every
  * change (`iam_reconcile_*`, tagged declarative) and answers the summary line.
  *
- * The reconciler is a port the admin plane registers once the config database is open
- * (`ConfigRuntime.attachIamReconciler`): the runtime is built before the database exists.
+ * The reconciler is a port the IAM plane builds over the config database (admin-plane/iam-plane.ts)
+ * and hands to the runtime at construction (`ConfigRuntimeOptions.iamReconciler`).
  */
 import type { Config } from "../config/schema/schema.ts";
 import { ConfigError } from "../config/schema/schema.ts";

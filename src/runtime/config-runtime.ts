@@ -35,6 +35,8 @@ export interface ConfigRuntimeOptions {
   /** `--listen`, which overrides file and environment on every apply. */
   listen?: string;
   verbose: boolean;
+  /** Declarative IAM reconciles through this (the IAM plane's); null: no config database. */
+  iamReconciler: IamReconcilePort | null;
 }
 
 type Json = unknown;
@@ -75,7 +77,6 @@ export class ConfigRuntime implements ConfigPort {
   readonly #options: ConfigRuntimeOptions;
   #document: Record<string, unknown>;
   #queue: Promise<unknown> = Promise.resolve();
-  #iam: IamReconcilePort | null = null;
 
   constructor(services: Services, options: ConfigRuntimeOptions) {
     this.#services = services;
@@ -93,11 +94,6 @@ export class ConfigRuntime implements ConfigPort {
 
   document(): Record<string, unknown> {
     return structuredClone(this.#document);
-  }
-
-  /** Declarative IAM reconciles through `port` from now on (the admin plane, once the DB opened). */
-  attachIamReconciler(port: IamReconcilePort): void {
-    this.#iam = port;
   }
 
   apply(request: IamApplyRequest): Promise<ApplyOutcome> {
@@ -142,7 +138,7 @@ export class ConfigRuntime implements ConfigPort {
       persisted_path: persistPath,
     };
     // Declarative IAM is checked against the database before anything is written.
-    const iamStep = await prepareIamStep(this.#iam, {
+    const iamStep = await prepareIamStep(this.#options.iamReconciler, {
       running: running.access,
       next: built.config.access,
       iamAccess: request.iamAccess,

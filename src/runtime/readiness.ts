@@ -3,8 +3,8 @@
  * `/_/health` it does backend I/O, so it is bounded, retried and coalesced.
  *
  * A `Readiness` runs a list of named checks concurrently and is ready when none reports `error`;
- * the body has one entry per check under `checks`, so the config DB can be added later as a
- * second check beside `backend`. Concurrent `check()` calls share one in-flight run: a flood of
+ * the body has one entry per check under `checks`: `backend` here, and server.ts adds `config_db`
+ * (admin-plane/config-state.ts) and the slot-wait check (createSlotWaitCheck). Concurrent `check()` calls share one in-flight run: a flood of
  * probes costs the backend one probe at a time. Results are not cached beyond that run.
  *
  * The backend check, with settings read on every run (hot reload applies):

@@ -10,8 +10,9 @@ import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
 import { raiseOpenFileLimit } from "../native/fd-limit.ts";
 import { loadTlsMaterial } from "../http/tls-material.ts";
 import { permissiveCors } from "../http/permissive-cors.ts";
-import type { Services } from "./services.ts";
-import type { AdminPlane } from "./admin-plane.ts";
+import type { AdminPlane } from "./admin-plane/admin-plane.ts";
+import type { S3Handler } from "../s3/handler.ts";
+import type { Svc } from "./open-svc.ts";
 import { SvcError } from "../lib/errors.ts";
 import { splitRawUrl } from "../http/request-context.ts";
 import { errorResponse } from "../s3/response.ts";
@@ -28,10 +29,10 @@ export interface RunningServer {
 }
 
 /** The S3 handler, answering 503 while the admin plane says S3 must not serve. */
-function gatedS3(services: Services, admin: AdminPlane) {
+function gatedS3(s3: S3Handler, admin: AdminPlane) {
   return (request: Request, remoteAddress?: string): Promise<Response> => {
     const reason = admin.s3Unavailable();
-    if (reason === null) return services.s3(request, remoteAddress);
+    if (reason === null) return s3(request, remoteAddress);
     const { path } = splitRawUrl(request.url);
     return Promise.resolve(
       errorResponse(new SvcError("ServiceUnavailable", reason), path, crypto.randomUUID()),
@@ -39,7 +40,8 @@ function gatedS3(services: Services, admin: AdminPlane) {
   };
 }
 
-export async function startServer(services: Services, admin: AdminPlane): Promise<RunningServer> {
+export async function startServer(svc: Svc): Promise<RunningServer> {
+  const { services, admin } = svc;
   const holder = services.config;
   const config = holder.current;
   // Requests queued for a slot too long mean the instance cannot serve: leave the balancer.
@@ -51,8 +53,8 @@ export async function startServer(services: Services, admin: AdminPlane): Promis
   const app = createApp({
     // Bound at startup (apply.ts RESTART_ONLY), like the listener.
     s3: config.advanced.cors_permissive
-      ? permissiveCors(gatedS3(services, admin))
-      : gatedS3(services, admin),
+      ? permissiveCors(gatedS3(svc.surface.s3, admin))
+      : gatedS3(svc.surface.s3, admin),
     ready: async () => {
       const [storage, db] = await Promise.all([
         services.storage.readiness.check(),

@@ -5,10 +5,10 @@
  * config error (nothing changed). The empty-YAML gate does not apply here: it guards a flip from
  * gui made by an apply, and at startup there is no running mode to flip from.
  */
-import type { Config } from "../config/schema/schema.ts";
-import { summaryLine } from "../iam/reconcile.ts";
-import { getLogger } from "../observability/log.ts";
-import { asConfigError, auditPlan, type IamAudit, type IamReconcilePort } from "./config-iam.ts";
+import type { Config } from "../../config/schema/schema.ts";
+import { summaryLine } from "../../iam/reconcile.ts";
+import { getLogger } from "../../observability/log.ts";
+import { asConfigError, auditPlan, type IamAudit, type IamReconcilePort } from "../config-iam.ts";
 
 const log = getLogger("svc::iam");
 

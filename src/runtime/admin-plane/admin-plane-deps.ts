@@ -1,0 +1,31 @@
+/** What the admin plane's route builders share: the planes built before them, whole. */
+import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AdminPrincipal } from "../../admin/admin-env.ts";
+import type { AdminSessions } from "../../admin/session/sessions.ts";
+import type { ExtAuthStore } from "../../db/ext-auth-store.ts";
+import type { EventOutbox } from "../../events/event-outbox.ts";
+import type { JobsService } from "../../jobs/jobs-service.ts";
+import type { S3Handler } from "../../s3/handler.ts";
+import type { ConfigRuntime } from "../config-runtime.ts";
+import type { Services } from "../services.ts";
+import type { ConfigState } from "./config-state.ts";
+import type { IamPlane } from "./iam-plane.ts";
+import type { UsagePlane } from "./usage-plane.ts";
+
+export interface AdminPlaneDeps {
+  services: Services;
+  runtime: ConfigRuntime;
+  state: ConfigState;
+  iam: IamPlane;
+  audit: AuditFn;
+  sessions: AdminSessions;
+  /** Whether a session's principal is still entitled to the admin plane (IAM may have changed). */
+  stillEntitled: (principal: AdminPrincipal, clientIp: string) => boolean;
+  extAuth: ExtAuthStore;
+  events: EventOutbox;
+  usage: UsagePlane;
+  jobs: JobsService;
+  trustProxyHeaders: () => boolean;
+  /** The S3 handler (the console's object browser goes through it, as the session's user). */
+  s3: S3Handler;
+}

@@ -1,0 +1,118 @@
+/** The admin API mounted at `/_/api/admin`: one route file per area, behind the session guard. */
+import type { Hono } from "hono";
+import { createAdminApp } from "../../admin/admin-app.ts";
+import type { AdminEnv } from "../../admin/admin-env.ts";
+import { backupRoutes } from "../../admin/config/backup-routes.ts";
+import { configRoutes } from "../../admin/config/config-routes.ts";
+import { declarativeIamRoutes } from "../../admin/iam/declarative-iam-routes.ts";
+import { extAuthRoutes } from "../../admin/iam/ext-auth-routes.ts";
+import { iamRoutes } from "../../admin/iam/iam-routes.ts";
+import { jobsRoutes } from "../../admin/ops/jobs-routes.ts";
+import { logRoutes } from "../../admin/ops/log-routes.ts";
+import { outboxRoutes } from "../../admin/ops/outbox-routes.ts";
+import { usageRoutes } from "../../admin/ops/usage-routes.ts";
+import { BrowseCredentials, iamSessionRoutes } from "../../admin/session/iam-session-routes.ts";
+import { LoginLimiter } from "../../admin/session/login-limiter.ts";
+import { oauthRoutes } from "../../admin/session/oauth-routes.ts";
+import { sessionGuard } from "../../admin/session/session-guard.ts";
+import { sessionRoutes } from "../../admin/session/session-routes.ts";
+import { backendRoutes } from "../../admin/storage/backend-routes.ts";
+import { objectIoRoutes } from "../../admin/storage/object-io-routes.ts";
+import { objectRoutes } from "../../admin/storage/object-routes.ts";
+import type { StorageView } from "../../admin/storage/storage-admin.ts";
+import { OidcClient } from "../../auth/oidc.ts";
+import { declarativeIamExport } from "../../iam/declarative-export.ts";
+import { VERSION } from "../../lib/version.ts";
+import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
+
+export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
+  const { services, runtime, state, iam, audit, sessions, usage } = deps;
+  const { db } = state;
+  const config = runtime;
+  const index = () => iam.index.current;
+  const onChange = iam.changed;
+  const limiter = new LoginLimiter();
+  const browse = new BrowseCredentials();
+  const oidc = new OidcClient();
+  // The backend and bucket routes see the storage stack in use (a config change may replace it).
+  const storage = (): StorageView => {
+    const stack = services.storage;
+    return {
+      router: stack.router,
+      backends: stack.backends,
+      available: (name: string) => stack.health.available(name),
+    };
+  };
+  return createAdminApp({
+    trustProxyHeaders: deps.trustProxyHeaders,
+    guard: sessionGuard({
+      sessions,
+      audit,
+      trustProxyHeaders: deps.trustProxyHeaders,
+      stillEntitled: deps.stillEntitled,
+    }),
+    areas: [
+      sessionRoutes({
+        sessions,
+        password: state.password,
+        db,
+        limiter,
+        audit,
+        onSessionEnd: (id) => browse.delete(id),
+      }),
+      iamSessionRoutes(
+        { sessions, limiter, audit, config, store: iam.store, index, onChange },
+        browse,
+      ),
+      objectRoutes({ s3: deps.s3, index, config, audit }),
+      objectIoRoutes({ s3: deps.s3, index, config, audit }),
+      configRoutes({ config, audit }),
+      logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
+      backendRoutes({ config, audit, storage }), // with the bucket routes
+      iamRoutes({
+        store: iam.store,
+        config,
+        audit,
+        onChange,
+        indexVersion: () => iam.index.version,
+      }),
+      jobsRoutes({ jobs: deps.jobs, audit }),
+      outboxRoutes({ store: deps.events.store, audit }),
+      backupRoutes({ db, store: iam.store, config, audit, onChange, svcVersion: VERSION }),
+      usageRoutes({
+        counter: usage.counter,
+        bucketExists: async (bucket) => (await services.storage.router.headBucket(bucket)) !== null,
+        bucketNames: usage.bucketNames,
+        aggregate: usage.aggregate,
+        fullScan: usage.fullScan,
+        savings: usage.savings,
+        audit,
+      }),
+      extAuthRoutes({
+        store: deps.extAuth,
+        oidc,
+        config,
+        audit,
+        onChange,
+        indexVersion: () => iam.index.version,
+      }),
+      oauthRoutes({
+        store: deps.extAuth,
+        oidc,
+        sessions,
+        browse,
+        config,
+        audit,
+        index,
+        onChange,
+        count: (outcome) => services.metrics.iam.oauthLogins.inc({ outcome }),
+      }),
+      declarativeIamRoutes({
+        config,
+        audit,
+        exportIam: async (includeSecrets) =>
+          declarativeIamExport(await iam.reconciler.state(), includeSecrets),
+      }),
+    ],
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * IAM over the config database: the store, the index S3 authorizes against (built before S3
+ * hears of it, so the first request already sees every user), declarative IAM reconciled at boot,
+ * config sync with the other instances when a coordination bucket is set, and the hooks S3 is
+ * built with (IAM keys before the bootstrap pair, IAM decisions on every request).
+ */
+import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { Config } from "../../config/schema/schema.ts";
+import type { ConfigDb } from "../../db/config-db.ts";
+import type { ConfigSync } from "../../db/config-sync.ts";
+import { IamReconciler } from "../../db/iam-reconciler.ts";
+import { IamStore } from "../../db/iam-store.ts";
+import { IamCredentials, IamIndexHolder } from "../../iam/index.ts";
+import { type CoordinationBucket, coordinationBucket } from "../../jobs/rules/coordination.ts";
+import type { IamMetrics } from "../../observability/metrics/iam-metrics.ts";
+import { iamS3Access } from "../../s3/iam-access.ts";
+import type { IamHooks } from "../s3-surface.ts";
+import { reconcileAtBoot } from "./config-iam-boot.ts";
+import { startConfigSync } from "./config-sync-start.ts";
+
+export interface IamPlane {
+  store: IamStore;
+  /** The IAM index in effect (rebuilt after every IAM change). */
+  index: IamIndexHolder;
+  reconciler: IamReconciler;
+  /** After an IAM change: rebuilds the index and publishes the change to the other instances. */
+  changed(): Promise<unknown>;
+  /** What S3 is built with. */
+  hooks: IamHooks;
+  /** The coordination bucket (replication leases use it too), or null. */
+  sharedBucket: CoordinationBucket | null;
+  /** Stops config sync. */
+  close(): Promise<void>;
+}
+
+export async function openIamPlane(deps: {
+  db: ConfigDb;
+  stateDir: string;
+  config: Config;
+  metrics: IamMetrics;
+  audit: AuditFn;
+}): Promise<IamPlane> {
+  const { db, config, metrics, audit } = deps;
+  const store = new IamStore(db);
+  const index = new IamIndexHolder(store, (seconds) => {
+    metrics.rebuilds.inc();
+    metrics.rebuildDuration.observe(seconds);
+  });
+  await index.rebuild();
+  // Sync starts after the boot reconcile (below); until then a change has no one to publish to.
+  let sync: ConfigSync | null = null;
+  const changed = () => {
+    const rebuilt = index.rebuild();
+    void sync?.changed();
+    return rebuilt;
+  };
+  // Declarative IAM: the file is authoritative from the first request on, and every later
+  // config apply reconciles through the runtime's one apply path.
+  const reconciler = new IamReconciler(db, { onChange: changed });
+  await reconcileAtBoot(reconciler, config.access, audit);
+  // Checked now: svc refuses to start when the bucket cannot coordinate (conditional writes).
+  const sharedBucket = await coordinationBucket(config);
+  sync = await startConfigSync(sharedBucket, config, {
+    db,
+    stateDir: deps.stateDir,
+    onAdopted: () => index.rebuild(),
+    audit,
+    count: (outcome) => metrics.syncs.inc({ outcome }),
+  });
+  const hooks: IamHooks = {
+    credentials: new IamCredentials(index),
+    access: iamS3Access(index, (decision) =>
+      metrics.decisions.inc({
+        decision: decision.allowed ? "allow" : "deny",
+        reason: decision.reason === "bootstrap" ? "allow" : decision.reason,
+      })),
+  };
+  const running = sync;
+  return {
+    store,
+    index,
+    reconciler,
+    changed,
+    hooks,
+    sharedBucket,
+    close: async () => await running?.stop(),
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The jobs room: maintenance jobs (re-encrypt, migrate) and the rule schedulers (replication and
+ * lifecycle) over the config database, their runs reaching the storage stack in use.
+ */
+import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { ConfigDb } from "../../db/config-db.ts";
+import type { EventOutbox } from "../../events/event-outbox.ts";
+import { JobsService } from "../../jobs/jobs-service.ts";
+import { JobsStore } from "../../jobs/jobs-store.ts";
+import { lifecycleDriver } from "../../jobs/lifecycle/lifecycle-driver.ts";
+import type { MaintenanceSettings } from "../../jobs/maintenance/maintenance-deps.ts";
+import { routeBucketVia } from "../../jobs/maintenance/route-flip.ts";
+import { OutboxConsumer } from "../../jobs/replication/outbox-consumer.ts";
+import { OutboxCursor } from "../../jobs/replication/outbox-cursor.ts";
+import { replicationDriver } from "../../jobs/replication/replication-driver.ts";
+import { type CoordinationBucket, coordinationLeases } from "../../jobs/rules/coordination.ts";
+import { DbLeases } from "../../jobs/rules/leases.ts";
+import type { RuleEnv } from "../../jobs/rules/rule-env.ts";
+import { RuleJobs } from "../../jobs/rules/rule-jobs.ts";
+import { RuleStore } from "../../jobs/rules/rule-store.ts";
+import { RulesRoom } from "../../jobs/rules/rules-room.ts";
+import type { ConfigRuntime } from "../config-runtime.ts";
+import type { Services } from "../services.ts";
+
+export interface JobsDeps {
+  services: Services;
+  runtime: ConfigRuntime;
+  db: ConfigDb;
+  events: EventOutbox;
+  audit: AuditFn;
+  /** Where replication leases live when set; else they stay node-local. */
+  sharedBucket: CoordinationBucket | null;
+  env: Record<string, string | undefined>;
+}
+
+/**
+ * Maintenance job pacing from the environment: `SVC_MAINTENANCE_BATCH_SIZE` keys per listing page
+ * (default 1000), `SVC_MAINTENANCE_PACE_MS` pause after each object (default 0: as fast as the
+ * backends go; set it to bound the load a re-encrypt or migration puts on a busy backend).
+ */
+export function maintenanceSettings(env: Record<string, string | undefined>): MaintenanceSettings {
+  const int = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    const value = Number(raw);
+    return raw !== undefined && /^\d+$/.test(raw) && value >= min ? value : fallback;
+  };
+  return {
+    batchSize: Math.min(int("SVC_MAINTENANCE_BATCH_SIZE", 1000, 1), 1000),
+    paceMs: int("SVC_MAINTENANCE_PACE_MS", 0, 0),
+    attempts: 3,
+  };
+}
+
+/**
+ * Replication and lifecycle: both schedulers over the config database, their runs reaching the
+ * storage stack in use. Leases are node-local (the config database) under an id of this process.
+ */
+function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: JobsDeps) {
+  const store = new RuleStore(db);
+  const instance = `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  const leases = new DbLeases(store, instance);
+  // Replication leases live in the coordination bucket when one is set (checked now: svc
+  // refuses to start when it cannot hold them); lifecycle leases stay node-local.
+  const shared = coordinationLeases(sharedBucket, instance);
+  const env: RuleEnv = {
+    config: () => services.config.current,
+    objects: () => services.storage.objects,
+    backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
+    gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
+    recordEvent: (event) => events.writer.record(event),
+    metrics: services.metrics,
+    clock: services.clock,
+  };
+  const options = {
+    store,
+    config: () => services.config.current,
+    clock: services.clock,
+    leases: () => leases,
+    audit,
+  };
+  const replicationOptions = { ...options, leases: () => shared ?? leases };
+  const replication = new RuleJobs(replicationDriver(env), replicationOptions);
+  const consumer = new OutboxConsumer({
+    env,
+    outbox: events.store,
+    cursor: new OutboxCursor(db),
+    rules: () => replication.driver.rules(services.config.current),
+    active: (name) => replication.active(name),
+    addFailures: (name, failures) => replication.addFailures(name, failures),
+    maxFailures: () => replication.settings().maxFailures,
+  });
+  return new RulesRoom({
+    store,
+    config: runtime,
+    audit,
+    kinds: [replication, new RuleJobs(lifecycleDriver(env), options)],
+    companions: [consumer],
+  });
+}
+
+/** The jobs room, started: a re-queued job's write gate is engaged before any S3 write. */
+export async function openJobs(deps: JobsDeps): Promise<JobsService> {
+  const { services, runtime, db, audit } = deps;
+  const holder = services.config;
+  const jobMetrics = services.metrics.jobs;
+  const pacing = maintenanceSettings(deps.env);
+  const jobs = new JobsService({
+    deps: {
+      store: new JobsStore(db),
+      clock: services.clock,
+      gate: services.maintenanceGate,
+      route: (bucket) => services.storage.router.route(bucket),
+      routedTo: (bucket) => holder.current.storage.buckets[bucket]?.backend,
+      backend: (name) => services.storage.backends.get(name),
+      routeBucket: (bucket, backend) => routeBucketVia(runtime, bucket, backend),
+      settings: () => pacing,
+      audit,
+      metrics: {
+        objects: (type, outcome, n = 1) => jobMetrics.objects.inc({ type, outcome }, n),
+        bytes: (type, n) => jobMetrics.bytes.inc({ type }, n),
+      },
+    },
+    gauge: jobMetrics.count,
+    rules: openRulesRoom(deps),
+  });
+  await jobs.start();
+  return jobs;
+}

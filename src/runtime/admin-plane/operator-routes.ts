@@ -1,0 +1,53 @@
+/**
+ * Admin-plane routes outside `/_/api/admin` (mounted at `/_`): `/_/api/whoami`, and `/_/stats`,
+ * which reads every bucket's counter and so needs an admin session.
+ */
+import { Hono } from "hono";
+import { adminContext } from "../../admin/admin-app.ts";
+import type { AdminEnv } from "../../admin/admin-env.ts";
+import { AdminError, renderAdminError } from "../../admin/admin-error.ts";
+import { statsRoute } from "../../admin/ops/stats-route.ts";
+import { requireSession } from "../../admin/session/session-guard.ts";
+import { whoamiHandler } from "../../admin/session/session-routes.ts";
+import { VERSION } from "../../lib/version.ts";
+import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
+
+export function operatorRoutes(deps: AdminPlaneDeps): Hono<AdminEnv> {
+  const { services, iam, sessions, audit, stillEntitled, usage } = deps;
+  const holder = services.config;
+  const iamMode = () => {
+    if (holder.current.access.authentication?.trim().toLowerCase() === "none") return "open";
+    return iam.index.current.userCount > 0 ? "iam" : "bootstrap";
+  };
+  const operator = new Hono<AdminEnv>();
+  operator.onError(renderAdminError);
+  operator.use("*", adminContext(deps.trustProxyHeaders));
+  operator.get(
+    "/api/whoami",
+    whoamiHandler({
+      sessions,
+      version: VERSION,
+      mode: iamMode,
+      externalProviders: async () =>
+        (await deps.extAuth.listProviders()).filter((p) => p.enabled).map((p) => ({
+          name: p.name,
+          display_name: p.display_name,
+        })),
+    }),
+  );
+  operator.use("/stats", requireSession({ sessions, audit, stillEntitled }), async (c, next) => {
+    if (!c.var.principal.admin) {
+      throw new AdminError("forbidden", "Storage stats need an admin session");
+    }
+    await next();
+  });
+  operator.route(
+    "/stats",
+    statsRoute({
+      bucketNames: usage.bucketNames,
+      bucketUsage: usage.bucketUsage,
+      aggregate: usage.aggregate,
+    }),
+  );
+  return operator;
+}
