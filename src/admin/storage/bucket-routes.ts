@@ -14,13 +14,13 @@ import { bucketNameProblem } from "../../s3/names.ts";
 import { getLogger } from "../../observability/log.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
+import { storageOf } from "../../config/storage-section.ts";
 import {
   adminErrorFromStorage,
   backendNames,
   type BackendRoutesDeps,
   defaultBackendName,
   mapLimited,
-  storageOf,
 } from "./storage-admin.ts";
 
 const log = getLogger("svc::admin");

@@ -3,7 +3,7 @@
  * interface: the runtime (src/runtime/admin-plane.ts) builds it over the storage stack and the
  * config runtime; unit tests pass real backends on temp directories.
  */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { JobsStore } from "../jobs-store.ts";
 import type { BucketWriteGate } from "../../s3/write-gate.ts";
 import type { Backend } from "../../storage/backend.ts";
