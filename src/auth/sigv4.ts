@@ -19,7 +19,7 @@
  */
 
 import { SvcError } from "../lib/errors.ts";
-import type { CredentialStore, Principal } from "./credentials.ts";
+import type { CredentialStore, Principal } from "../iam/credentials.ts";
 import {
   amzTime,
   canonicalRequest,

@@ -7,7 +7,7 @@
  */
 import { JobsError } from "./jobs-error.ts";
 import { BucketBusyError, type JobsStore } from "./jobs-store.ts";
-import { bucketNameProblem } from "../s3/names.ts";
+import { bucketNameProblem } from "../lib/bucket-names.ts";
 import { getLogger } from "../observability/log.ts";
 import {
   emptyProgress,

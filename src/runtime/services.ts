@@ -11,7 +11,7 @@ import {
   BootstrapCredentials,
   ChainedCredentials,
   type CredentialStore,
-} from "../auth/credentials.ts";
+} from "../iam/credentials.ts";
 import type { Config } from "../config/schema/schema.ts";
 import { Semaphore } from "../lib/semaphore.ts";
 import { activeLogging, type Logging } from "../observability/log.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SvcError } from "../lib/errors.ts";
+import { bucketNameProblem } from "../lib/bucket-names.ts";
 import {
-  bucketNameProblem,
   parseUserMetadata,
   validateBucketName,
   validateContentMd5,

@@ -11,7 +11,7 @@ import { SignatureV4 } from "@smithy/signature-v4";
 import { AwsClient } from "aws4fetch";
 import { SvcError } from "../lib/errors.ts";
 import { splitRawUrl } from "../http/request-context.ts";
-import { BootstrapCredentials } from "../auth/credentials.ts";
+import { BootstrapCredentials } from "../iam/credentials.ts";
 import { parseSignedRequest, type SignedRequestInput, verifySignedRequest } from "../auth/sigv4.ts";
 
 export const AKID = "AKIDSVCTEST0001";

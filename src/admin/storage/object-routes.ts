@@ -12,7 +12,7 @@
  * answer per item (`{ok}` or `{error, message}`); a batch that did anything is audited.
  */
 import { Hono } from "hono";
-import type { Principal } from "../../auth/credentials.ts";
+import type { Principal } from "../../iam/credentials.ts";
 import type { IamIndex } from "../../iam/index.ts";
 import { childrenNamed, childText, parseXml } from "../../s3/xml.ts";
 import type { ConfigPort } from "../../config/config-port.ts";

@@ -3,7 +3,7 @@
  * the route table (route-table.ts, routes.ts), authorizes it and runs its handler.
  */
 import type { AdmissionChain } from "../../admission/build.ts";
-import type { CredentialStore } from "../../auth/credentials.ts";
+import type { CredentialStore } from "../../iam/credentials.ts";
 import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
 import type { ObjectService } from "../../objects/object-service.ts";
 import type { UsageCounter } from "../../objects/usage/usage.ts";
