@@ -4,7 +4,7 @@
  * descriptor flood costs a pause, never the process. Connection limits are not enforced here.
  */
 import { getLogger } from "../observability/log.ts";
-import type { ConnectionServer, ConnectionServerOptions } from "./connection-server.ts";
+import type { ConnectionServer, ConnectionServerOptions } from "./connection-server-contract.ts";
 
 const log = getLogger("svc::http");
 const RESTART_MS = 500;
