@@ -14,22 +14,9 @@ import type { Clock } from "../clock.ts";
 import type { Lease, Leases } from "./leases.ts";
 import type { KindSettings, RuleDriver, RunOutcome, RunReport, RunTrigger } from "./rule-model.ts";
 import { messageOf, RunRecorder } from "./run-recorder.ts";
+import { leaseHeartbeat, RunAborted } from "./lease-heartbeat.ts";
 
 const log = getLogger("svc::jobs");
-
-/** Why a run was aborted. */
-export class RunAborted extends Error {
-  constructor(readonly why: "kill" | "shutdown" | "lease-lost", detail?: string) {
-    super(
-      why === "kill"
-        ? `The run was killed${detail ? ` by ${detail}` : ""}`
-        : why === "shutdown"
-        ? "svc shut down during the run"
-        : `The rule's lease was lost${detail ? `: ${detail}` : ""}; the run stopped`,
-    );
-    this.name = "RunAborted";
-  }
-}
 
 export interface RuleJobsOptions {
   store: RuleStore;
@@ -325,7 +312,9 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
         user: actor ?? null,
       });
     }
-    const heartbeat = lease ? this.#heartbeat(lease, settings, abort) : null;
+    const heartbeat = lease
+      ? leaseHeartbeat(lease, settings, abort, this.#options.leases, clock)
+      : null;
     let outcome: RunOutcome;
     try {
       outcome = await this.driver.run(rule, {
@@ -396,38 +385,5 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
       ...recorder.counters,
     }, outcome.status === "failed" ? "warn" : "info");
     return report;
-  }
-
-  /** Renews the lease every heartbeat; a lost lease (or an unreachable store) aborts the run. */
-  #heartbeat(
-    lease: Lease,
-    settings: KindSettings,
-    abort: AbortController,
-  ): ReturnType<typeof setInterval> {
-    let busy = false;
-    // Until when the lease is surely ours: a renewal that cannot reach the store is retried at
-    // the next heartbeat while this lies ahead, and only then counts as lost.
-    let heldUntil = this.#options.clock.now() + settings.leaseTtlMs;
-    return setInterval(() => {
-      if (busy || abort.signal.aborted) return;
-      busy = true;
-      const asked = this.#options.clock.now();
-      this.#options.leases().renew(lease, settings.leaseTtlMs)
-        .then((held) => {
-          if (held) heldUntil = asked + settings.leaseTtlMs;
-          else abort.abort(new RunAborted("lease-lost", "another runner holds it now"));
-        })
-        .catch((err) => {
-          if (this.#options.clock.now() + settings.heartbeatMs >= heldUntil) {
-            abort.abort(new RunAborted("lease-lost", messageOf(err)));
-          } else {
-            log.warn("lease renewal failed; retried at the next heartbeat", {
-              job: lease.id,
-              error: messageOf(err),
-            });
-          }
-        })
-        .finally(() => busy = false);
-    }, settings.heartbeatMs);
   }
 }
