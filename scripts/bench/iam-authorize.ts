@@ -7,7 +7,7 @@
  *
  *   node_modules/.bin/deno run -A scripts/bench/iam-authorize.ts [runs]
  */
-import type { IamSnapshotData } from "../../src/db/iam-store.ts";
+import type { IamSnapshotData } from "../../src/iam/model.ts";
 import type { Permission } from "../../src/iam/model.ts";
 import { IamCredentials, IamIndex } from "../../src/iam/index.ts";
 

@@ -4,8 +4,9 @@
  *     {"error": "<snake_case code>", "message": "<sentence for a human>", ...details}
  *
  * with the status the code implies. `error` is stable (clients branch on it); `message` may change
- * wording; details are extra fields a code documents (for example `retry_after_secs`). Anything
- * thrown that is not an AdminError is a 500 `internal` whose message hides the cause (logged).
+ * wording; details are extra fields a code documents (for example `retry_after_secs`). A JobsError
+ * (the jobs' own refusal) answers the same way by its code. Anything else thrown is a 500
+ * `internal` whose message hides the cause (logged).
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -13,6 +14,7 @@ import { ConfigError } from "../config/schema/schema.ts";
 import { SvcError } from "../lib/errors.ts";
 import { readBounded } from "../http/read-bounded.ts";
 import { getLogger } from "../observability/log.ts";
+import { JobsError } from "../jobs/jobs-error.ts";
 
 const log = getLogger("svc::admin");
 
@@ -62,6 +64,11 @@ export function adminErrorBody(err: unknown): {
       status: err.status,
       body: { ...err.details, error: err.code, message: err.message },
     };
+  }
+  // A job refusal: jobs raise their own error, with a code that is also one of ours.
+  if (err instanceof JobsError) {
+    const code: AdminErrorCode = err.code;
+    return { status: ADMIN_ERROR_STATUS[code], body: { error: code, message: err.message } };
   }
   // Validation of a config document: the message names the field and value, and is safe to show.
   if (err instanceof ConfigError) {

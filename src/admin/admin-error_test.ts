@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { AdminError, jsonBody, renderAdminError } from "./admin-error.ts";
+import { JobsError } from "../jobs/jobs-error.ts";
 
 function app() {
   const hono = new Hono();
@@ -8,6 +9,9 @@ function app() {
   hono.post("/echo", async (c) => c.json(await jsonBody(c, 64)));
   hono.get("/busy", () => {
     throw new AdminError("too_many_requests", "Slow down", { retry_after_secs: 7 });
+  });
+  hono.get("/job", () => {
+    throw new JobsError("conflict", 'Rule "nightly" is already running');
   });
   hono.get("/boom", () => {
     throw new Error("secret internal detail");
@@ -24,6 +28,13 @@ Deno.test("admin errors: one JSON shape, the code decides the status", async () 
     message: "Slow down",
     retry_after_secs: 7,
   });
+  // Jobs raise their own error; it answers exactly as the AdminError of the same code would.
+  const job = await app().request("/job");
+  assert.equal(job.status, 409);
+  assert.equal(
+    await job.text(),
+    '{"error":"conflict","message":"Rule \\"nightly\\" is already running"}',
+  );
   const boom = await app().request("/boom");
   assert.equal(boom.status, 500);
   const body = await boom.json();

@@ -9,7 +9,7 @@ import { getLogger, maskKey } from "../observability/log.ts";
 import type { RequestContext } from "../http/request-context.ts";
 import { splitRawUrl } from "../http/request-context.ts";
 import { clientIp } from "./client-ip.ts";
-import type { CredentialStore, Principal } from "./credentials.ts";
+import type { CredentialStore, Principal } from "../iam/credentials.ts";
 import { Lockout, type LockoutSettings } from "./lockout.ts";
 import { ReplayGuard, type ReplayWork } from "./replay/replay-guard.ts";
 import type { ReplayLimits } from "./replay/replay.ts";

@@ -3,7 +3,7 @@ import { AwsClient } from "aws4fetch";
 import { SvcError } from "../lib/errors.ts";
 import { parseS3Request, type S3Request } from "../s3/request.ts";
 import { type AuditEvent, Authenticator, type AuthSettings } from "./authenticator.ts";
-import { BootstrapCredentials } from "./credentials.ts";
+import { BootstrapCredentials } from "../iam/credentials.ts";
 import { replayBodyCheck } from "../body/replay-body-check.ts";
 import type { ReplayDecision } from "./replay/replay-decision.ts";
 

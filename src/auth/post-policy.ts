@@ -19,7 +19,7 @@
  * The `bucket` condition is matched against the bucket of the request URL.
  */
 import { SvcError } from "../lib/errors.ts";
-import type { CredentialStore, Principal } from "./credentials.ts";
+import type { CredentialStore, Principal } from "../iam/credentials.ts";
 import { hmacHex, signaturesEqual, signingKey } from "./signing-key.ts";
 
 export interface PostFormField {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { SvcError } from "../lib/errors.ts";
-import { BootstrapCredentials } from "./credentials.ts";
+import { BootstrapCredentials } from "../iam/credentials.ts";
 import {
   fileBasename,
   formValues,

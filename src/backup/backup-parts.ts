@@ -13,7 +13,7 @@
  * and unknown parts come back as warnings and `ignored_parts`.
  */
 import { stringify } from "yaml";
-import type { IamSnapshotData } from "../db/iam-store.ts";
+import type { IamSnapshotData } from "../iam/model.ts";
 import {
   type AuthSource,
   IamError,

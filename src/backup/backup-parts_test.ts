@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { IamError } from "../iam/model.ts";
-import type { IamSnapshotData } from "../db/iam-store.ts";
+import type { IamSnapshotData } from "../iam/model.ts";
 import {
   backupParts,
   CONFIG_PART,

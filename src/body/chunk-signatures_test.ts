@@ -11,7 +11,7 @@ import { SvcError } from "../lib/errors.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
 import { crc32c, toBase64 } from "./checksums.ts";
 import { BodyChecksum, chunkSignatureHooks, unsignedTrailerHooks } from "./chunk-signatures.ts";
-import { BootstrapCredentials } from "../auth/credentials.ts";
+import { BootstrapCredentials } from "../iam/credentials.ts";
 import { parseSignedRequest } from "../auth/sigv4/sigv4-parse.ts";
 import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
 import { verifySignedRequest } from "../auth/sigv4/sigv4.ts";

@@ -11,7 +11,8 @@
  */
 import { traceAdmission, type TraceInput, TraceInputError } from "../admission/trace.ts";
 import { loadConfig, parseDocument } from "../config/load.ts";
-import { type ConfigCommandIo, EXIT, isParseError, lintEnvironment } from "./config-command.ts";
+import { EXIT, isParseError, lintEnvironment } from "./config-command.ts";
+import { type CommandIo, defaultIo } from "./command-io.ts";
 
 export const ADMISSION_USAGE = `Usage:
   svc admission trace --config <file> [--method GET] --path /bucket/key[?query]
@@ -21,12 +22,6 @@ export const ADMISSION_USAGE = `Usage:
 Says which admission block decides the request (first match wins) or that none matched and the
 request goes on to authentication. --authenticated: the request carries a signature.
 Exit codes: 0 traced, 2 usage, 3 I/O error, 4 parse error, 6 invalid config.`;
-
-const defaultIo = (): ConfigCommandIo => ({
-  env: Deno.env.toObject(),
-  stdout: (line) => console.log(line),
-  stderr: (line) => console.error(line),
-});
 
 class UsageError extends Error {}
 
@@ -74,7 +69,7 @@ function parseTraceArgs(args: string[]): { config: string; input: TraceInput; js
 }
 
 /** `svc admission trace …`; returns the exit code. */
-export async function traceCommand(args: string[], io: ConfigCommandIo): Promise<number> {
+export async function traceCommand(args: string[], io: CommandIo): Promise<number> {
   let parsed: ReturnType<typeof parseTraceArgs>;
   try {
     parsed = parseTraceArgs(args);
@@ -132,7 +127,7 @@ export async function traceCommand(args: string[], io: ConfigCommandIo): Promise
 /** Dispatches `svc admission <args>`; returns the exit code. */
 export async function runAdmissionCommand(
   args: string[],
-  io: ConfigCommandIo = defaultIo(),
+  io: CommandIo = defaultIo(),
 ): Promise<number> {
   const [command, ...rest] = args;
   if (command === "trace") return await traceCommand(rest, io);

@@ -14,7 +14,7 @@
  * cannot be reached.
  */
 import { parseDocument } from "../config/load.ts";
-import type { ConfigCommandIo } from "./config-command.ts";
+import type { CommandIo } from "./command-io.ts";
 
 export const APPLY_EXIT = {
   ok: 0,
@@ -153,7 +153,7 @@ function list(values: unknown): string[] {
 }
 
 /** `svc config apply …`; returns the exit code. */
-export async function configApply(args: string[], io: ConfigCommandIo): Promise<number> {
+export async function configApply(args: string[], io: CommandIo): Promise<number> {
   try {
     const { file, server, dryRun } = parseApplyArgs(args);
     const password = io.env.SVC_BOOTSTRAP_PASSWORD;

@@ -22,6 +22,7 @@ import { configJsonSchema } from "../config/schema/json-schema.ts";
 import { loadConfig } from "../config/load.ts";
 import { configSections } from "../config/export.ts";
 import { configApply } from "./config-apply.ts";
+import { type CommandIo, defaultIo } from "./command-io.ts";
 
 export const EXIT = { ok: 0, usage: 2, io: 3, parse: 4, validation: 6 } as const;
 
@@ -35,18 +36,6 @@ export const CONFIG_USAGE = `Usage:
 
 lint exit codes: 0 valid, 3 I/O error, 4 parse error, 6 validation error.
 lint expands \${env:NAME} placeholders but ignores SVC_* environment overrides.`;
-
-export interface ConfigCommandIo {
-  env: Record<string, string | undefined>;
-  stdout: (line: string) => void;
-  stderr: (line: string) => void;
-}
-
-const defaultIo = (): ConfigCommandIo => ({
-  env: Deno.env.toObject(),
-  stdout: (line) => console.log(line),
-  stderr: (line) => console.error(line),
-});
 
 const PLACEHOLDER = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -81,7 +70,7 @@ export function isParseError(err: unknown): boolean {
 }
 
 /** `svc config lint <file>`; returns the exit code. */
-export async function lintConfigFile(file: string, io: ConfigCommandIo): Promise<number> {
+export async function lintConfigFile(file: string, io: CommandIo): Promise<number> {
   if (file.toLowerCase().endsWith(".toml")) {
     io.stderr(
       `svc: ${file}: TOML configs are no longer supported; convert the file to YAML (svc.yaml)`,
@@ -125,7 +114,7 @@ export async function lintConfigFile(file: string, io: ConfigCommandIo): Promise
 }
 
 /** `svc config defaults [--section <name>]`; returns the exit code. */
-export function printDefaults(args: string[], io: ConfigCommandIo): number {
+export function printDefaults(args: string[], io: CommandIo): number {
   let section: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -150,7 +139,7 @@ export function printDefaults(args: string[], io: ConfigCommandIo): number {
 /** Dispatches `svc config <args>`; returns the exit code. */
 export async function runConfigCommand(
   args: string[],
-  io: ConfigCommandIo = defaultIo(),
+  io: CommandIo = defaultIo(),
 ): Promise<number> {
   const [command, ...rest] = args;
   if (command === "lint") {

@@ -1,17 +1,13 @@
 /** `svc config` in process: error classification, the lint environment, and output routing. */
 import assert from "node:assert/strict";
 import { ConfigError } from "../config/schema/schema.ts";
-import {
-  type ConfigCommandIo,
-  isParseError,
-  lintEnvironment,
-  runConfigCommand,
-} from "./config-command.ts";
+import type { CommandIo } from "./command-io.ts";
+import { isParseError, lintEnvironment, runConfigCommand } from "./config-command.ts";
 
 function capture(env: Record<string, string> = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const io: ConfigCommandIo = { env, stdout: (l) => out.push(l), stderr: (l) => err.push(l) };
+  const io: CommandIo = { env, stdout: (l) => out.push(l), stderr: (l) => err.push(l) };
   return { io, out, err };
 }
 

@@ -13,7 +13,7 @@
  */
 import { getLogger } from "../observability/log.ts";
 import type { ConfigSyncOutcome } from "../observability/metrics.ts";
-import type { AuditFn } from "../admin/admin-deps.ts";
+import type { AuditFn } from "../observability/audit-ring.ts";
 import { BackendError } from "../storage/s3/s3-errors.ts";
 import type { S3Client } from "../storage/s3/s3-client.ts";
 import type { ConfigDb } from "./config-db.ts";

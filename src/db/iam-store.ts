@@ -28,6 +28,7 @@ import {
   type AuthSource,
   type GroupRecord,
   IamError,
+  type IamSnapshotData,
   type UserRecord,
   type UserWithSecret,
   validateAccessKeyId,
@@ -66,13 +67,6 @@ export interface NewGroup {
 }
 
 export type GroupPatch = Partial<NewGroup>;
-
-/** Everything the index needs, read in one transaction. */
-export interface IamSnapshotData {
-  version: number;
-  users: (UserWithSecret)[];
-  groups: GroupRecord[];
-}
 
 function bool(value: unknown, what: string): boolean {
   if (typeof value !== "boolean") {

@@ -19,44 +19,15 @@
  */
 import { getLogger } from "../observability/log.ts";
 import { guardProcessErrors } from "./process-guard.ts";
-import {
-  type ConnectionLimits,
-  ConnectionTable,
-  type TrackedConnection,
-} from "./connection-table.ts";
+import { ConnectionTable, type TrackedConnection } from "./connection-table.ts";
+import type {
+  ConnectionServer,
+  ConnectionServerOptions,
+  ServeHandler,
+} from "./connection-server-contract.ts";
 import { serveWithRestart } from "./serve-fallback.ts";
 
 const log = getLogger("svc::http");
-
-type Handler = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Promise<Response>;
-
-export interface ConnectionServerOptions {
-  hostname: string;
-  port: number;
-  handler: Handler;
-  /** Read on every accept and sweep, so a reload applies to the next one. */
-  limits: () => ConnectionLimits;
-  /** Serve HTTPS with this PEM certificate and key (http/tls-material.ts); absent = HTTP. */
-  tls?: { cert: string; key: string };
-  /** Tests force the fallback path with true. */
-  useFallback?: boolean;
-}
-
-export interface ConnectionServer {
-  addr: Deno.NetAddr;
-  /** Settles once `shutdown` has finished; never because of a client. */
-  finished: Promise<void>;
-  /** Stops accepting, lets requests in flight finish, then closes every connection. */
-  shutdown(): Promise<void>;
-  /** Open connections, closes by reason, refusals (null on the fallback path). */
-  stats(): ConnectionStats | null;
-}
-
-export interface ConnectionStats {
-  open: number;
-  closed: ConnectionTable["closed"];
-  refused: number;
-}
 
 interface PerConnectionServer {
   finished: Promise<void>;
@@ -66,7 +37,7 @@ interface PerConnectionServer {
 type ServeOnConnection = (
   conn: Deno.Conn,
   signal: AbortSignal,
-  handler: Handler,
+  handler: ServeHandler,
   onError: (error: unknown) => Response,
   onListen: (scheme: string) => void,
 ) => PerConnectionServer;
@@ -142,7 +113,7 @@ export async function serveConnections(
         setTimeout(closeWhenIdle, CLOSE_DELAY_MS);
       },
     };
-    const handler: Handler = async (request, info) => {
+    const handler: ServeHandler = async (request, info) => {
       table.requestStarted(tracked);
       info.completed.then(
         () => table.requestEnded(tracked),

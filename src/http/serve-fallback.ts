@@ -2,9 +2,11 @@
  * The listener for a Deno without a per-connection server (see connection-server.ts): plain
  * `Deno.serve`, started again on the same port whenever its accept loop ends on an error, so a
  * descriptor flood costs a pause, never the process. Connection limits are not enforced here.
+ * (Measured on Deno 2.9.5, which never takes this path: after an EMFILE ends `Deno.serve`, the
+ * runtime itself panics, "Too many open files" in ext/signals, before a restart can run.)
  */
 import { getLogger } from "../observability/log.ts";
-import type { ConnectionServer, ConnectionServerOptions } from "./connection-server.ts";
+import type { ConnectionServer, ConnectionServerOptions } from "./connection-server-contract.ts";
 
 const log = getLogger("svc::http");
 const RESTART_MS = 500;

@@ -5,11 +5,10 @@
  * so it never sees half of a change; lookups are Map reads and evaluation walks one user's
  * statements, so the cost does not grow with the number of users.
  */
-import type { Credential, CredentialStore, Principal } from "../auth/credentials.ts";
-import type { IamSnapshotData } from "../db/iam-store.ts";
+import type { Credential, CredentialStore, Principal } from "./credentials.ts";
 import { getLogger } from "../observability/log.ts";
-import type { KeyVisibility } from "../s3/access.ts";
-import type { Permission } from "./model.ts";
+import type { KeyVisibility } from "./key-visibility.ts";
+import type { IamSnapshotData, Permission } from "./model.ts";
 import {
   type AuthzRequest,
   type CompiledStatement,

@@ -79,6 +79,16 @@ export interface GroupRecord {
   updated_at: number;
 }
 
+/**
+ * Everything the index needs, read in one transaction: the store (db/iam-store.ts) produces it,
+ * the index and backups consume it.
+ */
+export interface IamSnapshotData {
+  version: number;
+  users: UserWithSecret[];
+  groups: GroupRecord[];
+}
+
 /** Why an IAM change was refused; the admin routes map `kind` to a status. */
 export class IamError extends Error {
   readonly kind: "invalid" | "not_found" | "conflict";

@@ -5,9 +5,9 @@
  * when a job is created (or re-queued at boot), lifted when it ends (a migration lifts it itself
  * at the routing flip).
  */
-import { AdminError } from "../admin/admin-error.ts";
+import { JobsError } from "./jobs-error.ts";
 import { BucketBusyError, type JobsStore } from "./jobs-store.ts";
-import { bucketNameProblem } from "../s3/names.ts";
+import { bucketNameProblem } from "../lib/bucket-names.ts";
 import { getLogger } from "../observability/log.ts";
 import {
   emptyProgress,
@@ -128,7 +128,7 @@ export class JobsService {
     if (job.kind === "maintenance") {
       return { status: 202, body: jobRow(await this.cancel(job, actor)) };
     }
-    if (!this.#rules) throw new AdminError("not_found", `No job "${job.id}"`);
+    if (!this.#rules) throw new JobsError("not_found", `No job "${job.id}"`);
     const outcome = await this.#rules.act(job, action, actor);
     await this.refreshGauge();
     return outcome;
@@ -139,7 +139,7 @@ export class JobsService {
     if (!/^maintenance:|^\d+$/.test(id)) await this.#rules?.sync();
     const full = /^\d+$/.test(id) ? `maintenance:${id}` : id;
     const job = await this.#store.get(full);
-    if (job === null) throw new AdminError("not_found", `No job "${id}"`);
+    if (job === null) throw new JobsError("not_found", `No job "${id}"`);
     return job;
   }
 
@@ -180,19 +180,19 @@ export class JobsService {
   async #existing(bucket: string) {
     const problem = bucketNameProblem(bucket);
     if (problem !== null) {
-      throw new AdminError("bad_request", `Bucket name "${bucket}" is not valid: ${problem}`);
+      throw new JobsError("bad_request", `Bucket name "${bucket}" is not valid: ${problem}`);
     }
     let route;
     try {
       route = await this.#deps.route(bucket);
       if ((await route.backend.headBucket(route.real)) !== null) return route;
     } catch (err) {
-      throw new AdminError(
+      throw new JobsError(
         "unavailable",
         `Bucket "${bucket}" cannot be reached: ${messageOf(err)}`,
       );
     }
-    throw new AdminError("not_found", `Bucket "${bucket}" does not exist`);
+    throw new JobsError("not_found", `Bucket "${bucket}" does not exist`);
   }
 
   async #create(
@@ -211,7 +211,7 @@ export class JobsService {
         createdBy: actor.user,
       });
     } catch (err) {
-      if (err instanceof BucketBusyError) throw new AdminError("conflict", err.message);
+      if (err instanceof BucketBusyError) throw new JobsError("conflict", err.message);
       throw err;
     }
     // Engaged now: from here every new write to the bucket answers 503 SlowDown.
@@ -237,7 +237,7 @@ export class JobsService {
         );
         started.push({ bucket, job_id: numberOf(job.id), id: job.id });
       } catch (err) {
-        if (!(err instanceof AdminError)) throw err;
+        if (!(err instanceof JobsError)) throw err;
         errors.push({ bucket, error: err.code, message: err.message });
       }
     }
@@ -247,26 +247,26 @@ export class JobsService {
   /** `POST /buckets/:bucket/migrate`: validated in full before the job exists. */
   async migrate(bucket: string, target: string, deleteSource: boolean, actor: Actor) {
     if (this.#deps.backend(target) === undefined) {
-      throw new AdminError("bad_request", `Unknown backend "${target}"`);
+      throw new JobsError("bad_request", `Unknown backend "${target}"`);
     }
     const route = await this.#existing(bucket);
     if (route.name === target) {
-      throw new AdminError("bad_request", `Bucket "${bucket}" is already on backend "${target}"`);
+      throw new JobsError("bad_request", `Bucket "${bucket}" is already on backend "${target}"`);
     }
     const targetBackend = this.#deps.backend(target)!;
     try {
       if ((await targetBackend.headBucket(route.real)) !== null) {
         const page = await targetBackend.listObjects(route.real, { prefix: "", maxKeys: 1 });
         if (page.objects.length > 0 || page.commonPrefixes.length > 0) {
-          throw new AdminError(
+          throw new JobsError(
             "conflict",
             `Backend "${target}" already has a non-empty bucket "${route.real}"`,
           );
         }
       }
     } catch (err) {
-      if (err instanceof AdminError) throw err;
-      throw new AdminError(
+      if (err instanceof JobsError) throw err;
+      throw new JobsError(
         "unavailable",
         `Backend "${target}" cannot be reached: ${messageOf(err)}`,
       );
@@ -294,10 +294,10 @@ export class JobsService {
   /** `POST /jobs/:id/cancel` of a maintenance job. */
   async cancel(job: JobRecord, actor: Actor): Promise<JobRecord> {
     if (TERMINAL.has(job.status)) {
-      throw new AdminError("conflict", `Job ${job.id} already ended (${job.status})`);
+      throw new JobsError("conflict", `Job ${job.id} already ended (${job.status})`);
     }
     if (job.type === "migrate" && (job.state as Partial<MigrateState>).flipped) {
-      throw new AdminError(
+      throw new JobsError(
         "conflict",
         `Job ${job.id} already moved bucket "${job.scope.bucket}" to its new backend; ` +
           `it can no longer be cancelled`,
@@ -311,7 +311,7 @@ export class JobsService {
       ]).catch(async (err) => {
         const now = await this.#store.get(job.id);
         if (now && TERMINAL.has(now.status)) {
-          throw new AdminError("conflict", `Job ${job.id} already ended (${now.status})`);
+          throw new JobsError("conflict", `Job ${job.id} already ended (${now.status})`);
         }
         throw err;
       });

@@ -22,6 +22,12 @@ export interface AuditEntry {
 /** Where a recorded event is logged; receives the redacted fields. */
 export type AuditLog = (level: LogLevel, event: string, fields: Record<string, unknown>) => void;
 
+/**
+ * Records an audit entry: what services receive instead of the ring itself (fields are redacted
+ * by the ring; never pass a secret anyway).
+ */
+export type AuditFn = (event: string, fields: Record<string, unknown>, level?: LogLevel) => void;
+
 export interface AuditRingOptions {
   /** Entries kept; default 500. */
   capacity?: number;

@@ -12,7 +12,7 @@
  */
 import { isPlainObject as isObject } from "../lib/json-value.ts";
 import { AdminError } from "../admin/admin-error.ts";
-import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../admin/admin-deps.ts";
+import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../config/config-port.ts";
 import { ConfigPersistError, writeConfigFile } from "../config/config-file.ts";
 import { buildConfig, expandPlaceholders } from "../config/load.ts";
 import { type Config, ConfigError } from "../config/schema/schema.ts";

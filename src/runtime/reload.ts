@@ -5,7 +5,7 @@
  */
 import { loadConfig } from "../config/load.ts";
 import { getLogger } from "../observability/log.ts";
-import type { ApplyOutcome, ConfigPort } from "../admin/admin-deps.ts";
+import type { ApplyOutcome, ConfigPort } from "../config/config-port.ts";
 
 const log = getLogger("svc::runtime");
 

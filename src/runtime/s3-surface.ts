@@ -8,7 +8,7 @@ import {
   BootstrapCredentials,
   ChainedCredentials,
   type CredentialStore,
-} from "../auth/credentials.ts";
+} from "../iam/credentials.ts";
 import type { Config } from "../config/schema/schema.ts";
 import type { S3Access } from "../s3/access.ts";
 import { bucketPolicySource } from "../s3/bucket-policy.ts";

@@ -4,7 +4,8 @@
  */
 import { createApp } from "./app.ts";
 import { parseListenAddress } from "../config/load.ts";
-import { type ConnectionStats, serveConnections } from "../http/connection-server.ts";
+import { serveConnections } from "../http/connection-server.ts";
+import type { ConnectionStats } from "../http/connection-server-contract.ts";
 import { getLogger } from "../observability/log.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
 import { raiseOpenFileLimit } from "../native/fd-limit.ts";

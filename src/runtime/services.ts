@@ -18,7 +18,7 @@ import type { WriteObserver } from "../objects/usage/write-observer.ts";
 import { BucketWriteGate } from "../s3/write-gate.ts";
 import { VERSION } from "../lib/version.ts";
 import { type Clock, systemClock } from "../jobs/clock.ts";
-import { backendPlanOf } from "./backends.ts";
+import { backendPlanOf } from "../config/backend-plan.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
 
 /** Holds the current config snapshot; readers take `current` once per request. */

@@ -18,7 +18,8 @@ import { BackendHealth, bootProbe, type ProbeMode } from "../storage/backend-hea
 import { BucketRouter } from "../storage/bucket-router.ts";
 import type { ObservedBackend } from "../storage/observed-backend.ts";
 import { withTimeout } from "../lib/with-timeout.ts";
-import { backendFingerprint, backendPlanOf, openBackend, stateDirOf } from "./backends.ts";
+import { backendFingerprint, backendPlanOf, stateDirOf } from "../config/backend-plan.ts";
+import { openBackend } from "./open-backend.ts";
 import { type DeltaStore, openDeltaStore } from "./delta-store.ts";
 import { startSweeper } from "./multipart-sweeper.ts";
 import { StartupError } from "./startup-checks.ts";

@@ -7,9 +7,13 @@
  *
  * The default, ALLOW_ALL, allows whatever authentication let in: the behaviour before IAM.
  */
-import type { Principal } from "../auth/credentials.ts";
+import type { Principal } from "../iam/credentials.ts";
 import { SvcError } from "../lib/errors.ts";
 import type { S3Request } from "./request.ts";
+import type { KeyVisibility } from "../iam/key-visibility.ts";
+
+// Part of this port's vocabulary (visibleKeys returns it); IAM defines it, as it computes it.
+export type { KeyVisibility };
 
 /** The IAM actions of SPEC.md (`*` in a permission covers all five). */
 export type S3Action = "read" | "list" | "write" | "delete" | "admin";
@@ -35,17 +39,6 @@ export interface AccessTarget {
   check: AccessCheck;
   /** Who acts: the authenticated principal, or a form's signer (null: open access). */
   principal: Principal | null;
-}
-
-/**
- * What a listing of one bucket may show. Only the key ranges under `prefixes` are read ("" is
- * the whole bucket), so keys outside every grant are never walked; `visible`, when set, drops
- * single entries inside those ranges (an explicit Deny on part of a grant). A common prefix is
- * asked with kind "prefix" and must be refused only when no key under it is visible.
- */
-export interface KeyVisibility {
-  prefixes: readonly string[];
-  visible?: (entry: string, kind: "object" | "prefix") => boolean;
 }
 
 export interface S3Access {

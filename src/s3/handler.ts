@@ -3,7 +3,7 @@
  * failure becomes an S3 error document. The server stays up whatever a request throws.
  */
 import type { Authenticator } from "../auth/authenticator.ts";
-import type { Principal } from "../auth/credentials.ts";
+import type { Principal } from "../iam/credentials.ts";
 import { isNoSpaceError, SvcError } from "../lib/errors.ts";
 import type { Semaphore } from "../lib/semaphore.ts";
 import { watchForStalls } from "../http/stall-watch.ts";

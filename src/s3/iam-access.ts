@@ -12,7 +12,7 @@
  * - `aws:SourceIp` is the client address the request context carries (proxy headers believed
  *   only with `trust_proxy_headers`).
  */
-import type { Principal } from "../auth/credentials.ts";
+import type { Principal } from "../iam/credentials.ts";
 import { accessDenied, type S3Access } from "../s3/access.ts";
 import type { S3Request } from "../s3/request.ts";
 import type { Decision } from "../iam/evaluate.ts";

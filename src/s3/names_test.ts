@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
-import {
-  bucketNameProblem,
-  parseUserMetadata,
-  validateBucketName,
-  validateObjectKey,
-} from "./names.ts";
+import { bucketNameProblem } from "../lib/bucket-names.ts";
+import { parseUserMetadata, validateBucketName, validateObjectKey } from "./names.ts";
 
 function failsWith(fn: () => unknown, code: string): SvcError {
   let caught: unknown;

@@ -11,7 +11,7 @@ import { SignatureV4 } from "@smithy/signature-v4";
 import { AwsClient } from "aws4fetch";
 import { SvcError } from "../lib/errors.ts";
 import { splitRawUrl } from "../http/request-context.ts";
-import { BootstrapCredentials } from "../auth/credentials.ts";
+import { BootstrapCredentials } from "../iam/credentials.ts";
 import { parseSignedRequest } from "../auth/sigv4/sigv4-parse.ts";
 import type { SignedRequestInput } from "../auth/sigv4/sigv4-request.ts";
 import { verifySignedRequest } from "../auth/sigv4/sigv4.ts";

@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { type ConfigDb, openConfigDb } from "../../src/db/config-db.ts";
 import { SessionStore } from "../../src/db/session-store.ts";
 import { AuditRing } from "../../src/observability/audit-ring.ts";
-import type { AuditFn } from "../../src/admin/admin-deps.ts";
+import type { AuditFn } from "../../src/observability/audit-ring.ts";
 import type { AdminEnv } from "../../src/admin/admin-env.ts";
 import { renderAdminError } from "../../src/admin/admin-error.ts";
 import { BootstrapPassword } from "../../src/admin/session/bootstrap-password.ts";

@@ -6,7 +6,7 @@
  * the runtime does between the document and the running config (expanding placeholders, applying
  * SVC_* overrides) is stood in for by an optional `toRunning` transform of the document.
  */
-import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/admin-deps.ts";
+import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/config/config-port.ts";
 import { AdminError } from "../../src/admin/admin-error.ts";
 import { type Config, validateConfigWithWarnings } from "../../src/config/schema/schema.ts";
 

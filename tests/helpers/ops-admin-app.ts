@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import type { AdminEnv, AdminPrincipal } from "../../src/admin/admin-env.ts";
 import { renderAdminError } from "../../src/admin/admin-error.ts";
-import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/admin/admin-deps.ts";
+import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../src/config/config-port.ts";
 import type { StorageView } from "../../src/admin/storage/storage-admin.ts";
 import { type Config, validateConfigWithWarnings } from "../../src/config/schema/schema.ts";
 import type { Backend } from "../../src/storage/backend.ts";

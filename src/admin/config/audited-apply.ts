@@ -6,7 +6,8 @@
  */
 import type { Context } from "hono";
 import { ConfigError } from "../../config/schema/schema.ts";
-import type { ApplyOutcome, ApplyRequest, AuditFn } from "../admin-deps.ts";
+import type { ApplyOutcome, ApplyRequest } from "../../config/config-port.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 

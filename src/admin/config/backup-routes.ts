@@ -32,7 +32,8 @@ import { BackupFormatError } from "../../backup/backup-zip.ts";
 import { SvcError } from "../../lib/errors.ts";
 import { readBounded } from "../../http/read-bounded.ts";
 import { getLogger } from "../../observability/log.ts";
-import type { AuditFn, ConfigPort } from "../admin-deps.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 

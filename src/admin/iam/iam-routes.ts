@@ -15,7 +15,8 @@ import { type Context, Hono } from "hono";
 import type { IamStore } from "../../db/iam-store.ts";
 import { IamError } from "../../iam/model.ts";
 import { POLICY_TEMPLATES } from "../../iam/policies.ts";
-import type { AuditFn, ConfigPort } from "../admin-deps.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 

@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import type { JobsService } from "../../jobs/jobs-service.ts";
 import { MAX_REENCRYPT_BUCKETS } from "../../jobs/jobs-service.ts";
 import { JOB_ACTIONS, type JobAction, KIND_ACTIONS } from "../../jobs/job-model.ts";
-import type { AuditFn } from "../admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import type { Context } from "hono";

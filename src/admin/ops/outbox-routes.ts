@@ -19,7 +19,7 @@ import {
   type OutboxStatus,
   type OutboxStore,
 } from "../../events/outbox-store.ts";
-import type { AuditFn } from "../admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 

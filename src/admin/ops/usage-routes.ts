@@ -22,7 +22,7 @@ import type { Context } from "hono";
 import type { DeltaspaceSavings, SavingsReport } from "../../objects/usage/deltaspace-savings.ts";
 import type { FullUsageScan } from "../../objects/usage/usage-full-scan.ts";
 import type { BucketUsage, ScanTrigger } from "../../objects/usage/usage.ts";
-import type { AuditFn } from "../admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 import { isNoSuchBucket, unavailable, type UsageAggregate } from "./stats-route.ts";

@@ -16,7 +16,7 @@
 import { type Handler, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type { DbState } from "../../db/config-db.ts";
-import type { AuditFn } from "../admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { type BootstrapPassword, checkNewPassword, type Rekeyable } from "./bootstrap-password.ts";

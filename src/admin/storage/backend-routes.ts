@@ -23,6 +23,7 @@ import { namedBackendSchema } from "../../config/schema/schema-storage.ts";
 import { withTimeout } from "../../lib/with-timeout.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
+import { storageOf } from "../../config/storage-section.ts";
 import { bucketRoutes } from "./bucket-routes.ts";
 import { probeS3 } from "./s3-probe.ts";
 import {
@@ -30,7 +31,6 @@ import {
   backendView,
   defaultBackendName,
   singleBackendConflict,
-  storageOf,
   usesNamedBackends,
 } from "./storage-admin.ts";
 

@@ -10,17 +10,17 @@
  * recording the route fails, the bucket just created is deleted again: nothing is half-done.
  */
 import { Hono } from "hono";
-import { bucketNameProblem } from "../../s3/names.ts";
+import { bucketNameProblem } from "../../lib/bucket-names.ts";
 import { getLogger } from "../../observability/log.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
+import { storageOf } from "../../config/storage-section.ts";
 import {
   adminErrorFromStorage,
   backendNames,
   type BackendRoutesDeps,
   defaultBackendName,
   mapLimited,
-  storageOf,
 } from "./storage-admin.ts";
 
 const log = getLogger("svc::admin");

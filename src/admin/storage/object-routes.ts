@@ -12,10 +12,11 @@
  * answer per item (`{ok}` or `{error, message}`); a batch that did anything is audited.
  */
 import { Hono } from "hono";
-import type { Principal } from "../../auth/credentials.ts";
+import type { Principal } from "../../iam/credentials.ts";
 import type { IamIndex } from "../../iam/index.ts";
 import { childrenNamed, childText, parseXml } from "../../s3/xml.ts";
-import type { AuditFn, ConfigPort } from "../admin-deps.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { actorFields, type AdminEnv, type AdminPrincipal } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { ActingClient, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";

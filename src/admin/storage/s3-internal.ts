@@ -4,7 +4,7 @@
  * gate, quotas, `replication_target_only`, events and metrics treat it exactly as the same call
  * from an SDK. Only admission and SigV4 are skipped: the session already authenticated the user.
  */
-import type { Principal } from "../../auth/credentials.ts";
+import type { Principal } from "../../iam/credentials.ts";
 import type { ActingAs } from "../../s3/handler.ts";
 import { childText, parseXml } from "../../s3/xml.ts";
 import { AdminError } from "../admin-error.ts";

@@ -8,7 +8,8 @@ import type { NamedBackend } from "../../config/schema/schema-storage.ts";
 import { SvcError } from "../../lib/errors.ts";
 import type { Backend } from "../../storage/backend.ts";
 import type { BucketRouter } from "../../storage/bucket-router.ts";
-import type { AuditFn, ConfigPort } from "../admin-deps.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { AdminError } from "../admin-error.ts";
 
 /** The running storage stack, as the routes need it (read anew per request: reloads rebuild it). */
@@ -115,20 +116,6 @@ export function singleBackendConflict(config: Config, action: string): AdminErro
       "(PUT /config/section/storage); keep storage.filesystem if it is set, it stays the local " +
       "state directory. Then add backends here.",
   );
-}
-
-/** The `storage` mapping of a document (created when absent). */
-export function storageOf(document: Record<string, unknown>): Record<string, unknown> {
-  const storage = document.storage;
-  if (storage === undefined || storage === null) {
-    const created: Record<string, unknown> = {};
-    document.storage = created;
-    return created;
-  }
-  if (typeof storage !== "object" || Array.isArray(storage)) {
-    throw new AdminError("invalid_config", "storage: expected a mapping in the config document");
-  }
-  return storage as Record<string, unknown>;
 }
 
 /** An error of the storage layer as an admin error (storage errors are S3 errors). */

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { SvcError } from "../../lib/errors.ts";
-import { BootstrapCredentials } from "../credentials.ts";
+import { BootstrapCredentials } from "../../iam/credentials.ts";
 import { failureReason } from "./sigv4-failures.ts";
 import { parseSignedRequest } from "./sigv4-parse.ts";
 import type { SignedRequestInput } from "./sigv4-request.ts";

@@ -14,7 +14,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { BootstrapCredentials } from "../credentials.ts";
+import { BootstrapCredentials } from "../../iam/credentials.ts";
 import { canonicalRequest } from "./sigv4-canonical.ts";
 import { parseSignedRequest } from "./sigv4-parse.ts";
 import { verifySignedRequest } from "./sigv4.ts";

@@ -5,7 +5,7 @@
  * The functions may normalise the config in place (public shorthand, cleared references).
  */
 import { normalizeBcryptHash } from "../bcrypt-hash.ts";
-import type { Config } from "./schema.ts";
+import type { Config } from "./config-schema.ts";
 import { BUCKET_NAME, type EncryptionConfig } from "./schema-storage.ts";
 import { parseDuration } from "./schema-common.ts";
 import { backendEnvName } from "../env.ts";

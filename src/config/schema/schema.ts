@@ -3,21 +3,20 @@
  * `advanced`), each field with its type, range and default. The schema is the single source of
  * defaults; `Config` is what the rest of svc reads (through one snapshot per request).
  *
- * Field shapes live in the `schema-*.ts` modules; this module joins them, runs the rules that
- * span several fields (unique names, references, exclusive fields) and formats every problem as
- * `<dotted.path>: <message>`.
+ * Field shapes live in the `schema-*.ts` modules, joined in config-schema.ts; this module runs
+ * the rules that span several fields (schema-checks.ts: unique names, references, exclusive
+ * fields) and formats every problem as `<dotted.path>: <message>`.
  */
 import * as v from "valibot";
-import { type AccessConfig, accessSchema } from "./schema-access.ts";
-import { admissionSchema } from "./schema-admission.ts";
+import type { AccessConfig } from "./schema-access.ts";
 import {
   type AdvancedConfig,
-  advancedSchema,
   effectiveMaxTotalMultipartBytes,
   splitListenAddress,
 } from "./schema-advanced.ts";
-import { ConfigError, describe } from "./schema-common.ts";
-import { type StorageConfig, storageSchema } from "./schema-storage.ts";
+import { ConfigError } from "./schema-common.ts";
+import type { StorageConfig } from "./schema-storage.ts";
+import { type Config, configSchema } from "./config-schema.ts";
 import {
   checkAccess,
   checkAdmission,
@@ -30,21 +29,8 @@ import { normalizeLegacy } from "../legacy.ts";
 export { effectiveMaxTotalMultipartBytes, splitListenAddress };
 export type { AccessConfig, AdvancedConfig, StorageConfig };
 export { ConfigError, parseDuration } from "./schema-common.ts";
-
-export const configSchema = v.strictObject(
-  {
-    admission: v.optional(admissionSchema, {}),
-    access: v.optional(accessSchema, {}),
-    storage: v.optional(storageSchema, {}),
-    advanced: v.optional(advancedSchema, {}),
-  },
-  (issue) =>
-    issue.expected === "never"
-      ? "unknown key"
-      : `expected a mapping of sections, got ${describe(issue.input)}`,
-);
-
-export type Config = v.InferOutput<typeof configSchema>;
+export { configSchema };
+export type { Config };
 
 export interface ValidatedConfig {
   config: Config;

@@ -3,9 +3,8 @@
  * interface: the runtime (src/runtime/admin-plane.ts) builds it over the storage stack and the
  * config runtime; unit tests pass real backends on temp directories.
  */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { JobsStore } from "../jobs-store.ts";
-import type { BucketWriteGate } from "../../s3/write-gate.ts";
 import type { Backend } from "../../storage/backend.ts";
 import type { Clock } from "../clock.ts";
 
@@ -26,6 +25,23 @@ export interface MaintenanceSettings {
   attempts: number;
 }
 
+/**
+ * The buckets maintenance jobs hold against client writes. The S3 layer's `BucketWriteGate`
+ * (s3/write-gate.ts) implements it: a held bucket answers client writes with 503 SlowDown, and
+ * the gate counts the writes in flight. Declared here so the jobs depend on this port, not on the
+ * S3 layer above them.
+ */
+export interface MaintenanceWriteGate {
+  /** The job holding `bucket`, or undefined when writes may pass. */
+  holder(bucket: string): string | undefined;
+  /** Holds `bucket` for `jobId`: client writes are refused from now on. */
+  engage(bucket: string, jobId: string): void;
+  /** Releases `bucket` if `jobId` (when given) is the one holding it. */
+  lift(bucket: string, jobId?: string): void;
+  /** Resolves once no client write to `bucket` is in flight; rejects with the signal's reason. */
+  drained(bucket: string, signal?: AbortSignal): Promise<void>;
+}
+
 /** Bounded-label counters the workers feed (`type` is `reencrypt` or `migrate`). */
 export interface JobMetrics {
   objects(type: string, outcome: "done" | "failed", n?: number): void;
@@ -35,7 +51,7 @@ export interface JobMetrics {
 export interface MaintenanceDeps {
   store: JobsStore;
   clock: Clock;
-  gate: BucketWriteGate;
+  gate: MaintenanceWriteGate;
   /** Where a bucket lives now. */
   route(bucket: string): Promise<BucketRoute>;
   /** The backend `storage.buckets.<bucket>.backend` names in the running config, if any. */

@@ -3,8 +3,8 @@
  * document (the bucket's other settings kept) and applied through the one config path, persisted
  * to the config file, so the bucket stays on its new backend after a restart or a SIGHUP.
  */
-import type { ConfigPort } from "../../admin/admin-deps.ts";
-import { storageOf } from "../../admin/storage/storage-admin.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
+import { storageOf } from "../../config/storage-section.ts";
 
 export async function routeBucketVia(
   config: ConfigPort,

@@ -7,7 +7,7 @@
  * svc refuses to start otherwise.
  */
 import type { Config } from "../../config/schema/schema.ts";
-import { backendPlanOf } from "../../runtime/backends.ts";
+import { backendPlanOf } from "../../config/backend-plan.ts";
 import { S3Client } from "../../storage/s3/s3-client.ts";
 import { s3OptionsFromConfig } from "../../storage/s3/s3-options.ts";
 import { checkConditionalWrites, S3Leases } from "./s3-leases.ts";

@@ -3,8 +3,8 @@
  * which removes it from the operator's document through the one apply path (persisted to the
  * config file like every admin change) before its row and history go.
  */
-import { AdminError } from "../../admin/admin-error.ts";
-import type { ConfigPort } from "../../admin/admin-deps.ts";
+import { JobsError } from "../jobs-error.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
 import { isPlainObject } from "../../lib/json-value.ts";
 import { parseDuration } from "../../config/schema/schema-common.ts";
 import type { Config } from "../../config/schema/schema.ts";
@@ -57,7 +57,7 @@ export async function removeRuleFromConfig(
   const section = isPlainObject(storage) ? storage[kind] : undefined;
   const rules = isPlainObject(section) ? section.rules : undefined;
   if (!Array.isArray(rules) || !rules.some((rule) => isPlainObject(rule) && rule.name === name)) {
-    throw new AdminError(
+    throw new JobsError(
       "conflict",
       `Rule "${name}" is not in the config document (storage.${kind}.rules); edit its source`,
     );

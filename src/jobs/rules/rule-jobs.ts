@@ -6,7 +6,7 @@
  * from start to end, and writes its per-object failures to the rule's ring. A preview runs the
  * same code with `dryRun`, without lease, run row or failure rows.
  */
-import { AdminError } from "../../admin/admin-error.ts";
+import { JobsError } from "../jobs-error.ts";
 import type { Config } from "../../config/schema/schema.ts";
 import type { RuleStore } from "./rule-store.ts";
 import { getLogger } from "../../observability/log.ts";
@@ -138,7 +138,7 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
       if (due > now) continue;
       // A rule leased elsewhere skips this tick; anything else is logged by the run itself.
       this.#begin(rule, "scheduler").catch((err) => {
-        if (!(err instanceof AdminError && err.code === "conflict")) {
+        if (!(err instanceof JobsError && err.code === "conflict")) {
           log.warn("scheduled run did not start", {
             job: this.idOf(rule.name),
             error: messageOf(err),
@@ -165,7 +165,7 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
         : row?.paused
         ? "the rule is paused"
         : null;
-      if (why !== null) throw new AdminError("conflict", `Rule "${name}" cannot run now: ${why}`);
+      if (why !== null) throw new JobsError("conflict", `Rule "${name}" cannot run now: ${why}`);
     };
     return await this.#begin(rule, "run-now", actor, precheck);
   }
@@ -180,7 +180,7 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
   kill(name: string, actor: string): void {
     const running = this.#running.get(this.idOf(this.#required(name).name));
     if (!running) {
-      throw new AdminError("conflict", `Rule "${name}" has no run in progress`);
+      throw new JobsError("conflict", `Rule "${name}" has no run in progress`);
     }
     running.abort.abort(new RunAborted("kill", actor));
   }
@@ -190,10 +190,10 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
     const rule = this.#required(name);
     const id = this.idOf(name);
     if (!this.driver.verify) {
-      throw new AdminError("method_not_allowed", `${this.kind} rules have no verify`);
+      throw new JobsError("method_not_allowed", `${this.kind} rules have no verify`);
     }
     if (this.#running.has(id) || this.#verifying.has(id)) {
-      throw new AdminError("conflict", `Rule "${name}" is running; verify after the run ends`);
+      throw new JobsError("conflict", `Rule "${name}" is running; verify after the run ends`);
     }
     this.#verifying.add(id);
     try {
@@ -231,7 +231,7 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
 
   #required(name: string): Rule {
     const rule = this.rule(name);
-    if (!rule) throw new AdminError("not_found", `No ${this.kind} rule "${name}" is configured`);
+    if (!rule) throw new JobsError("not_found", `No ${this.kind} rule "${name}" is configured`);
     return rule;
   }
 
@@ -243,10 +243,10 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
   ): Promise<RunReport> {
     const id = this.idOf(rule.name);
     if (this.#running.has(id)) {
-      throw new AdminError("conflict", `Rule "${rule.name}" is already running`);
+      throw new JobsError("conflict", `Rule "${rule.name}" is already running`);
     }
     if (this.#verifying.has(id)) {
-      throw new AdminError("conflict", `Rule "${rule.name}" is being verified`);
+      throw new JobsError("conflict", `Rule "${rule.name}" is being verified`);
     }
     const abort = new AbortController();
     // Claimed synchronously: a second run-now racing this one sees it at once.
@@ -260,7 +260,7 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
         const lease = await this.#options.leases().acquire(id, settings.leaseTtlMs);
         if (lease === null) {
           const holder = await this.#options.leases().holder(id).catch(() => null);
-          throw new AdminError(
+          throw new JobsError(
             "conflict",
             `Rule "${rule.name}" is leased by another runner${
               holder ? ` (${holder.holder}, until ${new Date(holder.expiresAt).toISOString()})` : ""

@@ -3,8 +3,8 @@
  * them, and the actions of their matrix (pause, resume, run-now, preview, verify, kill, delete).
  * The jobs service hands every non-maintenance row and action here.
  */
-import { AdminError } from "../../admin/admin-error.ts";
-import type { ConfigPort } from "../../admin/admin-deps.ts";
+import { JobsError } from "../jobs-error.ts";
+import type { ConfigPort } from "../../config/config-port.ts";
 import type { RuleStore } from "./rule-store.ts";
 import { type JobAction, type JobRecord, jobRow, runRow } from "../job-model.ts";
 import { removeRuleFromConfig } from "./rule-config.ts";
@@ -89,7 +89,7 @@ export class RulesRoom {
     actor: { user: string; ip: string },
   ): Promise<{ status: number; body: Record<string, unknown> }> {
     const kind = this.#kinds.get(job.kind);
-    if (!kind) throw new AdminError("not_found", `No job "${job.id}"`);
+    if (!kind) throw new JobsError("not_found", `No job "${job.id}"`);
     const name = job.id.slice(job.kind.length + 1);
     const audit = (event: string) =>
       this.#options.audit(
@@ -115,7 +115,7 @@ export class RulesRoom {
         return { status: 202, body: { killed: job.id } };
       case "delete": {
         if (kind.busy(name)) {
-          throw new AdminError("conflict", `Rule "${name}" is running or being verified`);
+          throw new JobsError("conflict", `Rule "${name}" is running or being verified`);
         }
         await removeRuleFromConfig(this.#options.config, kind.kind, name, actor);
         await this.#options.store.remove(job.id);
@@ -123,7 +123,7 @@ export class RulesRoom {
         return { status: 200, body: { deleted: job.id } };
       }
       default:
-        throw new AdminError("method_not_allowed", `Action "${action}" is not supported`);
+        throw new JobsError("method_not_allowed", `Action "${action}" is not supported`);
     }
   }
 

@@ -1,5 +1,5 @@
 /** What the admin plane's route builders share: the planes built before them, whole. */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { AdminPrincipal } from "../../admin/admin-env.ts";
 import type { AdminSessions } from "../../admin/session/sessions.ts";
 import type { ExtAuthStore } from "../../db/ext-auth-store.ts";

@@ -5,7 +5,7 @@
  * answer 503 and adds the database to readiness (config-state.ts).
  */
 import type { Hono } from "hono";
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { AdminEnv } from "../../admin/admin-env.ts";
 import { sessionEntitlement } from "../../admin/session/iam-session-routes.ts";
 import { terminatePasswordWorker } from "../../admin/session/password-hasher.ts";

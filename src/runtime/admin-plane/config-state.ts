@@ -11,7 +11,7 @@ import { BootstrapPassword } from "../../admin/session/bootstrap-password.ts";
 import type { Config } from "../../config/schema/schema.ts";
 import { type ConfigDb, openConfigDb } from "../../db/config-db.ts";
 import { getLogger } from "../../observability/log.ts";
-import { stateDirOf } from "../backends.ts";
+import { stateDirOf } from "../../config/backend-plan.ts";
 import type { CheckReport } from "../readiness.ts";
 
 const log = getLogger("svc::admin");

@@ -3,7 +3,7 @@
  * mode it stays off: each instance's YAML is authoritative and reconciled on its own, so
  * publishing or adopting another instance's state would fight the file.
  */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { ConfigDb } from "../../db/config-db.ts";
 import { ConfigSync, type ConfigSyncDeps } from "../../db/config-sync.ts";
 import type { CoordinationBucket } from "../../jobs/rules/coordination.ts";

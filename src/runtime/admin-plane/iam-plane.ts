@@ -4,7 +4,7 @@
  * config sync with the other instances when a coordination bucket is set, and the hooks S3 is
  * built with (IAM keys before the bootstrap pair, IAM decisions on every request).
  */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { Config } from "../../config/schema/schema.ts";
 import type { ConfigDb } from "../../db/config-db.ts";
 import type { ConfigSync } from "../../db/config-sync.ts";

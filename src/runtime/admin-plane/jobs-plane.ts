@@ -2,7 +2,7 @@
  * The jobs room: maintenance jobs (re-encrypt, migrate) and the rule schedulers (replication and
  * lifecycle) over the config database, their runs reaching the storage stack in use.
  */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import type { ConfigDb } from "../../db/config-db.ts";
 import type { EventOutbox } from "../../events/event-outbox.ts";
 import { JobsService } from "../../jobs/jobs-service.ts";

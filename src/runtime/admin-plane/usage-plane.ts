@@ -3,7 +3,7 @@
  * written in batches; the cached aggregate behind `/_/stats`, the full scan an operator starts,
  * and the deltaspace savings scan.
  */
-import type { AuditFn } from "../../admin/admin-deps.ts";
+import type { AuditFn } from "../../observability/audit-ring.ts";
 import { usageAggregate } from "../../admin/ops/stats-route.ts";
 import type { ConfigDb } from "../../db/config-db.ts";
 import { UsageStore } from "../../db/usage-store.ts";

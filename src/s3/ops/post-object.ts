@@ -15,7 +15,7 @@
  * stored through a form is the same object S3 would store.
  */
 import { headerValue } from "../header-text.ts";
-import type { CredentialStore, Principal } from "../../auth/credentials.ts";
+import type { CredentialStore, Principal } from "../../iam/credentials.ts";
 import { type LengthRange, verifyPostPolicy } from "../../auth/post-policy.ts";
 import { SvcError } from "../../lib/errors.ts";
 import type { ObjectService } from "../../objects/object-service.ts";

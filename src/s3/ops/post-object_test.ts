@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
-import { BootstrapCredentials } from "../../auth/credentials.ts";
+import { BootstrapCredentials } from "../../iam/credentials.ts";
 import { SvcError } from "../../lib/errors.ts";
 import { terminateHashWorkers } from "../../body/body-digest.ts";
 import { ObjectService } from "../../objects/object-service.ts";

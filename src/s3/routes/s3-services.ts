@@ -3,7 +3,7 @@
  * handlers and the dispatcher all name it, and it names none of them.
  */
 import type { AdmissionChain } from "../../admission/build.ts";
-import type { CredentialStore } from "../../auth/credentials.ts";
+import type { CredentialStore } from "../../iam/credentials.ts";
 import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
 import type { ObjectService } from "../../objects/object-service.ts";
 import type { UsageCounter } from "../../objects/usage/usage.ts";

@@ -1,10 +1,10 @@
 /**
- * The services admin route files receive (each route file takes a `Pick` of what it needs). The
- * runtime (src/runtime/) implements them; tests pass fakes. Kept here so route files never import
- * the runtime and the runtime is the one composition root.
+ * The port every config change goes through (SIGHUP, the config and backends admin APIs, rule
+ * jobs that edit their own rules, the cluster config sync). The runtime implements it; it lives
+ * in the config room so the rooms that change config (jobs, admin, db) need not import the
+ * runtime or each other.
  */
-import type { Config } from "../config/schema/schema.ts";
-import type { LogLevel } from "../observability/log-level.ts";
+import type { Config } from "./schema/schema.ts";
 
 /** Where a config change came from; recorded in the `config_changed` audit entry. */
 export type ConfigSource = "startup" | "sighup" | "admin_api" | "cli";
@@ -52,6 +52,3 @@ export interface ConfigPort {
    */
   apply(request: ApplyRequest): Promise<ApplyOutcome>;
 }
-
-/** Records an admin audit entry (fields are redacted by the ring; never pass a secret anyway). */
-export type AuditFn = (event: string, fields: Record<string, unknown>, level?: LogLevel) => void;

@@ -1,6 +1,7 @@
 /**
- * Who may sign requests. The bootstrap pair from the config is the first source; IAM users plug
- * in later as another CredentialStore, so verification code never knows where a key came from.
+ * Who may sign requests. The bootstrap pair from the config is the first source; the IAM index
+ * (index.ts) is another CredentialStore, so verification code (src/auth/) never knows where a
+ * key came from.
  */
 
 export interface Principal {

@@ -3,21 +3,13 @@
  * named `default` from `storage.backend`, the `s3` shorthand or the `filesystem` shorthand.
  * Also the local state directory (multipart state, spool files), which is the filesystem path of
  * the single-backend settings (`storage.filesystem`, `storage.backend.path`, SVC_DATA_DIR) or
- * `./data`, whatever backends hold the objects.
+ * `./data`, whatever backends hold the objects. Plain reading of the config, so every room that
+ * must find a backend by name (the runtime opening them, the jobs finding the coordination
+ * bucket) reads it the same way; opening one is the runtime's (runtime/open-backend.ts).
  */
 import { createHash } from "node:crypto";
-import type { Config } from "../config/schema/schema.ts";
-import type { EncryptionConfig } from "../config/schema/schema-storage.ts";
-import type { Backend } from "../storage/backend.ts";
-import { EncryptingBackend } from "../storage/encryption/encrypting-backend.ts";
-import type { DecryptFailure } from "../storage/encryption/encryption-error.ts";
-import { KeyRing } from "../storage/encryption/key-ring.ts";
-import { sseWriteHeaders } from "../storage/encryption/sse-headers.ts";
-import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
-import { ObservedBackend } from "../storage/observed-backend.ts";
-import { S3Backend } from "../storage/s3/s3-backend.ts";
-import { s3OptionsFromConfig } from "../storage/s3/s3-options.ts";
-import { StartupError } from "./startup-checks.ts";
+import type { Config } from "./schema/schema.ts";
+import type { EncryptionConfig } from "./schema/schema-storage.ts";
 
 export interface BackendSpec {
   name: string;
@@ -87,41 +79,4 @@ export function backendPlanOf(config: Config): BackendPlan {
  */
 export function backendFingerprint(config: Config): string {
   return createHash("sha256").update(JSON.stringify(backendPlanOf(config))).digest("hex");
-}
-
-/**
- * Opens one backend: the real one, under its encryption layer (always there, so objects that
- * say they are encrypted are decrypted whatever the current mode), observed (readiness uses its
- * last success). Throws StartupError.
- */
-export async function openBackend(
-  spec: BackendSpec,
-  config: Config,
-  spoolDir: string,
-  onDecryptFailure?: (reason: DecryptFailure) => void,
-): Promise<ObservedBackend> {
-  let backend: Backend;
-  let keys: KeyRing;
-  try {
-    keys = await KeyRing.fromConfig(spec.name, spec.encryption);
-  } catch (err) {
-    throw new StartupError(err instanceof Error ? err.message : String(err));
-  }
-  if (spec.type === "filesystem") {
-    backend = await FilesystemBackend.open(spec.path ?? "./data");
-  } else {
-    let options;
-    try {
-      options = {
-        ...s3OptionsFromConfig(spec, config.advanced, spoolDir),
-        writeHeaders: sseWriteHeaders(spec.encryption),
-      };
-    } catch (err) {
-      throw new StartupError(
-        `Backend "${spec.name}": ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    backend = await S3Backend.open(options);
-  }
-  return new ObservedBackend(new EncryptingBackend(backend, keys, onDecryptFailure));
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { buildConfig } from "../config/load.ts";
-import { backendFingerprint, backendPlanOf } from "./backends.ts";
+import { buildConfig } from "./load.ts";
+import { backendFingerprint, backendPlanOf } from "./backend-plan.ts";
 
 const KEY_A = "a1".repeat(32);
 const KEY_B = "b2".repeat(32);
