@@ -3,22 +3,20 @@
  * `svc config lint|defaults|apply …` subcommands (src/cli/config-command.ts) and `svc admission
  * trace …` (src/cli/admission-command.ts).
  */
-import { runAdmissionCommand } from "./src/cli/admission-command.ts";
-import { runConfigCommand } from "./src/cli/config-command.ts";
-import { loadConfig } from "./src/config/load.ts";
-import { ConfigError } from "./src/config/schema/schema.ts";
-import { configureLogging, getLogger } from "./src/observability/log.ts";
-import { resolveLogLevel } from "./src/observability/log-level.ts";
-import { reloadOnHangup } from "./src/runtime/reload.ts";
-import { startServer } from "./src/runtime/server.ts";
-import { checkStartupAuth, StartupError } from "./src/runtime/startup-checks.ts";
-import { openSvc } from "./src/runtime/open-svc.ts";
+import { runAdmissionCommand, runConfigCommand } from "./src/cli/mod.ts";
+import { ConfigError, loadConfig } from "./src/config/mod.ts";
+import { configureLogging, getLogger, resolveLogLevel } from "./src/observability/mod.ts";
 import {
+  checkStartupAuth,
+  openSvc,
   processClock,
+  reloadOnHangup,
+  startServer,
+  StartupError,
   TEST_CLOCK_VARIABLE,
   testClockOffsetSecs,
-} from "./src/runtime/test-clock.ts";
-import { VERSION } from "./src/lib/version.ts";
+} from "./src/runtime/mod.ts";
+import { VERSION } from "./src/lib/mod.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
 

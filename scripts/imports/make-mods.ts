@@ -22,7 +22,11 @@ interface Statement {
 
 const fromClause = /\bfrom\s*["']([^"']+)["'];?\s*$/;
 
-/** The `import {…} from` and `export {…} from` statements of a file that name another room. */
+/**
+ * The `import {…} from` and `export {…} from` statements of a file that name another room, whether
+ * they enter it past its mod.ts (rewritten) or through it already (counted, so a second run writes
+ * the same surfaces).
+ */
 function crossRoomStatements(file: string, lines: string[], problems: string[]): Statement[] {
   const statements: Statement[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -37,7 +41,7 @@ function crossRoomStatements(file: string, lines: string[], problems: string[]):
     }
     const target = joinPath(dirOf(file), from[1]);
     const room = roomOf(target);
-    if (!room || room === roomOf(file) || target === `src/${room}/mod.ts`) {
+    if (!room || room === roomOf(file)) {
       i = j;
       continue;
     }

@@ -4,7 +4,7 @@
  * route file per area, and renders every error as the one JSON shape (admin-error.ts).
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { clientIp } from "../auth/client-ip.ts";
+import { clientIp } from "../auth/mod.ts";
 import type { AdminEnv } from "./admin-env.ts";
 import { AdminError, renderAdminError } from "./admin-error.ts";
 

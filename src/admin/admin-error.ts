@@ -10,11 +10,11 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ConfigError } from "../config/schema/schema.ts";
-import { SvcError } from "../lib/errors.ts";
-import { readBounded } from "../http/read-bounded.ts";
-import { getLogger } from "../observability/log.ts";
-import { JobsError } from "../jobs/jobs-error.ts";
+import { ConfigError } from "../config/mod.ts";
+import { SvcError } from "../lib/mod.ts";
+import { readBounded } from "../http/mod.ts";
+import { getLogger } from "../observability/mod.ts";
+import { JobsError } from "../jobs/mod.ts";
 
 const log = getLogger("svc::admin");
 

@@ -3,8 +3,8 @@
  * then one `public-prefix:<bucket>` block per bucket with public prefixes. The chain is rebuilt
  * when the snapshot changes (a reload), on the first request that sees the new snapshot.
  */
-import type { Config } from "../config/schema/schema.ts";
-import { getLogger } from "../observability/log.ts";
+import type { Config } from "../config/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { AdmissionBlock } from "./chain.ts";
 import { operatorBlock } from "./operator-blocks.ts";
 import { wholeBucket } from "./public-prefix.ts";

@@ -3,7 +3,7 @@
  * turns it into an answer, the trace (trace.ts) into an explanation, so the two can never
  * disagree. Also the request kind, computed from the parts a synthetic request has too.
  */
-import { ANONYMOUS_METHODS } from "../config/schema/schema-admission.ts";
+import { ANONYMOUS_METHODS } from "../config/mod.ts";
 import {
   type AdmissionBlock,
   type AdmissionRequest,

@@ -6,13 +6,10 @@
  * `config_flag` names a runtime flag; `maintenance_mode` is recognised but always false in this
  * build, and any other name never matches either, each with a warning when the chain is built.
  */
-import {
-  type AdmissionBlock as BlockConfig,
-  ANONYMOUS_METHODS,
-} from "../config/schema/schema-admission.ts";
+import { type AdmissionBlock as BlockConfig, ANONYMOUS_METHODS } from "../config/mod.ts";
 import type { AdmissionAction, AdmissionBlock, AdmissionMatch } from "./chain.ts";
-import { addressMatcher } from "../http/ip-match.ts";
-import { globMatcher } from "../lib/glob.ts";
+import { addressMatcher } from "../http/mod.ts";
+import { globMatcher } from "../lib/mod.ts";
 
 export { globMatcher };
 

@@ -10,8 +10,7 @@
  * `authenticated` says whether the request carries a signature (which authentication would then
  * check).
  */
-import type { Config } from "../config/schema/schema.ts";
-import { isIp } from "../config/schema/schema-common.ts";
+import { type Config, isIp } from "../config/mod.ts";
 import { buildAdmissionChain } from "./build.ts";
 import type { AdmissionAction, AdmissionRequest } from "./chain.ts";
 import { decideAdmission, requestKindOf } from "./decide.ts";

@@ -4,12 +4,11 @@
  * around the operation (execute()). Counters and
  * audit events are kept where the metrics and admin work can read them.
  */
-import { SvcError } from "../lib/errors.ts";
-import { getLogger, maskKey } from "../observability/log.ts";
-import type { RequestContext } from "../http/request-context.ts";
-import { splitRawUrl } from "../http/request-context.ts";
+import { SvcError } from "../lib/mod.ts";
+import { getLogger, maskKey } from "../observability/mod.ts";
+import { type RequestContext, splitRawUrl } from "../http/mod.ts";
 import { clientIp } from "./client-ip.ts";
-import type { CredentialStore, Principal } from "../iam/credentials.ts";
+import type { CredentialStore, Principal } from "../iam/mod.ts";
 import { Lockout, type LockoutSettings } from "./lockout.ts";
 import { ReplayGuard, type ReplayWork } from "./replay/replay-guard.ts";
 import type { ReplayLimits } from "./replay/replay.ts";

@@ -18,8 +18,8 @@
  * Repeated fields are joined with commas, as the guide says policies must expect.
  * The `bucket` condition is matched against the bucket of the request URL.
  */
-import { SvcError } from "../lib/errors.ts";
-import type { CredentialStore, Principal } from "../iam/credentials.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { CredentialStore, Principal } from "../iam/mod.ts";
 import { hmacHex, signaturesEqual, signingKey } from "./signing-key.ts";
 
 export interface PostFormField {

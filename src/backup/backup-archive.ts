@@ -7,7 +7,7 @@
  */
 import { type EncryptionInfo, PartOpener, PartSealer } from "./backup-crypto.ts";
 import { BackupFormatError, readZip, type ReadZipLimits, zipStream } from "./backup-zip.ts";
-import { isPlainObject } from "../lib/json-value.ts";
+import { isPlainObject } from "../lib/mod.ts";
 
 export const BACKUP_FORMAT = "svc-backup";
 /** Bumped when a reader of the previous version could misread an archive. */

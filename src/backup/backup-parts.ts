@@ -13,18 +13,18 @@
  * and unknown parts come back as warnings and `ignored_parts`.
  */
 import { stringify } from "yaml";
-import type { IamSnapshotData } from "../iam/model.ts";
 import {
   type AuthSource,
   IamError,
+  type IamSnapshotData,
   type Permission,
   validateAccessKeyId,
   validateGroupNames,
   validateName,
   validatePermissions,
   validateSecret,
-} from "../iam/model.ts";
-import { isPlainObject } from "../lib/json-value.ts";
+} from "../iam/mod.ts";
+import { isPlainObject } from "../lib/mod.ts";
 import type { BackupPart } from "./backup-archive.ts";
 
 export const CONFIG_PART = "config.yaml";

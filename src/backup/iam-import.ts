@@ -13,9 +13,8 @@
  * only when something was created, so re-importing the same backup leaves the index version alone.
  */
 import type { Transaction } from "@libsql/client";
-import type { DbClient } from "../db/config-db.ts";
-import { bumpVersion, insertGroupRow, insertUserRow, one } from "../db/iam-rows.ts";
-import { IamError } from "../iam/model.ts";
+import { bumpVersion, type DbClient, insertGroupRow, insertUserRow, one } from "../db/mod.ts";
+import { IamError } from "../iam/mod.ts";
 import type { IamImport } from "../backup/backup-parts.ts";
 
 export interface SkippedUser {

@@ -4,7 +4,7 @@
  * of errors are described in aws-chunked.ts, which drives this parser over a body stream.
  */
 
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 
 /** How the body is framed, and the hook that sees each chunk before it is released. */
 export interface ChunkedFraming {

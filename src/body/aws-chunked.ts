@@ -40,7 +40,7 @@
  * SDK itself sends smaller chunks unless asked to buffer.
  */
 
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 import { type ChunkedFraming, ChunkedParser, incomplete } from "./aws-chunked-parser.ts";
 
 /** What an `x-amz-content-sha256` value says about an aws-chunked body. */

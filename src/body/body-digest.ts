@@ -9,8 +9,7 @@
  * large PUT. md5 on its own core is the slowest link at ~540 MiB/s.
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
-import { isLent } from "../lib/read-buffers.ts";
+import { isLent, SvcError } from "../lib/mod.ts";
 import { type HashAlgorithm, RemoteHash } from "./hash-pool.ts";
 import { ThreadedHash } from "./threaded-hash.ts";
 

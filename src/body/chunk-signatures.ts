@@ -21,11 +21,17 @@
  */
 
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 import { ChecksumAccumulator, type ChecksumAlgorithm } from "./checksums.ts";
-import { EMPTY_SHA256, hmacHex, signaturesEqual } from "../auth/signing-key.ts";
-import { hexEqual, HmacKey, sha256HexOf } from "../auth/small-sha256.ts";
-import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
+import {
+  EMPTY_SHA256,
+  hexEqual,
+  hmacHex,
+  HmacKey,
+  sha256HexOf,
+  signaturesEqual,
+  type VerifiedRequest,
+} from "../auth/mod.ts";
 
 /** The hooks decodeAwsChunked takes (AwsChunkedOptions.onChunk / onTrailers). */
 export interface ChunkHooks {

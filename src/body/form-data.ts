@@ -15,7 +15,7 @@
  * - Every framing fault is S3's MalformedPOSTRequest (form-part-headers.ts); the detail goes in
  *   `cause`.
  */
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 import { indexOf, partialDelimiterAtEnd } from "./byte-search.ts";
 import { malformedForm, type PartHeading, partOf } from "./form-part-headers.ts";
 

@@ -3,7 +3,7 @@
  * part's Content-Disposition (name, filename) and Content-Type. Faults are S3's
  * MalformedPOSTRequest, with the detail as the cause.
  */
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 
 /** What a part's headers say about it. */
 export interface PartHeading {

@@ -8,9 +8,9 @@
  * `{id, digests}` (hex per algorithm); `{id, abort: true}` forgets the job.
  */
 /// <reference lib="deno.worker" />
-import { createHasher, type HashAlgorithm, type Hasher } from "../native/native-hash.ts";
+import { createHasher, type HashAlgorithm, type Hasher } from "../native/mod.ts";
 
-export type { HashAlgorithm } from "../native/native-hash.ts";
+export type { HashAlgorithm } from "../native/mod.ts";
 
 export type HashRequest =
   | { id: number; ring: SharedArrayBuffer; algorithms: HashAlgorithm[] }

@@ -16,8 +16,8 @@
  * precondition (the first execution already satisfied it).
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
-import type { ReplayBodyComparison } from "../auth/replay/replay-decision.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { ReplayBodyComparison } from "../auth/mod.ts";
 
 export class ReplayBodyCheck {
   readonly #comparison: ReplayBodyComparison;

@@ -4,12 +4,10 @@
  * bodies (every current SDK's default for streamed uploads) are unframed here, strictly.
  */
 import { BodyChecksum, chunkSignatureHooks, unsignedTrailerHooks } from "./chunk-signatures.ts";
-import { SvcError } from "../lib/errors.ts";
-import { lendChunk, READ_BUFFER_BYTES, takeReadBuffer } from "../lib/read-buffers.ts";
-import { emptyStream } from "../lib/file-streams.ts";
+import { emptyStream, lendChunk, READ_BUFFER_BYTES, SvcError, takeReadBuffer } from "../lib/mod.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
 import { validateContentMd5 } from "./content-md5.ts";
-import type { VerifiedRequest } from "../auth/sigv4/sigv4-request.ts";
+import type { VerifiedRequest } from "../auth/mod.ts";
 
 export interface UploadBody {
   stream: ReadableStream<Uint8Array>;

@@ -12,7 +12,7 @@ import {
   type BackgroundHasher,
   createBackgroundHasher,
   type HashAlgorithm,
-} from "../native/native-hash.ts";
+} from "../native/mod.ts";
 import { SlotRing } from "./slot-ring.ts";
 
 const SLOT_BYTES = 2 << 20;

@@ -9,8 +9,8 @@
  * Exit codes: 0 traced (whatever the outcome), 2 usage or a bad synthetic request, 3 the file
  * cannot be read, 4 parse error, 6 invalid config.
  */
-import { traceAdmission, type TraceInput, TraceInputError } from "../admission/trace.ts";
-import { loadConfig, parseDocument } from "../config/load.ts";
+import { traceAdmission, type TraceInput, TraceInputError } from "../admission/mod.ts";
+import { loadConfig, parseDocument } from "../config/mod.ts";
 import { EXIT, isParseError, lintEnvironment } from "./config-command.ts";
 import { type CommandIo, defaultIo } from "./command-io.ts";
 

@@ -13,7 +13,7 @@
  * config invalid (its message is shown); 7 no password set, or login refused; 8 the server
  * cannot be reached.
  */
-import { parseDocument } from "../config/load.ts";
+import { parseDocument } from "../config/mod.ts";
 import type { CommandIo } from "./command-io.ts";
 
 export const APPLY_EXIT = {

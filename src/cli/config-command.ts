@@ -18,9 +18,7 @@
  */
 import { YAMLError } from "yaml";
 import { parse as parseYaml } from "yaml";
-import { configJsonSchema } from "../config/schema/json-schema.ts";
-import { loadConfig } from "../config/load.ts";
-import { configSections } from "../config/export.ts";
+import { configJsonSchema, configSections, loadConfig } from "../config/mod.ts";
 import { configApply } from "./config-apply.ts";
 import { type CommandIo, defaultIo } from "./command-io.ts";
 

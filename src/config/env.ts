@@ -3,7 +3,7 @@
  * applied on top of the file, so the environment wins. Values are parsed here so a bad one is
  * reported with the variable's name rather than a document path the operator never wrote.
  */
-import { isPlainObject as isObject } from "../lib/json-value.ts";
+import { isPlainObject as isObject } from "../lib/mod.ts";
 import { ConfigError } from "./schema/schema-common.ts";
 
 type Kind = "string" | "int" | "number" | "bool";

@@ -2,7 +2,7 @@
  * Finds, reads and validates the configuration: file (search order from the spec), `${env:NAME}`
  * placeholders, `SVC_*` environment on top, then CLI flags on top of everything.
  */
-import { pathExists as exists } from "../lib/path-exists.ts";
+import { pathExists as exists } from "../lib/mod.ts";
 import { isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { configAdvisories } from "./advisories.ts";

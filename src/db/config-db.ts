@@ -29,8 +29,8 @@ import {
   type TransactionMode,
 } from "@libsql/client";
 import { pathToFileURL } from "node:url";
-import { getLogger } from "../observability/log.ts";
-import { fsyncDirectoryNow } from "../lib/dir-sync.ts";
+import { getLogger } from "../observability/mod.ts";
+import { fsyncDirectoryNow } from "../lib/mod.ts";
 import { configDbKey } from "./db-key.ts";
 import {
   DB_FILE,

@@ -11,11 +11,8 @@
  * other's state — its own change is then gone and must be made again. Sessions, jobs, the event
  * outbox and usage counters stay node-local.
  */
-import { getLogger } from "../observability/log.ts";
-import type { ConfigSyncOutcome } from "../observability/metrics.ts";
-import type { AuditFn } from "../observability/audit-ring.ts";
-import { BackendError } from "../storage/s3/s3-errors.ts";
-import type { S3Client } from "../storage/s3/s3-client.ts";
+import { type AuditFn, type ConfigSyncOutcome, getLogger } from "../observability/mod.ts";
+import { BackendError, type S3Client } from "../storage/mod.ts";
 import type { ConfigDb } from "./config-db.ts";
 import { removeDatabase } from "./db-files.ts";
 import { adoptIamSnapshot, writeIamSnapshot } from "./iam-snapshot.ts";

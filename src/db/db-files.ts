@@ -9,8 +9,7 @@
  *   config.db.rekey                a re-encrypted copy while the password changes
  *   config.db.mismatch-<time>      a database the current hash could not open (never deleted)
  */
-import { fsyncDirectoryNow } from "../lib/dir-sync.ts";
-import { pathExists } from "../lib/path-exists.ts";
+import { fsyncDirectoryNow, pathExists } from "../lib/mod.ts";
 
 export const DB_FILE = "config.db";
 export const REKEY_FILE = `${DB_FILE}.rekey`;

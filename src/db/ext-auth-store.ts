@@ -5,11 +5,16 @@
  * sync follow. Client secrets are stored with the encrypted database and never listed.
  */
 import type { Transaction } from "@libsql/client";
-import { parseProvider, parseRule } from "../iam/declarative.ts";
-import type { DesiredProvider } from "../iam/declarative.ts";
-import { generateAccessKeyId, generateSecretAccessKey } from "../iam/keys.ts";
-import type { MappingRule } from "../iam/mapping-rules.ts";
-import { IamError, validateName } from "../iam/model.ts";
+import {
+  type DesiredProvider,
+  generateAccessKeyId,
+  generateSecretAccessKey,
+  IamError,
+  type MappingRule,
+  parseProvider,
+  parseRule,
+  validateName,
+} from "../iam/mod.ts";
 import type { DbClient } from "./config-db.ts";
 import {
   bumpVersion,

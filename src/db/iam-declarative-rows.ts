@@ -4,9 +4,15 @@
  * transaction. Deletes cascade by hand (memberships, external identities, mapping rules), like
  * the rest of the IAM store, so nothing depends on SQLite's per-connection foreign_keys pragma.
  */
-import type { IamState, ReconcilePlan } from "../iam/reconcile.ts";
-import type { DesiredIdentity, DesiredProvider, DesiredRule } from "../iam/declarative.ts";
-import type { AuthSource, Permission } from "../iam/model.ts";
+import type {
+  AuthSource,
+  DesiredIdentity,
+  DesiredProvider,
+  DesiredRule,
+  IamState,
+  Permission,
+  ReconcilePlan,
+} from "../iam/mod.ts";
 import {
   bumpVersion,
   insertGroupRow,

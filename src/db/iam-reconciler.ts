@@ -6,8 +6,13 @@
  * opens (src/iam/declarative.ts); the one that needs the database (a key of a to-be-deleted user)
  * runs inside it before the first write, so any error leaves the database as it was.
  */
-import { desiredIam } from "../iam/declarative.ts";
-import { type IamState, isNoop, planReconcile, type ReconcilePlan } from "../iam/reconcile.ts";
+import {
+  desiredIam,
+  type IamState,
+  isNoop,
+  planReconcile,
+  type ReconcilePlan,
+} from "../iam/mod.ts";
 import type { DbClient } from "./config-db.ts";
 import { readIamState, writePlan } from "./iam-declarative-rows.ts";
 

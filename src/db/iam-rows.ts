@@ -10,7 +10,7 @@ import {
   IamError,
   type Permission,
   type UserWithSecret,
-} from "../iam/model.ts";
+} from "../iam/mod.ts";
 
 export type Row = Record<string, unknown>;
 export type Query = Pick<Transaction, "execute">;

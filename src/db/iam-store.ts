@@ -26,6 +26,8 @@ import {
 import type { DbClient } from "./config-db.ts";
 import {
   type AuthSource,
+  generateAccessKeyId,
+  generateSecretAccessKey,
   type GroupRecord,
   IamError,
   type IamSnapshotData,
@@ -36,8 +38,7 @@ import {
   validateName,
   validatePermissions,
   validateSecret,
-} from "../iam/model.ts";
-import { generateAccessKeyId, generateSecretAccessKey } from "../iam/keys.ts";
+} from "../iam/mod.ts";
 
 export interface NewUser {
   name: string;

@@ -20,8 +20,7 @@
  * delimiter "." reports prefix `x.` instead of object `x`); S3 clients use "/" in practice.
  */
 
-import { SvcError } from "../lib/errors.ts";
-import { KeyLock } from "../lib/key-lock.ts";
+import { KeyLock, SvcError } from "../lib/mod.ts";
 import type {
   Backend,
   BucketEntry,
@@ -33,7 +32,7 @@ import type {
   ObjectInfo,
   ObjectMeta,
   StagedObject,
-} from "../storage/backend.ts";
+} from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
 import { deltaspaceOf, isInternalName, storedNameFor, validateClientKey } from "./layout.ts";

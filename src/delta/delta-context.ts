@@ -5,9 +5,8 @@
  * those halves, so they can all import it.
  */
 
-import { SvcError } from "../lib/errors.ts";
-import type { KeyLock } from "../lib/key-lock.ts";
-import type { Backend, ObjectMeta } from "../storage/backend.ts";
+import { type KeyLock, SvcError } from "../lib/mod.ts";
+import type { Backend, ObjectMeta } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
 import type { ReferenceCache } from "./reference-cache.ts";

@@ -12,7 +12,7 @@
  * one `reference.bin` per key), so a page reads about what it shows.
  */
 
-import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/backend.ts";
+import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/mod.ts";
 import {
   blockingDeltaNames,
   DELTA_SUFFIX,
@@ -20,7 +20,7 @@ import {
   sortUtf8,
   toLogicalEntries,
 } from "./layout.ts";
-import { commonPrefixOf, compareUtf8 } from "../lib/key-order.ts";
+import { commonPrefixOf, compareUtf8 } from "../lib/mod.ts";
 
 /** Stored names a logical listing never shows; the inner backend may skip them (ListOptions). */
 const BASELINE_NAMES: ReadonlySet<string> = new Set([REFERENCE_NAME]);

@@ -5,8 +5,8 @@
  * reaches the caller.
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../lib/errors.ts";
-import type { ByteRange, ObjectInfo } from "../storage/backend.ts";
+import { diskFullError, fileRangeStream, isNoSpaceError, SvcError } from "../lib/mod.ts";
+import type { ByteRange, ObjectInfo } from "../storage/mod.ts";
 import {
   baselineCacheKey,
   type DeltaContext,
@@ -17,8 +17,7 @@ import {
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
-import { getLogger } from "../observability/log.ts";
-import { fileRangeStream } from "../lib/file-streams.ts";
+import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
 

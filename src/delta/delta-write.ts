@@ -17,8 +17,8 @@
  * encode runs and a delta is kept only once that check passed (a cache problem never fails a PUT).
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../lib/errors.ts";
-import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/backend.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../lib/mod.ts";
+import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import type { CodecPermit } from "./codec/codec-pool.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
@@ -34,7 +34,7 @@ import {
 } from "./delta-context.ts";
 import { fetchBaseline } from "./delta-read.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
-import { getLogger } from "../observability/log.ts";
+import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
 

@@ -17,9 +17,8 @@
  * Names are matched case-sensitively, as S3 keys are.
  */
 
-import { SvcError } from "../lib/errors.ts";
-import type { ObjectInfo, StorageKind } from "../storage/backend.ts";
-import { compareUtf8 } from "../lib/key-order.ts";
+import { compareUtf8, SvcError } from "../lib/mod.ts";
+import type { ObjectInfo, StorageKind } from "../storage/mod.ts";
 
 export const REFERENCE_NAME = "reference.bin";
 export const DELTA_SUFFIX = ".delta";

@@ -27,7 +27,7 @@ import { fetchBaseline } from "./delta-read.ts";
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
 import { deltaspaceOf, referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./reference-cache.ts";
-import { writeAll, writeStreamToFile } from "../lib/file-streams.ts";
+import { writeAll, writeStreamToFile } from "../lib/mod.ts";
 import { SpoolProgress, tailSpool } from "./spool-tail.ts";
 
 export interface Spool {

@@ -21,7 +21,7 @@
  *   bucket deletion and prefix-wide changes, not per request.
  */
 
-import type { ObjectInfo } from "../storage/backend.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
 
 export const DEFAULT_METADATA_TTL_MS = 10 * 60 * 1000;
 

@@ -30,8 +30,8 @@
  */
 
 import { createHash } from "node:crypto";
-import { getLogger } from "../observability/log.ts";
-import { writeStreamToFile } from "../lib/file-streams.ts";
+import { getLogger } from "../observability/mod.ts";
+import { writeStreamToFile } from "../lib/mod.ts";
 
 const log = getLogger("svc::delta");
 

@@ -7,7 +7,7 @@
  * own metadata is what is served, and a vanished one falls back to the lookup.
  */
 
-import type { ObjectBody, ObjectInfo } from "../storage/backend.ts";
+import type { ObjectBody, ObjectInfo } from "../storage/mod.ts";
 import { type DeltaContext, rebuiltOwner } from "./delta-context.ts";
 import { storedNameFor } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";

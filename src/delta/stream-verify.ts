@@ -8,7 +8,7 @@
  */
 
 import { createHash } from "node:crypto";
-import type { SvcError } from "../lib/errors.ts";
+import type { SvcError } from "../lib/mod.ts";
 import type { DeltaContext } from "./delta-context.ts";
 import type { BaselineLease } from "./reference-cache.ts";
 

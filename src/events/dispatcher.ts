@@ -13,9 +13,8 @@
  * once); a row waiting for a retry does not hold back later events of its key, so receivers
  * order by `event.seq` (the outbox id, monotonic per key) where order matters.
  */
-import type { EventDeliveryConfig } from "../config/schema/schema-advanced.ts";
-import { parseDuration } from "../config/schema/schema-common.ts";
-import { getLogger } from "../observability/log.ts";
+import { type EventDeliveryConfig, parseDuration } from "../config/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { DeliveredEvent } from "./event.ts";
 import type { EventMetrics, RequestResult } from "./event-metrics.ts";
 import { type DeliveryRequest, deliveryRequests } from "./formats.ts";

@@ -3,9 +3,9 @@
  * (src/observability/metrics/outbox-metrics.ts lists the series), its status label narrowed to
  * the outbox's own statuses.
  */
-import type { OutboxMetrics } from "../observability/metrics/outbox-metrics.ts";
+import type { OutboxMetrics } from "../observability/mod.ts";
 import type { OutboxStatus } from "./outbox-store.ts";
 
-export type { DeliveryResult, RequestResult } from "../observability/metrics/outbox-metrics.ts";
+export type { DeliveryResult, RequestResult } from "../observability/mod.ts";
 
 export type EventMetrics = OutboxMetrics<OutboxStatus>;

@@ -8,9 +8,9 @@
  * While the config database awaits recovery (a bootstrap-hash mismatch), S3 answers 503, so no
  * write happens and no event is made; the outbox lives in the fresh database from then on.
  */
-import type { EventDeliveryConfig } from "../config/schema/schema-advanced.ts";
-import type { DbClient } from "../db/config-db.ts";
-import type { WriteObserver } from "../objects/usage/write-observer.ts";
+import type { EventDeliveryConfig } from "../config/mod.ts";
+import type { DbClient } from "../db/mod.ts";
+import type { WriteObserver } from "../objects/mod.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { EventMetrics } from "./event-metrics.ts";
 import { OutboxStore } from "./outbox-store.ts";

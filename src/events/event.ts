@@ -14,8 +14,8 @@
  *   are the source; the copy also records an `ObjectCreated` with operation `lifecycle`).
  * The lifecycle kinds carry `lifecycle` (built in jobs/lifecycle/lifecycle-events.ts).
  */
-import type { ObjectInfo } from "../storage/backend.ts";
-import type { WriteContext } from "../objects/usage/write-observer.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
+import type { WriteContext } from "../objects/mod.ts";
 
 export const EVENT_KINDS = [
   "ObjectCreated",

@@ -18,10 +18,10 @@
  *   key. Globs as elsewhere in the config: `*` any run without `/`, `**` any run, `?` one
  *   character. A filtered-out event has no target and counts as delivered.
  */
-import type { EventDeliveryConfig } from "../config/schema/schema-advanced.ts";
+import type { EventDeliveryConfig } from "../config/mod.ts";
 import { type DeliveredEvent, EVENT_SCHEMA, type ObjectEvent } from "./event.ts";
 import { SIGNATURE_HEADER, signatureHeader } from "./signing.ts";
-import { globMatcher } from "../lib/glob.ts";
+import { globMatcher } from "../lib/mod.ts";
 
 export interface DeliveryRequest {
   /** Stable name of the target (the URL, or `slack:<channel>`). */

@@ -12,7 +12,7 @@
  * - `recorded`: appended while delivery was off; kept for the record (and replication's cursor)
  *   and pruned like delivered rows, never delivered.
  */
-import type { DbClient } from "../db/config-db.ts";
+import type { DbClient } from "../db/mod.ts";
 import type { ObjectEvent } from "./event.ts";
 
 export const OUTBOX_STATUSES = [

@@ -12,9 +12,9 @@
  * dropped, counted (`svc_events_dropped_total`) and logged, rather than growing memory without
  * bound. docs/BENCHMARKS.md records the measured append → commit lag.
  */
-import { getLogger } from "../observability/log.ts";
-import type { ObjectInfo } from "../storage/backend.ts";
-import type { WriteContext, WriteObserver } from "../objects/usage/write-observer.ts";
+import { getLogger } from "../observability/mod.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
+import type { WriteContext, WriteObserver } from "../objects/mod.ts";
 import { createdEvent, deletedEvent, type ObjectEvent } from "./event.ts";
 import type { EventMetrics } from "./event-metrics.ts";
 import type { OutboxStore } from "./outbox-store.ts";

@@ -17,7 +17,7 @@
  * Accept errors never end the loop: it waits (100 ms, doubling to 2 s), closes the connection idle
  * longest to free a descriptor, and accepts again.
  */
-import { getLogger } from "../observability/log.ts";
+import { getLogger } from "../observability/mod.ts";
 import { guardProcessErrors } from "./process-guard.ts";
 import { ConnectionTable, type TrackedConnection } from "./connection-table.ts";
 import type {

@@ -1,7 +1,7 @@
 /**
  * The process-wide error listeners of a serving svc (installed once, by the listener).
  */
-import { getLogger } from "../observability/log.ts";
+import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::http");
 

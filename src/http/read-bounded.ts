@@ -3,7 +3,7 @@
  * bodies read this way are XML documents or answers svc keeps). The reader is cancelled on
  * refusal, so the rest of an oversized body is never buffered.
  */
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 
 export async function readBounded(
   body: ReadableStream<Uint8Array>,

@@ -5,7 +5,7 @@
  * silently resolved), query and headers — plus its id and abort signal. Authentication and
  * admission add their results in `S3Request` (src/s3/request.ts), which extends this.
  */
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 
 export interface RequestContext {
   raw: Request;

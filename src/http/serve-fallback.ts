@@ -5,7 +5,7 @@
  * (Measured on Deno 2.9.5, which never takes this path: after an EMFILE ends `Deno.serve`, the
  * runtime itself panics, "Too many open files" in ext/signals, before a restart can run.)
  */
-import { getLogger } from "../observability/log.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { ConnectionServer, ConnectionServerOptions } from "./connection-server-contract.ts";
 
 const log = getLogger("svc::http");

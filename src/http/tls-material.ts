@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { selfSignedCert } from "./self-signed-cert.ts";
-import { writePrivateFile } from "../lib/private-file.ts";
+import { writePrivateFile } from "../lib/mod.ts";
 
 export interface TlsSettings {
   enabled: boolean;

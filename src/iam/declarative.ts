@@ -12,7 +12,7 @@
  * (provider display name), rule defaults filled in.
  */
 import { type MappingRule, MATCH_TYPES } from "./mapping-rules.ts";
-import { isPlainObject } from "../lib/json-value.ts";
+import { isPlainObject } from "../lib/mod.ts";
 import {
   type AuthSource,
   IamError,

@@ -14,8 +14,8 @@
  *   key under the prefix; a narrower Deny hides keys in the filter instead.
  */
 import type { Conditions, Permission, RequestAction } from "./model.ts";
-import { isIpOrCidr } from "../config/schema/schema-common.ts";
-import { addressMatcher } from "../http/ip-match.ts";
+import { isIpOrCidr } from "../config/mod.ts";
+import { addressMatcher } from "../http/mod.ts";
 
 export interface AuthzRequest {
   action: RequestAction;

@@ -6,7 +6,7 @@
  * statements, so the cost does not grow with the number of users.
  */
 import type { Credential, CredentialStore, Principal } from "./credentials.ts";
-import { getLogger } from "../observability/log.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { KeyVisibility } from "./key-visibility.ts";
 import type { IamSnapshotData, Permission } from "./model.ts";
 import {

@@ -16,8 +16,8 @@
  * `resources` and string condition values may hold `${iam:username}` / `${iam:access_key_id}`
  * (expanded per user by the index); any other `${…}` is refused.
  */
-import { isPlainObject as isObject } from "../lib/json-value.ts";
-import { isIpOrCidr, unknownTemplateVariables } from "../config/schema/schema-common.ts";
+import { isPlainObject as isObject } from "../lib/mod.ts";
+import { isIpOrCidr, unknownTemplateVariables } from "../config/mod.ts";
 
 export const IAM_ACTIONS = ["*", "read", "list", "write", "delete", "admin"] as const;
 export type IamAction = typeof IAM_ACTIONS[number];

@@ -7,8 +7,8 @@
  */
 import { JobsError } from "./jobs-error.ts";
 import { BucketBusyError, type JobsStore } from "./jobs-store.ts";
-import { bucketNameProblem } from "../lib/bucket-names.ts";
-import { getLogger } from "../observability/log.ts";
+import { bucketNameProblem } from "../lib/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 import {
   emptyProgress,
   failureRow,

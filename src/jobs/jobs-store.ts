@@ -16,7 +16,7 @@ import {
   type JobStatus,
   type RunRecord,
 } from "../jobs/job-model.ts";
-import type { DbClient } from "../db/config-db.ts";
+import type { DbClient } from "../db/mod.ts";
 
 /** A second job on a bucket that already has an active one. */
 export class BucketBusyError extends Error {

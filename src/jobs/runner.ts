@@ -12,7 +12,7 @@
  *   (JobsStore.requeueUnfinished) so it resumes from its persisted cursor.
  */
 import { type JobsStore, JobStateError } from "./jobs-store.ts";
-import { getLogger } from "../observability/log.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { Clock } from "./clock.ts";
 import { type JobRecord, type JobStatus, TERMINAL } from "./job-model.ts";
 

@@ -3,7 +3,7 @@
  * backend. It hashes bodies on the way in, validates before anything becomes visible, runs write
  * preconditions and the commit under a per-key lock, and knows nothing of HTTP.
  */
-import { SvcError } from "../lib/errors.ts";
+import { KeyLock, SvcError } from "../lib/mod.ts";
 import type {
   Backend,
   BucketEntry,
@@ -14,9 +14,8 @@ import type {
   ObjectInfo,
   ObjectMeta,
   StagedObject,
-} from "../storage/backend.ts";
-import { BodyDigest, tooLarge } from "../body/body-digest.ts";
-import { KeyLock } from "../lib/key-lock.ts";
+} from "../storage/mod.ts";
+import { BodyDigest, tooLarge } from "../body/mod.ts";
 import { ObjectChangedError, openPlannedRead } from "./planned-read.ts";
 import { needReplaced, type WriteContext, WriteObservers } from "./usage/write-observer.ts";
 import {

@@ -9,8 +9,8 @@
  * passes: a 304 costs no decode). A plan that wants a range stops that open; the planned path then
  * heads, judges and opens exactly that range, retrying when the object was replaced in between.
  */
-import { SvcError } from "../lib/errors.ts";
-import type { Backend, ByteRange, ObjectBody, ObjectInfo } from "../storage/backend.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { Backend, ByteRange, ObjectBody, ObjectInfo } from "../storage/mod.ts";
 
 /** Opens retried when the object is replaced between its HEAD and the open. */
 const OPEN_ATTEMPTS = 5;

@@ -3,9 +3,9 @@
  * the precondition judged under the key lock, and how a verified body becomes an ETag. Shared by
  * the object service, multipart completion and the S3 operations, apart from the service itself.
  */
-import type { ObjectInfo, StoredHeader } from "../storage/backend.ts";
+import type { ObjectInfo, StoredHeader } from "../storage/mod.ts";
 import type { WriteContext } from "./usage/write-observer.ts";
-import type { ReplayBodyCheck } from "../body/replay-body-check.ts";
+import type { ReplayBodyCheck } from "../body/mod.ts";
 
 export interface ObjectLimits {
   /** Largest object or upload body in bytes; 0 refuses every upload. */

@@ -3,9 +3,9 @@
  * body against what the client declared, a copy's re-read bytes against the source's record.
  * Each returns how the ETag is formed (see CommitPlan) or throws the S3 error that refuses it.
  */
-import type { BodyDigest } from "../body/body-digest.ts";
-import { SvcError } from "../lib/errors.ts";
-import type { ObjectInfo } from "../storage/backend.ts";
+import type { BodyDigest } from "../body/mod.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
 import type { CommitPlan, PutOptions } from "./write-options.ts";
 
 /** A PUT body against its Content-Length, Content-MD5 and x-amz-content-sha256. */

@@ -3,14 +3,14 @@
  * No logic lives here.
  */
 import { Hono } from "hono";
-import { uiRoutes } from "../ui/ui-routes.ts";
-import type { AdminEnv } from "../admin/admin-env.ts";
+import { uiRoutes } from "../ui/mod.ts";
+import type { AdminEnv } from "../admin/mod.ts";
 import {
   type Metrics,
   operatorOperation,
   requestBytesOf,
   responseBytesOf,
-} from "../observability/metrics.ts";
+} from "../observability/mod.ts";
 
 export interface AppSurfaces {
   s3: (request: Request, remoteAddress?: string) => Promise<Response>;

@@ -5,8 +5,8 @@
  * in the live snapshot, so the server never half-applies it, and is reported in
  * `requires_restart`.
  */
-import { isPlainObject } from "../lib/json-value.ts";
-import type { Config } from "../config/schema/schema.ts";
+import { isPlainObject } from "../lib/mod.ts";
+import type { Config } from "../config/mod.ts";
 
 export interface ApplyResult {
   /** Changed settings now in effect (dotted paths). */

@@ -9,12 +9,15 @@
  * The reconciler is a port the IAM plane builds over the config database (admin-plane/iam-plane.ts)
  * and hands to the runtime at construction (`ConfigRuntimeOptions.iamReconciler`).
  */
-import type { Config } from "../config/schema/schema.ts";
-import { ConfigError } from "../config/schema/schema.ts";
-import { hasNoUsersOrGroups } from "../iam/declarative.ts";
-import { IamError } from "../iam/model.ts";
-import { previewLine, type ReconcilePlan, summaryLine } from "../iam/reconcile.ts";
-import type { LogLevel } from "../observability/log-level.ts";
+import { type Config, ConfigError } from "../config/mod.ts";
+import {
+  hasNoUsersOrGroups,
+  IamError,
+  previewLine,
+  type ReconcilePlan,
+  summaryLine,
+} from "../iam/mod.ts";
+import type { LogLevel } from "../observability/mod.ts";
 
 /** What the runtime needs of declarative IAM (src/db/iam-reconciler.ts implements it). */
 export interface IamReconcilePort {

@@ -10,14 +10,20 @@
  * only strings that stand unchanged at the same place in the file document are expanded (they
  * came from the file), so a placeholder-looking string in a request body stays a literal value.
  */
-import { isPlainObject as isObject } from "../lib/json-value.ts";
-import { AdminError } from "../admin/admin-error.ts";
-import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../config/config-port.ts";
-import { ConfigPersistError, writeConfigFile } from "../config/config-file.ts";
-import { buildConfig, expandPlaceholders } from "../config/load.ts";
-import { type Config, ConfigError } from "../config/schema/schema.ts";
-import { getLogger, setLogFilter } from "../observability/log.ts";
-import { type LogLevel, resolveLogLevel } from "../observability/log-level.ts";
+import { isPlainObject as isObject } from "../lib/mod.ts";
+import { AdminError } from "../admin/mod.ts";
+import {
+  type ApplyOutcome,
+  type ApplyRequest,
+  buildConfig,
+  type Config,
+  ConfigError,
+  ConfigPersistError,
+  type ConfigPort,
+  expandPlaceholders,
+  writeConfigFile,
+} from "../config/mod.ts";
+import { getLogger, type LogLevel, resolveLogLevel, setLogFilter } from "../observability/mod.ts";
 import { planApply } from "./apply.ts";
 import type { Services } from "./services.ts";
 import { checkStartupAuth, StartupError } from "./startup-checks.ts";

@@ -10,16 +10,19 @@
  * needed after a crash, and a half-written file must never be served.
  */
 import { dirname, join } from "node:path";
-import type { Config } from "../config/schema/schema.ts";
-import { probeXdelta3, Xdelta3Codec } from "../delta/codec/codec.ts";
-import { CodecPool } from "../delta/codec/codec-pool.ts";
-import { DeltaBackend, type DeltaSettings } from "../delta/delta-backend.ts";
-import type { DeltaObserver } from "../delta/delta-context.ts";
-import { MetadataCache } from "../delta/metadata-cache.ts";
-import { ReferenceCache } from "../delta/reference-cache.ts";
-import { getLogger } from "../observability/log.ts";
-import type { Metrics } from "../observability/metrics.ts";
-import type { Backend } from "../storage/backend.ts";
+import type { Config } from "../config/mod.ts";
+import {
+  CodecPool,
+  DeltaBackend,
+  type DeltaObserver,
+  type DeltaSettings,
+  MetadataCache,
+  probeXdelta3,
+  ReferenceCache,
+  Xdelta3Codec,
+} from "../delta/mod.ts";
+import { getLogger, type Metrics } from "../observability/mod.ts";
+import type { Backend } from "../storage/mod.ts";
 
 const log = getLogger("svc::delta");
 

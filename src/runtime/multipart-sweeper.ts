@@ -3,9 +3,8 @@
  * `multipart_idle_ttl_hours` are removed. Each run is measured (svc_multipart_sweep_*): phase
  * `startup` or `periodic`; reclaimed uploads are counted under state `idle`.
  */
-import type { MultipartService } from "../objects/multipart/multipart-service.ts";
-import { getLogger } from "../observability/log.ts";
-import type { Metrics } from "../observability/metrics.ts";
+import type { MultipartService } from "../objects/mod.ts";
+import { getLogger, type Metrics } from "../observability/mod.ts";
 
 const log = getLogger("svc::multipart");
 

@@ -2,17 +2,18 @@
  * Opens the backends a config describes (config/backend-plan.ts names them): each the real
  * backend under its encryption layer, observed.
  */
-import type { Config } from "../config/schema/schema.ts";
-import type { BackendSpec } from "../config/backend-plan.ts";
-import type { Backend } from "../storage/backend.ts";
-import { EncryptingBackend } from "../storage/encryption/encrypting-backend.ts";
-import type { DecryptFailure } from "../storage/encryption/encryption-error.ts";
-import { KeyRing } from "../storage/encryption/key-ring.ts";
-import { sseWriteHeaders } from "../storage/encryption/sse-headers.ts";
-import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
-import { ObservedBackend } from "../storage/observed-backend.ts";
-import { S3Backend } from "../storage/s3/s3-backend.ts";
-import { s3OptionsFromConfig } from "../storage/s3/s3-options.ts";
+import type { BackendSpec, Config } from "../config/mod.ts";
+import {
+  type Backend,
+  type DecryptFailure,
+  EncryptingBackend,
+  FilesystemBackend,
+  KeyRing,
+  ObservedBackend,
+  S3Backend,
+  s3OptionsFromConfig,
+  sseWriteHeaders,
+} from "../storage/mod.ts";
 import { StartupError } from "./startup-checks.ts";
 
 /**

@@ -14,9 +14,9 @@
  * index (3) at scrape time, and both are built after it because they feed it. A scrape needs the
  * listener, which opens after all of this, so the getters below always find them.
  */
-import type { AuditFn } from "../observability/audit-ring.ts";
-import type { Config } from "../config/schema/schema.ts";
-import type { Clock } from "../jobs/clock.ts";
+import type { AuditFn } from "../observability/mod.ts";
+import type { Config } from "../config/mod.ts";
+import type { Clock } from "../jobs/mod.ts";
 import { type AdminPlane, openAdminPlane } from "./admin-plane/admin-plane.ts";
 import { openConfigState } from "./admin-plane/config-state.ts";
 import { type IamPlane, openIamPlane } from "./admin-plane/iam-plane.ts";

@@ -23,11 +23,10 @@
  * Worst case wall time: (1 + retries) × timeout + retries × 100 ms, plus one more timeout when
  * the headBucket step runs. A check never throws; an abandoned call's late rejection is caught.
  */
-import type { AdvancedConfig } from "../config/schema/schema.ts";
-import type { Backend } from "../storage/backend.ts";
-import { ObservedBackend } from "../storage/observed-backend.ts";
-import { withTimeout } from "../lib/with-timeout.ts";
-import { getLogger } from "../observability/log.ts";
+import type { AdvancedConfig } from "../config/mod.ts";
+import { type Backend, ObservedBackend } from "../storage/mod.ts";
+import { withTimeout } from "../lib/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::readiness");
 

@@ -3,9 +3,8 @@
  * again exactly as at start and handed to the one apply path (config-runtime.ts), which
  * validates in full, applies, and audits `config_changed`. An invalid document changes nothing.
  */
-import { loadConfig } from "../config/load.ts";
-import { getLogger } from "../observability/log.ts";
-import type { ApplyOutcome, ConfigPort } from "../config/config-port.ts";
+import { type ApplyOutcome, type ConfigPort, loadConfig } from "../config/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::runtime");
 

@@ -3,16 +3,10 @@
  * handler. IAM (its keys and its access hooks) is given whole at construction; without it the
  * bootstrap pair is the only key and authentication decides everything.
  */
-import { Authenticator } from "../auth/authenticator.ts";
-import {
-  BootstrapCredentials,
-  ChainedCredentials,
-  type CredentialStore,
-} from "../iam/credentials.ts";
-import type { Config } from "../config/schema/schema.ts";
-import type { S3Access } from "../s3/access.ts";
-import { bucketPolicySource } from "../s3/bucket-policy.ts";
-import { createS3Handler, type S3Handler } from "../s3/handler.ts";
+import { Authenticator } from "../auth/mod.ts";
+import { BootstrapCredentials, ChainedCredentials, type CredentialStore } from "../iam/mod.ts";
+import type { Config } from "../config/mod.ts";
+import { bucketPolicySource, createS3Handler, type S3Access, type S3Handler } from "../s3/mod.ts";
 import type { ConfigHolder, Services } from "./services.ts";
 
 /** What IAM brings to S3: its keys (asked before the bootstrap pair) and its access hooks. */

@@ -3,20 +3,21 @@
  * the services container. `stop()` ends the listener and the services.
  */
 import { createApp } from "./app.ts";
-import { parseListenAddress } from "../config/load.ts";
-import { serveConnections } from "../http/connection-server.ts";
-import type { ConnectionStats } from "../http/connection-server-contract.ts";
-import { getLogger } from "../observability/log.ts";
+import { parseListenAddress } from "../config/mod.ts";
+import {
+  type ConnectionStats,
+  loadTlsMaterial,
+  permissiveCors,
+  serveConnections,
+  splitRawUrl,
+} from "../http/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
-import { raiseOpenFileLimit } from "../native/fd-limit.ts";
-import { loadTlsMaterial } from "../http/tls-material.ts";
-import { permissiveCors } from "../http/permissive-cors.ts";
+import { raiseOpenFileLimit } from "../native/mod.ts";
 import type { AdminPlane } from "./admin-plane/admin-plane.ts";
-import type { S3Handler } from "../s3/handler.ts";
+import { errorResponse, type S3Handler } from "../s3/mod.ts";
 import type { Svc } from "./open-svc.ts";
-import { SvcError } from "../lib/errors.ts";
-import { splitRawUrl } from "../http/request-context.ts";
-import { errorResponse } from "../s3/response.ts";
+import { SvcError } from "../lib/mod.ts";
 
 const log = getLogger("svc::runtime");
 

@@ -5,20 +5,21 @@
  * global. The storage stack is the one member a config change may replace (config-runtime.ts
  * swaps it), so it is read through `storage` each time.
  */
-import { admissionChainSource } from "../admission/build.ts";
-import type { AdmissionChain } from "../admission/build.ts";
-import type { Config } from "../config/schema/schema.ts";
-import { Semaphore } from "../lib/semaphore.ts";
-import { activeLogging, type Logging } from "../observability/log.ts";
-import { type AuthCounts, createMetrics, type Metrics } from "../observability/metrics.ts";
-import type { IamIndexStats } from "../observability/metrics/iam-metrics.ts";
-import { UsageCounter } from "../objects/usage/usage.ts";
+import { type AdmissionChain, admissionChainSource } from "../admission/mod.ts";
+import { backendPlanOf, type Config } from "../config/mod.ts";
+import { Semaphore, VERSION } from "../lib/mod.ts";
+import {
+  activeLogging,
+  type AuthCounts,
+  createMetrics,
+  type IamIndexStats,
+  type Logging,
+  type Metrics,
+} from "../observability/mod.ts";
+import { UsageCounter, type WriteObserver } from "../objects/mod.ts";
 import { usageScanSource } from "./usage-source.ts";
-import type { WriteObserver } from "../objects/usage/write-observer.ts";
-import { BucketWriteGate } from "../s3/write-gate.ts";
-import { VERSION } from "../lib/version.ts";
-import { type Clock, systemClock } from "../jobs/clock.ts";
-import { backendPlanOf } from "../config/backend-plan.ts";
+import { BucketWriteGate } from "../s3/mod.ts";
+import { type Clock, systemClock } from "../jobs/mod.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
 
 /** Holds the current config snapshot; readers take `current` once per request. */

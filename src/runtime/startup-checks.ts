@@ -2,7 +2,7 @@
  * Refusals and warnings decided before the listener opens. svc never starts open by accident:
  * without credentials, `authentication: none` must be written explicitly.
  */
-import type { AccessConfig } from "../config/schema/schema.ts";
+import type { AccessConfig } from "../config/mod.ts";
 
 export class StartupError extends Error {
   constructor(message: string) {

@@ -5,20 +5,29 @@
  * that changes the backends (or moves the filesystem directory) builds a new stack before
  * swapping it in, so backends that cannot be opened leave the running stack untouched.
  */
-import type { Config } from "../config/schema/schema.ts";
-import { effectiveMaxTotalMultipartBytes } from "../config/schema/schema-advanced.ts";
-import { MultipartService } from "../objects/multipart/multipart-service.ts";
-import { MultipartStore } from "../objects/multipart/multipart-store.ts";
-import { CompletedUploads } from "../objects/multipart/completed-uploads.ts";
-import { ObjectService } from "../objects/object-service.ts";
-import { getLogger } from "../observability/log.ts";
-import type { Metrics } from "../observability/metrics.ts";
+import {
+  backendFingerprint,
+  backendPlanOf,
+  type Config,
+  effectiveMaxTotalMultipartBytes,
+  stateDirOf,
+} from "../config/mod.ts";
+import {
+  CompletedUploads,
+  MultipartService,
+  MultipartStore,
+  ObjectService,
+} from "../objects/mod.ts";
+import { getLogger, type Metrics } from "../observability/mod.ts";
 import { createReadiness, type Readiness, readinessSettings } from "./readiness.ts";
-import { BackendHealth, bootProbe, type ProbeMode } from "../storage/backend-health.ts";
-import { BucketRouter } from "../storage/bucket-router.ts";
-import type { ObservedBackend } from "../storage/observed-backend.ts";
-import { withTimeout } from "../lib/with-timeout.ts";
-import { backendFingerprint, backendPlanOf, stateDirOf } from "../config/backend-plan.ts";
+import {
+  BackendHealth,
+  bootProbe,
+  BucketRouter,
+  type ObservedBackend,
+  type ProbeMode,
+} from "../storage/mod.ts";
+import { withTimeout } from "../lib/mod.ts";
 import { openBackend } from "./open-backend.ts";
 import { type DeltaStore, openDeltaStore } from "./delta-store.ts";
 import { startSweeper } from "./multipart-sweeper.ts";

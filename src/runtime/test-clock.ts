@@ -9,8 +9,8 @@
  * keep the real time, so a shifted server still accepts clients whose clock is right. A set
  * offset is logged as a WARN at startup.
  */
-import { ConfigError } from "../config/schema/schema-common.ts";
-import { type Clock, offsetClock } from "../jobs/clock.ts";
+import { ConfigError } from "../config/mod.ts";
+import { type Clock, offsetClock } from "../jobs/mod.ts";
 
 export const TEST_CLOCK_VARIABLE = "SVC_TEST_CLOCK_OFFSET_SECS";
 

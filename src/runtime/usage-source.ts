@@ -3,8 +3,8 @@
  * config change may replace it): the object service's logical listing, and the baselines of
  * deltaspaces straight from the bucket router (below the delta store, which hides them).
  */
-import { referenceNameFor } from "../delta/layout.ts";
-import type { ScanSource } from "../objects/usage/usage-scan.ts";
+import { referenceNameFor } from "../delta/mod.ts";
+import type { ScanSource } from "../objects/mod.ts";
 import type { StorageStack } from "./storage-stack.ts";
 
 export function usageScanSource(stack: () => StorageStack): Required<ScanSource> {

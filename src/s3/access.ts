@@ -7,10 +7,9 @@
  *
  * The default, ALLOW_ALL, allows whatever authentication let in: the behaviour before IAM.
  */
-import type { Principal } from "../iam/credentials.ts";
-import { SvcError } from "../lib/errors.ts";
+import type { KeyVisibility, Principal } from "../iam/mod.ts";
+import { SvcError } from "../lib/mod.ts";
 import type { S3Request } from "./request.ts";
-import type { KeyVisibility } from "../iam/key-visibility.ts";
 
 // Part of this port's vocabulary (visibleKeys returns it); IAM defines it, as it computes it.
 export type { KeyVisibility };

@@ -4,11 +4,15 @@
  * authenticated: a signature is checked, never ignored; a write goes on to authentication); `deny` and `reject` refuse; `continue` or no match goes on to
  * authentication.
  */
-import type { AdmissionChain } from "../admission/build.ts";
-import type { AdmissionRequest, RequestKind } from "../admission/chain.ts";
-import { decideAdmission, requestKindOf } from "../admission/decide.ts";
-import { clientIp } from "../auth/client-ip.ts";
-import { SvcError } from "../lib/errors.ts";
+import {
+  type AdmissionChain,
+  type AdmissionRequest,
+  decideAdmission,
+  type RequestKind,
+  requestKindOf,
+} from "../admission/mod.ts";
+import { clientIp } from "../auth/mod.ts";
+import { SvcError } from "../lib/mod.ts";
 import type { AnonymousAdmission, S3Request } from "./request.ts";
 
 /** An operator `reject` answer: the configured status with an S3 error document. */

@@ -8,8 +8,7 @@
  * `alias` or else the bucket's own name) is refused writes too, so an alias cannot be used to
  * write behind the replicator's back.
  */
-import type { Config } from "../config/schema/schema.ts";
-import type { BucketPolicy } from "../config/schema/schema-storage.ts";
+import type { BucketPolicy, Config } from "../config/mod.ts";
 
 export interface EffectiveBucketPolicy {
   bucket: string;

@@ -22,7 +22,7 @@
  * Last-Modified header a client echoes back.
  */
 
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const LONG_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];

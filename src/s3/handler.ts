@@ -2,14 +2,11 @@
  * The S3 entry point: request id, concurrency queue, deadline, dispatch, and one place where any
  * failure becomes an S3 error document. The server stays up whatever a request throws.
  */
-import type { Authenticator } from "../auth/authenticator.ts";
-import type { Principal } from "../iam/credentials.ts";
-import { isNoSpaceError, SvcError } from "../lib/errors.ts";
-import type { Semaphore } from "../lib/semaphore.ts";
-import { watchForStalls } from "../http/stall-watch.ts";
-import { getLogger } from "../observability/log.ts";
-import { requestBytesOf, responseBytesOf } from "../observability/metrics.ts";
-import { clientIp } from "../auth/client-ip.ts";
+import { type Authenticator, clientIp } from "../auth/mod.ts";
+import type { Principal } from "../iam/mod.ts";
+import { isNoSpaceError, type Semaphore, SvcError } from "../lib/mod.ts";
+import { watchForStalls } from "../http/mod.ts";
+import { getLogger, requestBytesOf, responseBytesOf } from "../observability/mod.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";

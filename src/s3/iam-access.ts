@@ -12,11 +12,9 @@
  * - `aws:SourceIp` is the client address the request context carries (proxy headers believed
  *   only with `trust_proxy_headers`).
  */
-import type { Principal } from "../iam/credentials.ts";
+import { BOOTSTRAP_PRINCIPAL, type Decision, type IamIndex, type Principal } from "../iam/mod.ts";
 import { accessDenied, type S3Access } from "../s3/access.ts";
 import type { S3Request } from "../s3/request.ts";
-import type { Decision } from "../iam/evaluate.ts";
-import { BOOTSTRAP_PRINCIPAL, type IamIndex } from "../iam/index.ts";
 
 /** Operations whose `prefix` query parameter is the `s3:prefix` of the request. */
 const PREFIXED = new Set([

@@ -5,8 +5,7 @@
  */
 
 import { headerText } from "./header-text.ts";
-import { SvcError } from "../lib/errors.ts";
-import { bucketNameProblem } from "../lib/bucket-names.ts";
+import { bucketNameProblem, SvcError } from "../lib/mod.ts";
 
 /** Throws InvalidBucketName unless `name` follows S3's general purpose bucket rules. */
 export function validateBucketName(name: string): void {

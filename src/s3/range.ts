@@ -14,8 +14,8 @@
  *   tail readers (Trino, object_store) rely on that. We model it as "no range".
  */
 
-import { SvcError } from "../lib/errors.ts";
-import type { ByteRange } from "../storage/backend.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { ByteRange } from "../storage/mod.ts";
 
 // Whitespace is tolerated around the spec and after "=" because RFC 9110 list syntax allows
 // optional whitespace there; a comma anywhere means several ranges and fails the match.

@@ -2,13 +2,12 @@
  * The S3 request: the shared request context (src/http/request-context.ts) plus the outcome of
  * admission and authentication, and S3's query-parameter helpers.
  */
-import type { AuthOutcome } from "../auth/authenticator.ts";
-import type { ReplayDecision } from "../auth/replay/replay-decision.ts";
-import { SvcError } from "../lib/errors.ts";
-import { parseRequestContext, type RequestContext } from "../http/request-context.ts";
-import type { WriteContext, WriteOperation } from "../objects/usage/write-observer.ts";
+import type { AuthOutcome, ReplayDecision } from "../auth/mod.ts";
+import { SvcError } from "../lib/mod.ts";
+import { parseRequestContext, type RequestContext } from "../http/mod.ts";
+import type { WriteContext, WriteOperation } from "../objects/mod.ts";
 
-export { splitRawUrl } from "../http/request-context.ts";
+export { splitRawUrl } from "../http/mod.ts";
 
 /** How an unsigned request was let in (decided by admission.ts, carried on the request). */
 export interface AnonymousAdmission {

@@ -2,9 +2,9 @@
  * Building S3 responses: XML documents, error documents, and the headers that describe an object.
  */
 import { headerValue } from "./header-text.ts";
-import { SvcError, toSvcError } from "../lib/errors.ts";
-import { getLogger } from "../observability/log.ts";
-import type { ObjectInfo } from "../storage/backend.ts";
+import { SvcError, toSvcError } from "../lib/mod.ts";
+import { getLogger } from "../observability/mod.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
 import { xmlDocument, xmlEscape } from "./xml.ts";
 
 export const S3_NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/";

@@ -12,7 +12,7 @@
  * - XML that is not a `<Tagging><TagSet><Tag><Key/><Value/></Tag>…</TagSet></Tagging>`
  *   document: 400 MalformedXML.
  */
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 import { child, childrenNamed, malformedXml, parseXmlBytes, requiredChildText } from "./xml.ts";
 
 export type Tags = Record<string, string>;

@@ -18,9 +18,8 @@
  *    declared length) are only checked against the current usage, and concurrent writes are
  *    each judged against the same usage, so a bucket can overshoot; the quota is soft.
  */
-import { SvcError } from "../lib/errors.ts";
-import type { UsageCounter } from "../objects/usage/usage.ts";
-import type { ObjectService } from "../objects/object-service.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { ObjectService, UsageCounter } from "../objects/mod.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 
 export type WriteKind =

@@ -16,7 +16,7 @@
  * callers decide. Every fault is `MalformedXML`, the detail in `cause`.
  */
 
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 
 export const S3_XMLNS = "http://s3.amazonaws.com/doc/2006-03-01/";
 export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';

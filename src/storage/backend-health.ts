@@ -12,8 +12,8 @@
  * probe succeeds.
  */
 
-import { getLogger } from "../observability/log.ts";
-import { withTimeout } from "../lib/with-timeout.ts";
+import { getLogger } from "../observability/mod.ts";
+import { withTimeout } from "../lib/mod.ts";
 import type { Backend } from "./backend.ts";
 
 const log = getLogger("svc::storage");

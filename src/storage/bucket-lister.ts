@@ -8,8 +8,8 @@
  * (0 disables); creating or deleting a bucket through svc invalidates it.
  */
 
-import { getLogger } from "../observability/log.ts";
-import { withTimeout } from "../lib/with-timeout.ts";
+import { getLogger } from "../observability/mod.ts";
+import { withTimeout } from "../lib/mod.ts";
 import type { Backend, BucketEntry } from "./backend.ts";
 
 const log = getLogger("svc::storage");

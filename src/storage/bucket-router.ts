@@ -17,7 +17,7 @@
  * virtual name, so a client never learns an alias.
  */
 
-import { SvcError } from "../lib/errors.ts";
+import { SvcError } from "../lib/mod.ts";
 import type {
   Backend,
   BucketEntry,

@@ -5,9 +5,8 @@
  * the caller will see. A dry run that fails is not audited: nothing was attempted.
  */
 import type { Context } from "hono";
-import { ConfigError } from "../../config/schema/schema.ts";
-import type { ApplyOutcome, ApplyRequest } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import { type ApplyOutcome, type ApplyRequest, ConfigError } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 

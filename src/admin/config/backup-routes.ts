@@ -15,25 +15,24 @@
  * counts; never a secret). Counted by `svc_admin_requests_total{area="backup"}`.
  */
 import { type Context, Hono } from "hono";
-import type { DbClient } from "../../db/config-db.ts";
-import { importIam } from "../../backup/iam-import.ts";
-import type { IamStore } from "../../db/iam-store.ts";
-import { IamError } from "../../iam/model.ts";
-import { openBackup, writeBackup } from "../../backup/backup-archive.ts";
-import { MIN_PASSWORD_LENGTH } from "../../backup/backup-crypto.ts";
+import type { DbClient, IamStore } from "../../db/mod.ts";
 import {
+  BackupFormatError,
   backupParts,
   CONFIG_PART,
   type IamImport,
   importFromLegacyJson,
   importFromParts,
-} from "../../backup/backup-parts.ts";
-import { BackupFormatError } from "../../backup/backup-zip.ts";
-import { SvcError } from "../../lib/errors.ts";
-import { readBounded } from "../../http/read-bounded.ts";
-import { getLogger } from "../../observability/log.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+  importIam,
+  MIN_PASSWORD_LENGTH,
+  openBackup,
+  writeBackup,
+} from "../../backup/mod.ts";
+import { IamError } from "../../iam/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
+import { readBounded } from "../../http/mod.ts";
+import { type AuditFn, getLogger } from "../../observability/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 

@@ -17,20 +17,27 @@
  * - an invalid document is a 422 `invalid_config` naming the field, on every route (validate
  *   routes included), a persist failure the 500 `persist_failed` the port throws.
  */
-import { isPlainObject as isObject } from "../../lib/json-value.ts";
+import { isPlainObject as isObject } from "../../lib/mod.ts";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { stringify } from "yaml";
-import { traceAdmission, type TraceInput, TraceInputError } from "../../admission/trace.ts";
-import { configSections, exportConfig, exportDocument } from "../../config/export.ts";
-import { configJsonSchema } from "../../config/schema/json-schema.ts";
-import { normalizeLegacy } from "../../config/legacy.ts";
-import { parseDocument } from "../../config/load.ts";
-import { mergePatch } from "../../config/merge-patch.ts";
-import { keepOperatorValues } from "../../config/running-echo.ts";
-import { carrySecrets, dropNullSecrets, redactSecrets } from "../../config/secret-carry.ts";
-import type { ApplyOutcome, ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import { traceAdmission, type TraceInput, TraceInputError } from "../../admission/mod.ts";
+import {
+  type ApplyOutcome,
+  carrySecrets,
+  configJsonSchema,
+  type ConfigPort,
+  configSections,
+  dropNullSecrets,
+  exportConfig,
+  exportDocument,
+  keepOperatorValues,
+  mergePatch,
+  normalizeLegacy,
+  parseDocument,
+  redactSecrets,
+} from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { auditedApply } from "./audited-apply.ts";

@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { parse as parseYaml } from "yaml";
 import { FakeConfigPort } from "../../../tests/helpers/fake-config-port.ts";
 import { applyEnvironment } from "../../config/env.ts";
-import { exportConfig } from "../../config/export.ts";
+import { exportConfig } from "../../config/document/export.ts";
 import { expandPlaceholders } from "../../config/load.ts";
 import { AuditRing } from "../../observability/audit-ring.ts";
 import type { AdminEnv } from "../admin-env.ts";

@@ -18,14 +18,19 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { exportDocument } from "../../config/export.ts";
-import { isPlainObject } from "../../lib/json-value.ts";
-import { parseDocument } from "../../config/load.ts";
-import { normalizeLegacy } from "../../config/legacy.ts";
-import { ConfigError } from "../../config/schema/schema.ts";
-import { carrySecrets, dropNullSecrets } from "../../config/secret-carry.ts";
-import type { ApplyOutcome, ApplyRequest, ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import {
+  type ApplyOutcome,
+  type ApplyRequest,
+  carrySecrets,
+  ConfigError,
+  type ConfigPort,
+  dropNullSecrets,
+  exportDocument,
+  normalizeLegacy,
+  parseDocument,
+} from "../../config/mod.ts";
+import { isPlainObject } from "../../lib/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { auditedApply } from "../config/audited-apply.ts";

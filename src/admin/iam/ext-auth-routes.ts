@@ -8,11 +8,11 @@
  * index (which also publishes to config sync). Client secrets are accepted, never answered.
  */
 import { Hono } from "hono";
-import type { OidcClient } from "../../auth/oidc.ts";
-import type { ExtAuthStore } from "../../db/ext-auth-store.ts";
-import { mappedGroups } from "../../iam/mapping-rules.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { OidcClient } from "../../auth/mod.ts";
+import type { ExtAuthStore } from "../../db/mod.ts";
+import { mappedGroups } from "../../iam/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { changeAnswer, declarativeIamGate, store } from "./iam-routes.ts";

@@ -12,11 +12,10 @@
  *   `iam_declarative` before reading its body; reads stay open.
  */
 import { type Context, Hono } from "hono";
-import type { IamStore } from "../../db/iam-store.ts";
-import { IamError } from "../../iam/model.ts";
-import { POLICY_TEMPLATES } from "../../iam/policies.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { IamStore } from "../../db/mod.ts";
+import { IamError, POLICY_TEMPLATES } from "../../iam/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 

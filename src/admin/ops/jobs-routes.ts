@@ -5,10 +5,14 @@
  * `GET /jobs/bucket/:bucket`, which is the only jobs route a browse (non-admin) session may read.
  */
 import { Hono } from "hono";
-import type { JobsService } from "../../jobs/jobs-service.ts";
-import { MAX_REENCRYPT_BUCKETS } from "../../jobs/jobs-service.ts";
-import { JOB_ACTIONS, type JobAction, KIND_ACTIONS } from "../../jobs/job-model.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import {
+  JOB_ACTIONS,
+  type JobAction,
+  type JobsService,
+  KIND_ACTIONS,
+  MAX_REENCRYPT_BUCKETS,
+} from "../../jobs/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import type { Context } from "hono";

@@ -7,9 +7,14 @@
  * integer and is clamped to 1…ring capacity (absent: the whole ring).
  */
 import { Hono } from "hono";
-import type { AuditRing } from "../../observability/audit-ring.ts";
-import { LOG_LEVELS, type LogLevel, parseLevel } from "../../observability/log-level.ts";
-import type { LogFilterQuery, LogRing } from "../../observability/log-ring.ts";
+import {
+  type AuditRing,
+  LOG_LEVELS,
+  type LogFilterQuery,
+  type LogLevel,
+  type LogRing,
+  parseLevel,
+} from "../../observability/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 import { DEFAULT_LOG_STREAM_OPTIONS, logEventStream, type LogStreamOptions } from "./log-stream.ts";

@@ -14,7 +14,7 @@
  * the server notice a dead peer; it is skipped while the reader is behind (it would only queue).
  * Client disconnect (the request signal, or the body being cancelled) removes the subscription.
  */
-import type { LogEntry, LogFilterQuery, LogRing } from "../../observability/log-ring.ts";
+import type { LogEntry, LogFilterQuery, LogRing } from "../../observability/mod.ts";
 
 export interface LogStreamOptions {
   /** Interval of `: heartbeat` comments; default 15 s. */

@@ -18,8 +18,8 @@ import {
   type OutboxRow,
   type OutboxStatus,
   type OutboxStore,
-} from "../../events/outbox-store.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+} from "../../events/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 

@@ -15,8 +15,8 @@
  * (usage-routes.ts), so the two never disagree; a scan or refresh invalidates it.
  */
 import { Hono } from "hono";
-import { SvcError } from "../../lib/errors.ts";
-import type { BucketUsage } from "../../objects/usage/usage.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { BucketUsage } from "../../objects/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 

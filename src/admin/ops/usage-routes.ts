@@ -19,10 +19,14 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import type { DeltaspaceSavings, SavingsReport } from "../../objects/usage/deltaspace-savings.ts";
-import type { FullUsageScan } from "../../objects/usage/usage-full-scan.ts";
-import type { BucketUsage, ScanTrigger } from "../../objects/usage/usage.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type {
+  BucketUsage,
+  DeltaspaceSavings,
+  FullUsageScan,
+  SavingsReport,
+  ScanTrigger,
+} from "../../objects/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 import { isNoSuchBucket, unavailable, type UsageAggregate } from "./stats-route.ts";

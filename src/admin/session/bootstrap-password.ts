@@ -17,9 +17,9 @@
  * bcrypt runs on a worker thread (password-hasher.ts): on the main thread even bcryptjs's async
  * compare stalls the event loop for hundreds of milliseconds and would stall S3 traffic.
  */
-import { normalizeBcryptHash } from "../../config/bcrypt-hash.ts";
+import { normalizeBcryptHash } from "../../config/mod.ts";
 import { randomBytes } from "node:crypto";
-import { writePrivateFile } from "../../lib/private-file.ts";
+import { writePrivateFile } from "../../lib/mod.ts";
 import { AdminError } from "../admin-error.ts";
 import { type PasswordHasher, passwordHasher } from "./password-hasher.ts";
 

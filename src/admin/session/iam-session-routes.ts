@@ -15,11 +15,10 @@
  * back only its own pair.
  */
 import { Hono } from "hono";
-import type { IamStore } from "../../db/iam-store.ts";
-import { BOOTSTRAP_PRINCIPAL, type IamIndex } from "../../iam/index.ts";
-import { IamError } from "../../iam/model.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { IamStore } from "../../db/mod.ts";
+import { BOOTSTRAP_PRINCIPAL, IamError, type IamIndex } from "../../iam/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import type { LoginLimiter } from "./login-limiter.ts";

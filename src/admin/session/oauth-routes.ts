@@ -11,13 +11,11 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { type OidcClient, OidcError, randomToken } from "../../auth/oidc.ts";
-import type { ExtAuthStore } from "../../db/ext-auth-store.ts";
-import type { IamIndex } from "../../iam/index.ts";
-import { mappedGroups } from "../../iam/mapping-rules.ts";
-import { IamError } from "../../iam/model.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import { type OidcClient, OidcError, randomToken } from "../../auth/mod.ts";
+import type { ExtAuthStore } from "../../db/mod.ts";
+import { IamError, type IamIndex, mappedGroups } from "../../iam/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
 import { AdminError, type AdminErrorCode } from "../admin-error.ts";
 import type { BrowseCredentials } from "./iam-session-routes.ts";

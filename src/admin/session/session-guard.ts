@@ -14,7 +14,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import type { AdminEnv, AdminPrincipal } from "../admin-env.ts";
 import { AdminError } from "../admin-error.ts";
 import { type AdminSessions, SESSION_COOKIE } from "./sessions.ts";

@@ -15,8 +15,8 @@
  */
 import { type Handler, Hono } from "hono";
 import { getCookie } from "hono/cookie";
-import type { DbState } from "../../db/config-db.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { DbState } from "../../db/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { type BootstrapPassword, checkNewPassword, type Rekeyable } from "./bootstrap-password.ts";

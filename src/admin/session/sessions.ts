@@ -11,8 +11,12 @@
  * material is constant-time.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { COOKIE_KEY_LABEL, deriveKey } from "../../db/db-key.ts";
-import type { SessionRecord, SessionStore } from "../../db/session-store.ts";
+import {
+  COOKIE_KEY_LABEL,
+  deriveKey,
+  type SessionRecord,
+  type SessionStore,
+} from "../../db/mod.ts";
 import type { AdminPrincipal } from "../admin-env.ts";
 
 export const SESSION_COOKIE = "svc_session";

@@ -18,12 +18,10 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { Config } from "../../config/schema/schema.ts";
-import { namedBackendSchema } from "../../config/schema/schema-storage.ts";
-import { withTimeout } from "../../lib/with-timeout.ts";
+import { type Config, namedBackendSchema, storageOf } from "../../config/mod.ts";
+import { withTimeout } from "../../lib/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
-import { storageOf } from "../../config/storage-section.ts";
 import { bucketRoutes } from "./bucket-routes.ts";
 import { probeS3 } from "./s3-probe.ts";
 import {

@@ -10,11 +10,11 @@
  * recording the route fails, the bucket just created is deleted again: nothing is half-done.
  */
 import { Hono } from "hono";
-import { bucketNameProblem } from "../../lib/bucket-names.ts";
-import { getLogger } from "../../observability/log.ts";
+import { bucketNameProblem } from "../../lib/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
-import { storageOf } from "../../config/storage-section.ts";
+import { storageOf } from "../../config/mod.ts";
 import {
   adminErrorFromStorage,
   backendNames,

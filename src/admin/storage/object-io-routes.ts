@@ -18,10 +18,10 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import type { IamIndex } from "../../iam/index.ts";
-import { childText, parseXml } from "../../s3/xml.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { IamIndex } from "../../iam/mod.ts";
+import { childText, parseXml } from "../../s3/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { principalOf } from "./object-routes.ts";

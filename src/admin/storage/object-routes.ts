@@ -12,11 +12,10 @@
  * answer per item (`{ok}` or `{error, message}`); a batch that did anything is audited.
  */
 import { Hono } from "hono";
-import type { Principal } from "../../iam/credentials.ts";
-import type { IamIndex } from "../../iam/index.ts";
-import { childrenNamed, childText, parseXml } from "../../s3/xml.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { IamIndex, Principal } from "../../iam/mod.ts";
+import { childrenNamed, childText, parseXml } from "../../s3/mod.ts";
+import type { ConfigPort } from "../../config/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv, type AdminPrincipal } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { ActingClient, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";

@@ -4,9 +4,8 @@
  * gate, quotas, `replication_target_only`, events and metrics treat it exactly as the same call
  * from an SDK. Only admission and SigV4 are skipped: the session already authenticated the user.
  */
-import type { Principal } from "../../iam/credentials.ts";
-import type { ActingAs } from "../../s3/handler.ts";
-import { childText, parseXml } from "../../s3/xml.ts";
+import type { Principal } from "../../iam/mod.ts";
+import { type ActingAs, childText, parseXml } from "../../s3/mod.ts";
 import { AdminError } from "../admin-error.ts";
 
 export type InternalS3 = (

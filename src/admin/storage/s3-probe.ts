@@ -10,14 +10,14 @@
  * `ok: false` and, when the backend answered, its status and code. Messages quote what the
  * backend said, never the secret (the S3 client never puts it in a message).
  */
-import { S3Client } from "../../storage/s3/s3-client.ts";
-import { BackendError } from "../../storage/s3/s3-errors.ts";
 import {
   type AdvancedS3,
+  BackendError,
+  parseListBuckets,
   type S3BackendConfig,
+  S3Client,
   s3OptionsFromConfig,
-} from "../../storage/s3/s3-options.ts";
-import { parseListBuckets } from "../../storage/s3/s3-xml.ts";
+} from "../../storage/mod.ts";
 import { AdminError } from "../admin-error.ts";
 
 export type ProbeTimeouts = AdvancedS3;

@@ -3,13 +3,10 @@
  * config names its backends, how a backend is shown (never a secret), and how storage errors
  * become admin errors.
  */
-import type { Config } from "../../config/schema/schema.ts";
-import type { NamedBackend } from "../../config/schema/schema-storage.ts";
-import { SvcError } from "../../lib/errors.ts";
-import type { Backend } from "../../storage/backend.ts";
-import type { BucketRouter } from "../../storage/bucket-router.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { Config, ConfigPort, NamedBackend } from "../../config/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { Backend, BucketRouter } from "../../storage/mod.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import { AdminError } from "../admin-error.ts";
 
 /** The running storage stack, as the routes need it (read anew per request: reloads rebuild it). */

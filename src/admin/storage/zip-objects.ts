@@ -11,8 +11,8 @@
  * neutralised (an archive never extracts outside its folder).
  */
 import { Zip, ZipPassThrough } from "fflate";
-import { getLogger } from "../../observability/log.ts";
-import { childrenNamed, childText, parseXml } from "../../s3/xml.ts";
+import { getLogger } from "../../observability/mod.ts";
+import { childrenNamed, childText, parseXml } from "../../s3/mod.ts";
 import { AdminError } from "../admin-error.ts";
 import { type ActingClient, s3Failure, s3Path } from "./s3-internal.ts";
 

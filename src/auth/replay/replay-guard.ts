@@ -17,10 +17,9 @@
  * operation a body comparison (replay-decision.ts) and reads its verdict afterwards.
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/errors.ts";
-import { readBounded } from "../../http/read-bounded.ts";
-import { getLogger } from "../../observability/log.ts";
-import type { RequestContext } from "../../http/request-context.ts";
+import { SvcError } from "../../lib/mod.ts";
+import { readBounded, type RequestContext } from "../../http/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
 import type { VerifiedRequest } from "../sigv4/sigv4-request.ts";
 import { type ReplayBodyComparison, type ReplayDecision, RUN_AS_SENT } from "./replay-decision.ts";
 import { bodyIsSigned, type ReplayRule, replayRule } from "./replay-rules.ts";

@@ -12,7 +12,7 @@
  * Everything else (CreateMultipartUpload, copies, configuration subresources, browser POSTs)
  * would create something new or is not listed: its repeat is refused.
  */
-import type { RequestContext } from "../../http/request-context.ts";
+import type { RequestContext } from "../../http/mod.ts";
 import { UNSIGNED_PAYLOAD } from "../sigv4/sigv4-request.ts";
 
 export type ReplayBody = "none" | "small" | "object";

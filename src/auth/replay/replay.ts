@@ -11,7 +11,7 @@
  * - `maxAnswerBytes` (all kept answer bodies together) and `maxBodyBytes` (one answer): an answer
  *   past them is not kept, so its repeat is refused with 400 as if it were not idempotent.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 
 /** What a repeat is answered with: the first answer's status, headers and (small) body. */
 export interface ReplayAnswer {

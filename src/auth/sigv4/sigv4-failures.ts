@@ -2,7 +2,7 @@
  * SigV4 refusals and the auth failure counter each belongs to. One S3 code (AccessDenied,
  * InvalidRequest) can come from either form, so the counter is recorded when the error is made.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 
 export type FailureReason = "missing_header" | "invalid_presigned" | "invalid_signature";
 

@@ -3,7 +3,7 @@
  * query. Nothing is verified here (sigv4.ts does that); what is malformed, unsupported or
  * ambiguous is refused with S3's own errors (the decisions are listed in sigv4.ts).
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import { amzTime, isoBasic } from "./sigv4-canonical.ts";
 import { fail } from "./sigv4-failures.ts";
 import {

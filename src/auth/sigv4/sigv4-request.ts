@@ -4,7 +4,7 @@
  * (sigv4-canonical.ts) and the streaming chunk signatures (body/chunk-signatures.ts) build on
  * them.
  */
-import type { Principal } from "../../iam/credentials.ts";
+import type { Principal } from "../../iam/mod.ts";
 
 export const ALGORITHM = "AWS4-HMAC-SHA256";
 export const UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD";

@@ -19,7 +19,7 @@
  * - Any region is accepted (svc is one endpoint); the service must be `s3`.
  */
 
-import type { CredentialStore } from "../../iam/credentials.ts";
+import type { CredentialStore } from "../../iam/mod.ts";
 import {
   canonicalRequest,
   canonicalUri,

@@ -6,7 +6,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { configSections, sectionSchema } from "../export.ts";
+import { configSections, sectionSchema } from "../document/export.ts";
 import { configSchema } from "./schema.ts";
 
 export type JsonSchema = Record<string, unknown>;

@@ -6,7 +6,7 @@
  * limit can change at runtime (hot reload); slots already held stay valid and drain naturally.
  */
 
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 
 /** `max(16, num_cpus * 4)`, the documented default for `codec_concurrency`. */
 export function defaultCodecConcurrency(): number {

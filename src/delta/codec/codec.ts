@@ -5,8 +5,7 @@
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../../lib/errors.ts";
-import { writeAll } from "../../lib/file-streams.ts";
+import { diskFullError, isNoSpaceError, SvcError, writeAll } from "../../lib/mod.ts";
 import { killQuietly, pumpStdin, readTail, type StdinPump } from "./codec-process.ts";
 
 export { probeXdelta3, type Xdelta3Probe } from "./codec-process.ts";

@@ -6,8 +6,8 @@
  * after the rule's prefix), as everywhere in the config: `*` a run without `/`, `**` any run,
  * `?` one character.
  */
-import { REFERENCE_NAME } from "../../delta/layout.ts";
-import { globMatcher } from "../../lib/glob.ts";
+import { REFERENCE_NAME } from "../../delta/mod.ts";
+import { globMatcher } from "../../lib/mod.ts";
 
 /** Why a key is skipped, or null when the rule may act on it. */
 export type SkipReason = "directory-marker" | "internal" | "artifact" | "excluded" | "not-included";

@@ -14,8 +14,8 @@
  * Each returns whether it acted; false means the object changed or went meanwhile (skipped, the
  * next run decides again). Errors throw (a per-object failure for the run).
  */
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectInfo } from "../../storage/backend.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { expiredEvent, LIFECYCLE_WRITE, transitionedEvent } from "./lifecycle-events.ts";
 import { destinationKey, type LifecyclePlan } from "./lifecycle-plan.ts";

@@ -2,8 +2,7 @@
  * Lifecycle as a kind of the rule scheduler (jobs/rules/): its rules, scope and interval, and
  * the run (lifecycle-run.ts): expiry, transition/archive, retain-newest.
  */
-import type { Config } from "../../config/schema/schema.ts";
-import type { LifecycleRule } from "../../config/schema/schema-jobs.ts";
+import type { Config, LifecycleRule } from "../../config/mod.ts";
 import { lifecycleSettings } from "../rules/rule-config.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RuleDriver } from "../rules/rule-model.ts";

@@ -4,9 +4,9 @@
  * change: `LifecycleExpired` for every object a rule deleted, `LifecycleTransitioned` for every
  * verified copy of a transition.
  */
-import { deletedEvent, type ObjectEvent } from "../../events/event.ts";
-import type { ObjectInfo } from "../../storage/backend.ts";
-import type { WriteContext } from "../../objects/usage/write-observer.ts";
+import { deletedEvent, type ObjectEvent } from "../../events/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
+import type { WriteContext } from "../../objects/mod.ts";
 import type { LifecyclePlan } from "./lifecycle-plan.ts";
 
 /** What every lifecycle write tells the observers (no request, no principal). */

@@ -2,8 +2,7 @@
  * A lifecycle rule as a run needs it: its action in one shape, durations in milliseconds, and
  * where a transition puts each key. Built once per run from the validated config.
  */
-import type { LifecycleRule } from "../../config/schema/schema-jobs.ts";
-import { parseDuration } from "../../config/schema/schema-common.ts";
+import { type LifecycleRule, parseDuration } from "../../config/mod.ts";
 
 /** The candidate action words of the run report. */
 export type CandidateAction = "expire" | "transition" | "retain-newest";

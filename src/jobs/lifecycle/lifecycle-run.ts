@@ -16,8 +16,8 @@
  * errors the per-object failures (the run goes on). retain-newest adds `objects_ignored` (failing
  * `qualify`) and `objects_protected`. A run whose every attempted action failed is `failed`.
  */
-import type { LifecycleRule } from "../../config/schema/schema-jobs.ts";
-import type { ObjectInfo } from "../../storage/backend.ts";
+import type { LifecycleRule } from "../../config/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunContext, RunOutcome } from "../rules/rule-model.ts";
 import { messageOf } from "../rules/run-recorder.ts";

@@ -6,7 +6,7 @@
  * deleted). The ranking needs the whole candidate set: it is the one bounded thing a lifecycle
  * run holds in memory (key, time, size, ETag per candidate); beyond the cap the rule fails.
  */
-import type { ObjectInfo } from "../../storage/backend.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RetainNewest } from "./lifecycle-plan.ts";
 
 /** SPEC Limits: more candidates than this make the rule fail. */

@@ -2,7 +2,7 @@
  * Steps the maintenance workers share: walking a bucket's stored keys from a cursor, retrying
  * one object, saving progress, recording a failure.
  */
-import type { ObjectInfo } from "../../storage/backend.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { JobProgress, JobRecord } from "../job-model.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import type { StoredPlace } from "./raw-copy.ts";

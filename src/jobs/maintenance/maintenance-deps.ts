@@ -3,9 +3,9 @@
  * interface: the runtime (src/runtime/admin-plane.ts) builds it over the storage stack and the
  * config runtime; unit tests pass real backends on temp directories.
  */
-import type { AuditFn } from "../../observability/audit-ring.ts";
+import type { AuditFn } from "../../observability/mod.ts";
 import type { JobsStore } from "../jobs-store.ts";
-import type { Backend } from "../../storage/backend.ts";
+import type { Backend } from "../../storage/mod.ts";
 import type { Clock } from "../clock.ts";
 
 export interface BucketRoute {

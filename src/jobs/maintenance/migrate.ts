@@ -22,7 +22,7 @@ import { isShutdown } from "../runner.ts";
 import { JobCursor, messageOf, storedObjects, withAttempts } from "./job-steps.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import { copyStoredObject, type StoredPlace } from "./raw-copy.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
+import { compareUtf8 } from "../../lib/mod.ts";
 
 export interface MigrateState extends Record<string, unknown> {
   from: string;

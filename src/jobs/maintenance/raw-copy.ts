@@ -10,7 +10,7 @@
  * committed, throws so the caller records the object as failed.
  */
 import { createHash } from "node:crypto";
-import type { Backend } from "../../storage/backend.ts";
+import type { Backend } from "../../storage/mod.ts";
 
 export interface StoredPlace {
   backend: Backend;

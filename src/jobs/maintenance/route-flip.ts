@@ -3,8 +3,7 @@
  * document (the bucket's other settings kept) and applied through the one config path, persisted
  * to the config file, so the bucket stays on its new backend after a restart or a SIGHUP.
  */
-import type { ConfigPort } from "../../config/config-port.ts";
-import { storageOf } from "../../config/storage-section.ts";
+import { type ConfigPort, storageOf } from "../../config/mod.ts";
 
 export async function routeBucketVia(
   config: ConfigPort,

@@ -10,12 +10,11 @@
  * the backstop for everything this path misses: events of a paused rule, rows pruned before they
  * were read, writes while the outbox was off (`event_delivery.outbox: false`).
  */
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
-import { SvcError } from "../../lib/errors.ts";
-import type { OutboxRow } from "../../events/outbox-store.ts";
-import { getLogger } from "../../observability/log.ts";
-import type { ObjectInfo } from "../../storage/backend.ts";
-import { mapConcurrent } from "../../storage/s3/s3-list.ts";
+import type { ReplicationRule } from "../../config/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { OutboxRow } from "../../events/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
+import { mapConcurrent, type ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { messageOf, type PendingFailure, RunRecorder } from "../rules/run-recorder.ts";
 import { ensureBucket } from "./reconcile-run.ts";

@@ -2,7 +2,7 @@
  * The replication event consumer's position in `event_outbox`: the last row id it applied,
  * in the config database's `meta` table (migration 6 created it at 0).
  */
-import type { DbClient } from "../../db/config-db.ts";
+import type { DbClient } from "../../db/mod.ts";
 
 const KEY = "replication_outbox_cursor";
 

@@ -7,15 +7,12 @@
  * Scanning stops after `parity_max_objects` keys: the report is then marked `capped`. Key lists
  * in the report hold the first 100 of each kind; the counts cover the whole scan.
  */
-import { SvcError } from "../../lib/errors.ts";
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
-import { Semaphore } from "../../lib/semaphore.ts";
-import type { ObjectInfo, ObjectMeta } from "../../storage/backend.ts";
-import { mapConcurrent } from "../../storage/s3/s3-list.ts";
+import { compareUtf8, Semaphore, SvcError } from "../../lib/mod.ts";
+import type { ReplicationRule } from "../../config/mod.ts";
+import { mapConcurrent, type ObjectInfo, type ObjectMeta } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { RuleScope } from "./replication-scope.ts";
 import { type ReaderDeps, SideReader } from "./side-reader.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
 
 const LIST_CAP = 100;
 const PAGE = 1000;

@@ -6,7 +6,7 @@
  * a listing that failed fails the run with a single failure row; a run whose every copy failed
  * is failed; some failed copies leave it succeeded with `errors` > 0 (the next run catches up).
  */
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
+import type { ReplicationRule } from "../../config/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunContext, RunOutcome } from "../rules/rule-model.ts";
 import { ReconcileWalk } from "./reconcile-walk.ts";

@@ -18,15 +18,12 @@
  * HEADs that side. Keys on one side only are never HEADed, except the source HEAD that confirms
  * a delete.
  */
-import { Semaphore } from "../../lib/semaphore.ts";
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectInfo } from "../../storage/backend.ts";
-import { mapConcurrent } from "../../storage/s3/s3-list.ts";
+import { compareUtf8, Semaphore, SvcError } from "../../lib/mod.ts";
+import { mapConcurrent, type ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { listingSuffices, needsDetail } from "./replication-planner.ts";
 import type { Replicator } from "./replicator.ts";
 import { type Entry, type ReaderDeps, SideReader } from "./side-reader.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
 
 export interface WalkOptions {
   env: RuleEnv;

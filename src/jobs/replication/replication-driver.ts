@@ -3,8 +3,7 @@
  * full-reconcile run (reconcile-run.ts) and the parity audit (parity-audit.ts). The event path
  * (outbox-consumer.ts) runs beside the scheduler and plans through the same replicator.
  */
-import type { Config } from "../../config/schema/schema.ts";
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
+import type { Config, ReplicationRule } from "../../config/mod.ts";
 import { ms, replicationSettings } from "../rules/rule-config.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RuleDriver } from "../rules/rule-model.ts";

@@ -16,8 +16,8 @@
  * still copies when size or a digest both sides know differs (an overwrite within the second of
  * the last copy).
  */
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
-import type { ObjectMeta } from "../../storage/backend.ts";
+import type { ReplicationRule } from "../../config/mod.ts";
+import type { ObjectMeta } from "../../storage/mod.ts";
 
 export type ConflictPolicy = ReplicationRule["conflict"];
 

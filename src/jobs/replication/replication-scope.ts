@@ -10,8 +10,8 @@
  * the source prefix) would copy its copies forever: keys under the destination prefix are
  * skipped as a source.
  */
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
-import { globMatcher } from "../../lib/glob.ts";
+import type { ReplicationRule } from "../../config/mod.ts";
+import { globMatcher } from "../../lib/mod.ts";
 
 export class RuleScope {
   readonly sourceBucket: string;

@@ -5,10 +5,10 @@
  * gone. Shared by the full reconcile and the event consumer; it reports through a recorder
  * (counters, candidates, per-object failures) and never throws for one key's trouble.
  */
-import { SvcError } from "../../lib/errors.ts";
-import type { ReplicationRule } from "../../config/schema/schema-jobs.ts";
-import type { WriteContext } from "../../objects/usage/write-observer.ts";
-import type { ObjectInfo } from "../../storage/backend.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { ReplicationRule } from "../../config/mod.ts";
+import type { WriteContext } from "../../objects/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import type { RunRecorder } from "../rules/rule-model.ts";
 import { type Plan, plan, type PlanOptions, type SideMeta } from "./replication-planner.ts";

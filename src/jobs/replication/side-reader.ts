@@ -4,9 +4,8 @@
  * page; `start` begins fetching the first page early (the walk prefetches the next sibling
  * directories, so up to `dir_concurrency` listings are in flight while one is processed).
  */
-import type { Semaphore } from "../../lib/semaphore.ts";
-import type { ListPage, ObjectInfo } from "../../storage/backend.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
+import { compareUtf8, type Semaphore } from "../../lib/mod.ts";
+import type { ListPage, ObjectInfo } from "../../storage/mod.ts";
 
 /** A listing entry: an object, or a common prefix (a subdirectory) when `info` is null. */
 export interface Entry {

@@ -6,10 +6,8 @@
  * backend, else the default one) that honours conditional writes: both are checked at boot, and
  * svc refuses to start otherwise.
  */
-import type { Config } from "../../config/schema/schema.ts";
-import { backendPlanOf } from "../../config/backend-plan.ts";
-import { S3Client } from "../../storage/s3/s3-client.ts";
-import { s3OptionsFromConfig } from "../../storage/s3/s3-options.ts";
+import { backendPlanOf, type Config } from "../../config/mod.ts";
+import { S3Client, s3OptionsFromConfig } from "../../storage/mod.ts";
 import { checkConditionalWrites, S3Leases } from "./s3-leases.ts";
 
 export interface CoordinationBucket {

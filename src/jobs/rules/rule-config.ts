@@ -4,10 +4,8 @@
  * config file like every admin change) before its row and history go.
  */
 import { JobsError } from "../jobs-error.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
-import { isPlainObject } from "../../lib/json-value.ts";
-import { parseDuration } from "../../config/schema/schema-common.ts";
-import type { Config } from "../../config/schema/schema.ts";
+import { type Config, type ConfigPort, parseDuration } from "../../config/mod.ts";
+import { isPlainObject } from "../../lib/mod.ts";
 import type { KindSettings } from "./rule-model.ts";
 
 /** Milliseconds of a humantime string the schema already validated. */

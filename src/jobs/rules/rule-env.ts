@@ -5,10 +5,10 @@
  * backend a bucket lives on, the maintenance write gate, and the outbox for the events svc
  * makes itself. Built in runtime/admin-plane.ts.
  */
-import type { Config } from "../../config/schema/schema.ts";
-import type { ObjectEvent } from "../../events/event.ts";
-import type { Metrics } from "../../observability/metrics.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
+import type { Config } from "../../config/mod.ts";
+import type { ObjectEvent } from "../../events/mod.ts";
+import type { Metrics } from "../../observability/mod.ts";
+import type { ObjectService } from "../../objects/mod.ts";
 import type { Clock } from "../clock.ts";
 
 export interface RuleEnv {

@@ -7,9 +7,9 @@
  * same code with `dryRun`, without lease, run row or failure rows.
  */
 import { JobsError } from "../jobs-error.ts";
-import type { Config } from "../../config/schema/schema.ts";
+import type { Config } from "../../config/mod.ts";
 import type { RuleStore } from "./rule-store.ts";
-import { getLogger } from "../../observability/log.ts";
+import { getLogger } from "../../observability/mod.ts";
 import type { Clock } from "../clock.ts";
 import type { Lease, Leases } from "./leases.ts";
 import type { KindSettings, RuleDriver, RunOutcome, RunReport, RunTrigger } from "./rule-model.ts";

@@ -4,7 +4,7 @@
  * into the rule scheduler (rule-jobs.ts). A driver knows its rules and how to run one; the
  * scheduler owns rows, leases, history, failures, pause flags and the actions.
  */
-import type { Config } from "../../config/schema/schema.ts";
+import type { Config } from "../../config/mod.ts";
 import type { Clock } from "../clock.ts";
 import type { JobScope } from "../job-model.ts";
 

@@ -9,7 +9,7 @@
 import type { InStatement } from "@libsql/client";
 import type { JobKind, JobRecord, JobScope, JobStatus, RunRecord } from "../job-model.ts";
 import { toJob, toRun } from "../jobs-store.ts";
-import type { DbClient } from "../../db/config-db.ts";
+import type { DbClient } from "../../db/mod.ts";
 
 /** A configured rule as the store mirrors it. */
 export interface RuleRowSpec {

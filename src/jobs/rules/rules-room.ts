@@ -4,7 +4,7 @@
  * The jobs service hands every non-maintenance row and action here.
  */
 import { JobsError } from "../jobs-error.ts";
-import type { ConfigPort } from "../../config/config-port.ts";
+import type { ConfigPort } from "../../config/mod.ts";
 import type { RuleStore } from "./rule-store.ts";
 import { type JobAction, type JobRecord, jobRow, runRow } from "../job-model.ts";
 import { removeRuleFromConfig } from "./rule-config.ts";

@@ -3,7 +3,7 @@
  * and aborts the run, with a RunAborted saying why, once the lease is lost. RunAborted is also
  * the reason of a run killed by an operator or stopped by shutdown (rule-jobs.ts).
  */
-import { getLogger } from "../../observability/log.ts";
+import { getLogger } from "../../observability/mod.ts";
 import type { Clock } from "../clock.ts";
 import type { Lease, Leases } from "./leases.ts";
 import type { KindSettings } from "./rule-model.ts";

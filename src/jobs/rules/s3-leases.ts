@@ -8,8 +8,7 @@
  * reader's clocks: instances must keep their clocks within a small fraction of `lease_ttl`.
  */
 import type { LeaseHolder } from "./rule-store.ts";
-import { BackendError } from "../../storage/s3/s3-errors.ts";
-import type { S3Client } from "../../storage/s3/s3-client.ts";
+import { BackendError, type S3Client } from "../../storage/mod.ts";
 import type { Lease, Leases } from "./leases.ts";
 
 interface LeaseDocument {

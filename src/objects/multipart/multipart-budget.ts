@@ -7,7 +7,7 @@
  * abort, sweep, bucket purge) corrects them exactly; they are read from the store once, at the
  * first part after a start, so a restart does not forget what earlier uploads hold.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 
 export interface BudgetSource {
   /** Upload ids in progress. */

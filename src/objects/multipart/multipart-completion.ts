@@ -3,8 +3,8 @@
  * the multipart ETag, and the errors it shares with the multipart service.
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectInfo, StorageKind } from "../../storage/backend.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { ObjectInfo, StorageKind } from "../../storage/mod.ts";
 import type { PartInfo } from "./multipart-store.ts";
 
 export const MIN_PART_SIZE = 5 * 1024 * 1024;

@@ -3,12 +3,10 @@
  * the multipart ETag, and the completion itself, which streams the parts in order through the
  * object service's one write path (hash, verify, commit under the key lock).
  */
-import type { ReplayBodyCheck } from "../../body/replay-body-check.ts";
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectInfo, ObjectMeta } from "../../storage/backend.ts";
+import { type ReplayBodyCheck, tooLarge } from "../../body/mod.ts";
+import { KeyLock, SvcError } from "../../lib/mod.ts";
+import type { ObjectInfo, ObjectMeta } from "../../storage/mod.ts";
 import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
-import { tooLarge } from "../../body/body-digest.ts";
-import { KeyLock } from "../../lib/key-lock.ts";
 import { encodePartSizes } from "./part-layout.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
 import {

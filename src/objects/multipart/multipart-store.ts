@@ -13,13 +13,10 @@
  * a client-supplied id can never point outside the store.
  */
 
-import { SvcError } from "../../lib/errors.ts";
-import type { StoredHeader } from "../../storage/backend.ts";
-import { fsyncDirectory } from "../../storage/fs/fs-calls.ts";
-import { getJsonXattr, setJsonXattr, XattrError } from "../../native/xattr.ts";
-import { fileRangeStream, writeAll } from "../../lib/file-streams.ts";
+import { compareUtf8, fileRangeStream, SvcError, writeAll } from "../../lib/mod.ts";
+import { fsyncDirectory, type StoredHeader } from "../../storage/mod.ts";
+import { getJsonXattr, setJsonXattr, XattrError } from "../../native/mod.ts";
 import { type PutPartOptions, receivePart } from "./part-receive.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
 
 export const MAX_PART_NUMBER = 10_000;
 const PART_XATTR = "user.svc.part";

@@ -3,7 +3,7 @@
  * the backend cannot keep the parts where they are (a delta-eligible key, parts on another
  * filesystem); the object service then hashes and commits it like any upload.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import type { MultipartStore, PartInfo } from "./multipart-store.ts";
 
 /** The parts' bytes in order, one part file open at a time. */

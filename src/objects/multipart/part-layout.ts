@@ -13,11 +13,10 @@
  * Part numbers on reads are positions (1 … partsCount) in the completed object: an upload
  * completed with parts 1, 3 and 7 reads back as parts 1, 2 and 3.
  */
-import { SvcError } from "../../lib/errors.ts";
-import type { ByteRange, ObjectMeta } from "../../storage/backend.ts";
-import { decodePartSizes } from "../../storage/part-sizes.ts";
+import { SvcError } from "../../lib/mod.ts";
+import { type ByteRange, decodePartSizes, type ObjectMeta } from "../../storage/mod.ts";
 
-export { decodePartSizes, encodePartSizes, MAX_LAYOUT_CHARS } from "../../storage/part-sizes.ts";
+export { decodePartSizes, encodePartSizes, MAX_LAYOUT_CHARS } from "../../storage/mod.ts";
 
 /**
  * The byte range of part `partNumber` (1-based) of an object, as S3 serves `?partNumber=N`:

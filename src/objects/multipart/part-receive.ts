@@ -4,8 +4,7 @@
  * renames the file into place only once this returns).
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/errors.ts";
-import { writeAll } from "../../lib/file-streams.ts";
+import { SvcError, writeAll } from "../../lib/mod.ts";
 
 export interface PutPartOptions {
   signal?: AbortSignal;

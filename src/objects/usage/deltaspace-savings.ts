@@ -11,7 +11,7 @@
  * `saved_bytes` (logical − stored; negative when a deltaspace costs more than it saves, e.g. one
  * object and its baseline) and `savings_percentage`.
  */
-import { deltaspaceOf } from "../../delta/layout.ts";
+import { deltaspaceOf } from "../../delta/mod.ts";
 import type { ScanSource } from "./usage-scan.ts";
 import { SCAN_PAGE, sharesBaseline } from "./usage-scan.ts";
 

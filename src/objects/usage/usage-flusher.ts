@@ -9,8 +9,8 @@
  * (the counter is approximate by design, SPEC "per-instance and approximate"). A graceful stop
  * flushes everything. A failed write keeps its buckets dirty and is retried at the next tick.
  */
-import { getLogger } from "../../observability/log.ts";
-import type { UsageRow, UsageStore } from "../../db/usage-store.ts";
+import { getLogger } from "../../observability/mod.ts";
+import type { UsageRow, UsageStore } from "../../db/mod.ts";
 
 const log = getLogger("svc::usage");
 

@@ -9,8 +9,8 @@
  * The scan reports its progress (the last key counted) so the counter can tell which concurrent
  * writes it has already passed (see usage.ts).
  */
-import type { ListOptions, ListPage, ObjectInfo } from "../../storage/backend.ts";
-import { deltaspaceOf } from "../../delta/layout.ts";
+import type { ListOptions, ListPage, ObjectInfo } from "../../storage/mod.ts";
+import { deltaspaceOf } from "../../delta/mod.ts";
 
 export interface Totals {
   count: number;

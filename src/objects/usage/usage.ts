@@ -22,8 +22,8 @@
  * reported to observers, so its bytes stay counted until the next scan or until the bucket holds
  * no object at all (then both byte totals are exactly zero).
  */
-import type { ListOptions, ListPage, ObjectInfo } from "../../storage/backend.ts";
-import type { UsageRow } from "../../db/usage-store.ts";
+import type { ListOptions, ListPage, ObjectInfo } from "../../storage/mod.ts";
+import type { UsageRow } from "../../db/mod.ts";
 import {
   addObject,
   scanBucket,

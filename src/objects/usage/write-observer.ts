@@ -3,7 +3,7 @@
  * object, with the object a commit replaced (usage counters need the difference). They are
  * called under the key lock, so changes to one key arrive in order.
  */
-import type { ObjectInfo } from "../../storage/backend.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 
 /** The S3 operation behind a write, as events name it. */
 export type WriteOperation =

@@ -1,11 +1,10 @@
 /** What the admin plane's route builders share: the planes built before them, whole. */
-import type { AuditFn } from "../../observability/audit-ring.ts";
-import type { AdminPrincipal } from "../../admin/admin-env.ts";
-import type { AdminSessions } from "../../admin/session/sessions.ts";
-import type { ExtAuthStore } from "../../db/ext-auth-store.ts";
-import type { EventOutbox } from "../../events/event-outbox.ts";
-import type { JobsService } from "../../jobs/jobs-service.ts";
-import type { S3Handler } from "../../s3/handler.ts";
+import type { AuditFn } from "../../observability/mod.ts";
+import type { AdminPrincipal, AdminSessions } from "../../admin/mod.ts";
+import type { ExtAuthStore } from "../../db/mod.ts";
+import type { EventOutbox } from "../../events/mod.ts";
+import type { JobsService } from "../../jobs/mod.ts";
+import type { S3Handler } from "../../s3/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
 import type { Services } from "../services.ts";
 import type { ConfigState } from "./config-state.ts";

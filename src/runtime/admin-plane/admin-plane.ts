@@ -5,19 +5,18 @@
  * answer 503 and adds the database to readiness (config-state.ts).
  */
 import type { Hono } from "hono";
-import type { AuditFn } from "../../observability/audit-ring.ts";
-import type { AdminEnv } from "../../admin/admin-env.ts";
-import { sessionEntitlement } from "../../admin/session/iam-session-routes.ts";
-import { terminatePasswordWorker } from "../../admin/session/password-hasher.ts";
-import { AdminSessions } from "../../admin/session/sessions.ts";
-import type { ConfigDb } from "../../db/config-db.ts";
-import { ExtAuthStore } from "../../db/ext-auth-store.ts";
-import { SessionStore } from "../../db/session-store.ts";
-import { type EventOutbox, openEventOutbox } from "../../events/event-outbox.ts";
-import type { IamIndexHolder } from "../../iam/index.ts";
-import type { JobsService } from "../../jobs/jobs-service.ts";
-import { OutboxCursor } from "../../jobs/replication/outbox-cursor.ts";
-import type { S3Handler } from "../../s3/handler.ts";
+import type { AuditFn } from "../../observability/mod.ts";
+import {
+  type AdminEnv,
+  AdminSessions,
+  sessionEntitlement,
+  terminatePasswordWorker,
+} from "../../admin/mod.ts";
+import { type ConfigDb, ExtAuthStore, SessionStore } from "../../db/mod.ts";
+import { type EventOutbox, openEventOutbox } from "../../events/mod.ts";
+import type { IamIndexHolder } from "../../iam/mod.ts";
+import { type JobsService, OutboxCursor } from "../../jobs/mod.ts";
+import type { S3Handler } from "../../s3/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
 import type { CheckReport } from "../readiness.ts";
 import type { Services } from "../services.ts";

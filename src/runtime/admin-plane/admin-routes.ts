@@ -1,28 +1,31 @@
 /** The admin API mounted at `/_/api/admin`: one route file per area, behind the session guard. */
 import type { Hono } from "hono";
-import { createAdminApp } from "../../admin/admin-app.ts";
-import type { AdminEnv } from "../../admin/admin-env.ts";
-import { backupRoutes } from "../../admin/config/backup-routes.ts";
-import { configRoutes } from "../../admin/config/config-routes.ts";
-import { declarativeIamRoutes } from "../../admin/iam/declarative-iam-routes.ts";
-import { extAuthRoutes } from "../../admin/iam/ext-auth-routes.ts";
-import { iamRoutes } from "../../admin/iam/iam-routes.ts";
-import { jobsRoutes } from "../../admin/ops/jobs-routes.ts";
-import { logRoutes } from "../../admin/ops/log-routes.ts";
-import { outboxRoutes } from "../../admin/ops/outbox-routes.ts";
-import { usageRoutes } from "../../admin/ops/usage-routes.ts";
-import { BrowseCredentials, iamSessionRoutes } from "../../admin/session/iam-session-routes.ts";
-import { LoginLimiter } from "../../admin/session/login-limiter.ts";
-import { oauthRoutes } from "../../admin/session/oauth-routes.ts";
-import { sessionGuard } from "../../admin/session/session-guard.ts";
-import { sessionRoutes } from "../../admin/session/session-routes.ts";
-import { backendRoutes } from "../../admin/storage/backend-routes.ts";
-import { objectIoRoutes } from "../../admin/storage/object-io-routes.ts";
-import { objectRoutes } from "../../admin/storage/object-routes.ts";
-import type { StorageView } from "../../admin/storage/storage-admin.ts";
-import { OidcClient } from "../../auth/oidc.ts";
-import { declarativeIamExport } from "../../iam/declarative-export.ts";
-import { VERSION } from "../../lib/version.ts";
+import {
+  type AdminEnv,
+  backendRoutes,
+  backupRoutes,
+  BrowseCredentials,
+  configRoutes,
+  createAdminApp,
+  declarativeIamRoutes,
+  extAuthRoutes,
+  iamRoutes,
+  iamSessionRoutes,
+  jobsRoutes,
+  LoginLimiter,
+  logRoutes,
+  oauthRoutes,
+  objectIoRoutes,
+  objectRoutes,
+  outboxRoutes,
+  sessionGuard,
+  sessionRoutes,
+  type StorageView,
+  usageRoutes,
+} from "../../admin/mod.ts";
+import { OidcClient } from "../../auth/mod.ts";
+import { declarativeIamExport } from "../../iam/mod.ts";
+import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
 
 export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {

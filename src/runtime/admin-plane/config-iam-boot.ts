@@ -5,9 +5,9 @@
  * config error (nothing changed). The empty-YAML gate does not apply here: it guards a flip from
  * gui made by an apply, and at startup there is no running mode to flip from.
  */
-import type { Config } from "../../config/schema/schema.ts";
-import { summaryLine } from "../../iam/reconcile.ts";
-import { getLogger } from "../../observability/log.ts";
+import type { Config } from "../../config/mod.ts";
+import { summaryLine } from "../../iam/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
 import { asConfigError, auditPlan, type IamAudit, type IamReconcilePort } from "../config-iam.ts";
 
 const log = getLogger("svc::iam");

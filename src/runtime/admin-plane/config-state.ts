@@ -7,11 +7,10 @@
  * The database stays where it was opened for the life of the process: moving the data directory
  * by a config change moves objects, not the admin state (it takes effect at the next start).
  */
-import { BootstrapPassword } from "../../admin/session/bootstrap-password.ts";
-import type { Config } from "../../config/schema/schema.ts";
-import { type ConfigDb, openConfigDb } from "../../db/config-db.ts";
-import { getLogger } from "../../observability/log.ts";
-import { stateDirOf } from "../../config/backend-plan.ts";
+import { BootstrapPassword } from "../../admin/mod.ts";
+import { type Config, stateDirOf } from "../../config/mod.ts";
+import { type ConfigDb, openConfigDb } from "../../db/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
 import type { CheckReport } from "../readiness.ts";
 
 const log = getLogger("svc::admin");

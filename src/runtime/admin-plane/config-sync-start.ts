@@ -3,12 +3,10 @@
  * mode it stays off: each instance's YAML is authoritative and reconciled on its own, so
  * publishing or adopting another instance's state would fight the file.
  */
-import type { AuditFn } from "../../observability/audit-ring.ts";
-import type { ConfigDb } from "../../db/config-db.ts";
-import { ConfigSync, type ConfigSyncDeps } from "../../db/config-sync.ts";
-import type { CoordinationBucket } from "../../jobs/rules/coordination.ts";
-import { getLogger } from "../../observability/log.ts";
-import type { Config } from "../../config/schema/schema.ts";
+import { type AuditFn, getLogger } from "../../observability/mod.ts";
+import { type ConfigDb, ConfigSync, type ConfigSyncDeps } from "../../db/mod.ts";
+import type { CoordinationBucket } from "../../jobs/mod.ts";
+import type { Config } from "../../config/mod.ts";
 
 const log = getLogger("svc::config-sync");
 

@@ -4,16 +4,12 @@
  * config sync with the other instances when a coordination bucket is set, and the hooks S3 is
  * built with (IAM keys before the bootstrap pair, IAM decisions on every request).
  */
-import type { AuditFn } from "../../observability/audit-ring.ts";
-import type { Config } from "../../config/schema/schema.ts";
-import type { ConfigDb } from "../../db/config-db.ts";
-import type { ConfigSync } from "../../db/config-sync.ts";
-import { IamReconciler } from "../../db/iam-reconciler.ts";
-import { IamStore } from "../../db/iam-store.ts";
-import { IamCredentials, IamIndexHolder } from "../../iam/index.ts";
-import { type CoordinationBucket, coordinationBucket } from "../../jobs/rules/coordination.ts";
-import type { IamMetrics } from "../../observability/metrics/iam-metrics.ts";
-import { iamS3Access } from "../../s3/iam-access.ts";
+import type { AuditFn, IamMetrics } from "../../observability/mod.ts";
+import type { Config } from "../../config/mod.ts";
+import { type ConfigDb, type ConfigSync, IamReconciler, IamStore } from "../../db/mod.ts";
+import { IamCredentials, IamIndexHolder } from "../../iam/mod.ts";
+import { type CoordinationBucket, coordinationBucket } from "../../jobs/mod.ts";
+import { iamS3Access } from "../../s3/mod.ts";
 import type { IamHooks } from "../s3-surface.ts";
 import { reconcileAtBoot } from "./config-iam-boot.ts";
 import { startConfigSync } from "./config-sync-start.ts";

@@ -2,23 +2,26 @@
  * The jobs room: maintenance jobs (re-encrypt, migrate) and the rule schedulers (replication and
  * lifecycle) over the config database, their runs reaching the storage stack in use.
  */
-import type { AuditFn } from "../../observability/audit-ring.ts";
-import type { ConfigDb } from "../../db/config-db.ts";
-import type { EventOutbox } from "../../events/event-outbox.ts";
-import { JobsService } from "../../jobs/jobs-service.ts";
-import { JobsStore } from "../../jobs/jobs-store.ts";
-import { lifecycleDriver } from "../../jobs/lifecycle/lifecycle-driver.ts";
-import type { MaintenanceSettings } from "../../jobs/maintenance/maintenance-deps.ts";
-import { routeBucketVia } from "../../jobs/maintenance/route-flip.ts";
-import { OutboxConsumer } from "../../jobs/replication/outbox-consumer.ts";
-import { OutboxCursor } from "../../jobs/replication/outbox-cursor.ts";
-import { replicationDriver } from "../../jobs/replication/replication-driver.ts";
-import { type CoordinationBucket, coordinationLeases } from "../../jobs/rules/coordination.ts";
-import { DbLeases } from "../../jobs/rules/leases.ts";
-import type { RuleEnv } from "../../jobs/rules/rule-env.ts";
-import { RuleJobs } from "../../jobs/rules/rule-jobs.ts";
-import { RuleStore } from "../../jobs/rules/rule-store.ts";
-import { RulesRoom } from "../../jobs/rules/rules-room.ts";
+import type { AuditFn } from "../../observability/mod.ts";
+import type { ConfigDb } from "../../db/mod.ts";
+import type { EventOutbox } from "../../events/mod.ts";
+import {
+  type CoordinationBucket,
+  coordinationLeases,
+  DbLeases,
+  JobsService,
+  JobsStore,
+  lifecycleDriver,
+  type MaintenanceSettings,
+  OutboxConsumer,
+  OutboxCursor,
+  replicationDriver,
+  routeBucketVia,
+  type RuleEnv,
+  RuleJobs,
+  RulesRoom,
+  RuleStore,
+} from "../../jobs/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
 import type { Services } from "../services.ts";
 

@@ -3,13 +3,16 @@
  * which reads every bucket's counter and so needs an admin session.
  */
 import { Hono } from "hono";
-import { adminContext } from "../../admin/admin-app.ts";
-import type { AdminEnv } from "../../admin/admin-env.ts";
-import { AdminError, renderAdminError } from "../../admin/admin-error.ts";
-import { statsRoute } from "../../admin/ops/stats-route.ts";
-import { requireSession } from "../../admin/session/session-guard.ts";
-import { whoamiHandler } from "../../admin/session/session-routes.ts";
-import { VERSION } from "../../lib/version.ts";
+import {
+  adminContext,
+  type AdminEnv,
+  AdminError,
+  renderAdminError,
+  requireSession,
+  statsRoute,
+  whoamiHandler,
+} from "../../admin/mod.ts";
+import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
 
 export function operatorRoutes(deps: AdminPlaneDeps): Hono<AdminEnv> {

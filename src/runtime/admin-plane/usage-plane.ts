@@ -3,13 +3,10 @@
  * written in batches; the cached aggregate behind `/_/stats`, the full scan an operator starts,
  * and the deltaspace savings scan.
  */
-import type { AuditFn } from "../../observability/audit-ring.ts";
-import { usageAggregate } from "../../admin/ops/stats-route.ts";
-import type { ConfigDb } from "../../db/config-db.ts";
-import { UsageStore } from "../../db/usage-store.ts";
-import { scanDeltaspaceSavings } from "../../objects/usage/deltaspace-savings.ts";
-import { UsageFlusher } from "../../objects/usage/usage-flusher.ts";
-import { FullUsageScan } from "../../objects/usage/usage-full-scan.ts";
+import type { AuditFn } from "../../observability/mod.ts";
+import { usageAggregate } from "../../admin/mod.ts";
+import { type ConfigDb, UsageStore } from "../../db/mod.ts";
+import { FullUsageScan, scanDeltaspaceSavings, UsageFlusher } from "../../objects/mod.ts";
 import type { Services } from "../services.ts";
 import { usageScanSource } from "../usage-source.ts";
 

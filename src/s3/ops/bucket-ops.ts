@@ -3,12 +3,11 @@
  * (GetBucketLocation, GetBucketVersioning, GetBucketAcl).
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/errors.ts";
-import { readBounded } from "../../http/read-bounded.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
-import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
+import { SvcError } from "../../lib/mod.ts";
+import { readBounded } from "../../http/mod.ts";
+import type { MultipartService, ObjectService } from "../../objects/mod.ts";
 import { validateBucketName } from "../names.ts";
-import { uploadBody } from "../../body/request-body.ts";
+import { uploadBody } from "../../body/mod.ts";
 import { intParam, type S3Request } from "../request.ts";
 import type { BucketRequest } from "../routes/route-types.ts";
 import { isoDate, OWNER, ownerOnlyAcl, xmlResponse } from "../response.ts";

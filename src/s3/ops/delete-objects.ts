@@ -2,8 +2,8 @@
  * DeleteObjects (`POST /bucket?delete`): up to 1000 keys, Quiet mode, per-key errors. Each key is
  * deleted exactly (a key ending in `/` removes only that marker, unlike DeleteObject).
  */
-import { SvcError, toSvcError } from "../../lib/errors.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
+import { SvcError, toSvcError } from "../../lib/mod.ts";
+import type { ObjectService } from "../../objects/mod.ts";
 import { readSmallBody } from "./bucket-ops.ts";
 import type { BucketRequest } from "../routes/route-types.ts";
 import { writeContextOf } from "../request.ts";

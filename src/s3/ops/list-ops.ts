@@ -3,10 +3,10 @@
  * admitted anonymously through public prefixes is narrowed to them, and one by an IAM principal
  * to what it may see (access.ts KeyVisibility), both through public-list.ts.
  */
-import { wholeBucket } from "../../admission/public-prefix.ts";
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
-import type { ListPage } from "../../storage/backend.ts";
+import { wholeBucket } from "../../admission/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { ObjectService } from "../../objects/mod.ts";
+import type { ListPage } from "../../storage/mod.ts";
 import { continuationToken } from "./bucket-ops.ts";
 import { listPublic } from "./public-list.ts";
 import { intParam, type S3Request } from "../request.ts";

@@ -2,9 +2,8 @@
  * Multipart operations: Create, UploadPart, UploadPartCopy, Complete, Abort, ListParts and
  * ListMultipartUploads.
  */
-import { SvcError } from "../../lib/errors.ts";
-import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
+import { compareUtf8, SvcError } from "../../lib/mod.ts";
+import type { MultipartService, ObjectService } from "../../objects/mod.ts";
 import { readSmallBody } from "./bucket-ops.ts";
 import { bareEtag } from "../conditionals.ts";
 import { validateObjectKey } from "../names.ts";
@@ -14,8 +13,7 @@ import {
   parseCopySource,
   writePrecondition,
 } from "./object-ops.ts";
-import { uploadBody } from "../../body/request-body.ts";
-import { replayBodyCheck } from "../../body/replay-body-check.ts";
+import { replayBodyCheck, uploadBody } from "../../body/mod.ts";
 import { intParam, type S3Request, writeContextOf } from "../request.ts";
 import type { BucketRequest, ObjectRequest } from "../routes/route-types.ts";
 import {
@@ -27,7 +25,6 @@ import {
   xmlResponse,
 } from "../response.ts";
 import { childrenNamed, childText, parseXml } from "../xml.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
 
 export interface MultipartContext {
   objects: ObjectService;

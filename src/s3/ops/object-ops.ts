@@ -1,15 +1,19 @@
 /**
  * Single-object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject.
  */
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
-import type { ClientMetadata, WritePrecondition } from "../../objects/write-options.ts";
+import { SvcError } from "../../lib/mod.ts";
+import {
+  type ClientMetadata,
+  type ObjectService,
+  partRange,
+  type WritePrecondition,
+} from "../../objects/mod.ts";
 import {
   type ByteRange,
   type ObjectInfo,
   STORED_HEADERS,
   type StoredHeader,
-} from "../../storage/backend.ts";
+} from "../../storage/mod.ts";
 import {
   assertCopySourceConditions,
   assertReadConditions,
@@ -21,9 +25,7 @@ import {
 } from "../conditionals.ts";
 import { parseUserMetadata, validateObjectKey } from "../names.ts";
 import { contentRange, parseRange } from "../range.ts";
-import { partRange } from "../../objects/multipart/part-layout.ts";
-import { uploadBody } from "../../body/request-body.ts";
-import { replayBodyCheck } from "../../body/replay-body-check.ts";
+import { replayBodyCheck, uploadBody } from "../../body/mod.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
 import type { ObjectRequest } from "../routes/route-types.ts";
 import { tagCount, taggingHeader } from "../tagging.ts";

@@ -15,15 +15,20 @@
  * stored through a form is the same object S3 would store.
  */
 import { headerValue } from "../header-text.ts";
-import type { CredentialStore, Principal } from "../../iam/credentials.ts";
-import { type LengthRange, verifyPostPolicy } from "../../auth/post-policy.ts";
-import { SvcError } from "../../lib/errors.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
-import { STORED_HEADERS } from "../../storage/backend.ts";
-import { type FormField, type FormFile, readFormData } from "../../body/form-data.ts";
-import { formBoundary, malformedForm } from "../../body/form-part-headers.ts";
+import type { CredentialStore, Principal } from "../../iam/mod.ts";
+import { type LengthRange, verifyPostPolicy } from "../../auth/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
+import type { ObjectService } from "../../objects/mod.ts";
+import { STORED_HEADERS } from "../../storage/mod.ts";
+import {
+  formBoundary,
+  type FormField,
+  type FormFile,
+  malformedForm,
+  readFormData,
+  validateContentMd5,
+} from "../../body/mod.ts";
 import { validateObjectKey } from "../names.ts";
-import { validateContentMd5 } from "../../body/content-md5.ts";
 import { clientMetadata } from "./object-ops.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
 import type { BucketRequest } from "../routes/route-types.ts";

@@ -11,8 +11,8 @@
  * marker still names only entries returned. The cost of that choice: hidden entries between two
  * visible ones are read (never returned), so a page may read more than it shows.
  */
-import { compareBytes, rangeBefore, rollUp, scanRanges } from "../../admission/public-prefix.ts";
-import type { ListOptions, ListPage, ObjectInfo } from "../../storage/backend.ts";
+import { compareBytes, rangeBefore, rollUp, scanRanges } from "../../admission/mod.ts";
+import type { ListOptions, ListPage, ObjectInfo } from "../../storage/mod.ts";
 
 export interface PublicListParams {
   prefix: string;

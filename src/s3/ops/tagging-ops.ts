@@ -3,7 +3,7 @@
  * Tags live in the object's metadata record; putting or deleting them rewrites that record in
  * place (the bytes, ETag and other metadata stay). Bucket tagging is not offered (501).
  */
-import type { ObjectService } from "../../objects/object-service.ts";
+import type { ObjectService } from "../../objects/mod.ts";
 import { readSmallBytes } from "./bucket-ops.ts";
 import type { ObjectRequest } from "../routes/route-types.ts";
 import { xmlResponse } from "../response.ts";

@@ -1,5 +1,5 @@
 /** The route rows of the service (`/`) and of buckets (`/bucket`); see route-table.ts. */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import * as buckets from "../ops/bucket-ops.ts";
 import { deleteObjects } from "../ops/delete-objects.ts";
 import { listObjectsV1, listObjectsV2 } from "../ops/list-ops.ts";

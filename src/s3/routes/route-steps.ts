@@ -2,7 +2,7 @@
  * Steps the route rows share: the write gate, the extra authorize checks (access.ts), the
  * size estimates a quota check needs, and the request predicates that tell rows apart.
  */
-import type { ObjectService } from "../../objects/object-service.ts";
+import type { ObjectService } from "../../objects/mod.ts";
 import type { AccessTarget } from "../access.ts";
 import * as objectOps from "../ops/object-ops.ts";
 import type { S3Request } from "../request.ts";

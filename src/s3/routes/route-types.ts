@@ -4,7 +4,7 @@
  * operation handlers (s3/ops) and the rows that name them can share these types without
  * importing the table they are part of.
  */
-import type { SvcError } from "../../lib/errors.ts";
+import type { SvcError } from "../../lib/mod.ts";
 import type { S3Action } from "../access.ts";
 import type { S3Request } from "../request.ts";
 import type { S3Services } from "./s3-services.ts";

@@ -8,7 +8,7 @@
  * request no route serves resolves to a refusal (NotImplemented, MethodNotAllowed, a bad
  * versionId), thrown after authentication exactly where the old switch threw it.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import type { S3Request } from "../request.ts";
 import { notImplemented } from "../response.ts";
 import type { S3Services } from "./s3-services.ts";

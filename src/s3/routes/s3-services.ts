@@ -2,11 +2,9 @@
  * The services every S3 handler uses. A leaf of the route table: the rows, the operation
  * handlers and the dispatcher all name it, and it names none of them.
  */
-import type { AdmissionChain } from "../../admission/build.ts";
-import type { CredentialStore } from "../../iam/credentials.ts";
-import type { MultipartService } from "../../objects/multipart/multipart-service.ts";
-import type { ObjectService } from "../../objects/object-service.ts";
-import type { UsageCounter } from "../../objects/usage/usage.ts";
+import type { AdmissionChain } from "../../admission/mod.ts";
+import type { CredentialStore } from "../../iam/mod.ts";
+import type { MultipartService, ObjectService, UsageCounter } from "../../objects/mod.ts";
 import type { S3Access } from "../access.ts";
 import type { EffectiveBucketPolicy } from "../bucket-policy.ts";
 import type { BucketWriteGate } from "../write-gate.ts";

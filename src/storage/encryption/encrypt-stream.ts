@@ -10,7 +10,7 @@
  * PUT does not fault in a fresh megabyte per batch (a fresh 1 MiB array costs ~256 page faults).
  * Hence 15 frames per batch: 15 sealed frames (983,280 bytes) fit in one pooled buffer.
  */
-import { lendChunk, recycleChunk, takeReadBuffer } from "../../lib/read-buffers.ts";
+import { lendChunk, recycleChunk, takeReadBuffer } from "../../lib/mod.ts";
 import { FRAME_SIZE, type FrameHeader, SEALED_FRAME_SIZE, TAG_SIZE } from "./frame-format.ts";
 import type { ObjectCipher } from "./gcm-engine.ts";
 import { BATCH_BYTES, BATCH_FRAMES, settleInOrder } from "./pipeline.ts";

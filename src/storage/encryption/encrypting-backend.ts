@@ -14,7 +14,7 @@
  * before it were sent: the body stream then errors, the connection is cut short of its
  * Content-Length, and the client sees a broken download, never unverified bytes.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import type {
   Backend,
   BucketEntry,

@@ -12,11 +12,10 @@
  * An ObjectCipher holds one object's key (HKDF of the master key and the object's salt, see
  * frame-crypto.ts) and the object's header (the start of every frame's additional data).
  */
-import { getLogger } from "../../observability/log.ts";
+import { getLogger } from "../../observability/mod.ts";
 import { EncryptionError } from "./encryption-error.ts";
 import { frameAad, type FrameHeader, frameNonce, TAG_SIZE } from "./frame-format.ts";
-import { tuneMallocForStreaming } from "../../native/malloc-tuning.ts";
-import { loadOpenSsl, OpenSslGcm } from "../../native/openssl-gcm.ts";
+import { loadOpenSsl, OpenSslGcm, tuneMallocForStreaming } from "../../native/mod.ts";
 
 export type GcmEngineName = "openssl" | "webcrypto";
 

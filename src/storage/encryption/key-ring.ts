@@ -10,7 +10,7 @@
  * per backend and key, and revealing nothing useful about the key.
  */
 import { createHash } from "node:crypto";
-import type { EncryptionConfig } from "../../config/schema/schema-storage.ts";
+import type { EncryptionConfig } from "../../config/mod.ts";
 import { EncryptionError } from "./encryption-error.ts";
 
 export interface KeyEntry {

@@ -5,12 +5,7 @@
  * its cipher). A batch is also the unit of verification: every frame of a chunk is
  * authenticated before the chunk is handed out.
  */
-import {
-  lendChunk,
-  READ_BUFFER_BYTES,
-  recycleChunk,
-  takeReadBuffer,
-} from "../../lib/read-buffers.ts";
+import { lendChunk, READ_BUFFER_BYTES, recycleChunk, takeReadBuffer } from "../../lib/mod.ts";
 import { FRAME_SIZE, SEALED_FRAME_SIZE } from "./frame-format.ts";
 
 /**

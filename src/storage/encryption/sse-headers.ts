@@ -6,7 +6,7 @@
  * the config names hold whatever the bucket default is. Filesystem backends refuse these modes
  * at config validation (schema-checks.ts).
  */
-import type { EncryptionConfig } from "../../config/schema/schema-storage.ts";
+import type { EncryptionConfig } from "../../config/mod.ts";
 
 export function sseWriteHeaders(block: EncryptionConfig | undefined): Record<string, string> {
   if (block?.mode === "sse-s3") return { "x-amz-server-side-encryption": "AES256" };

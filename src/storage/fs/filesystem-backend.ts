@@ -29,7 +29,7 @@ import type {
   ObjectMeta,
   StagedObject,
 } from "../backend.ts";
-import { assertXattrSupport } from "../../native/xattr.ts";
+import { assertXattrSupport } from "../../native/mod.ts";
 import { BucketDirectories } from "./fs-buckets.ts";
 import { nullIfAbsent } from "./fs-calls.ts";
 import { ExtentStore } from "./fs-extents.ts";

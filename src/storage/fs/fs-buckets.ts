@@ -3,10 +3,9 @@
  * the `user.svc.bucket` attribute. Every path of an object is built from `dir()` here.
  */
 
-import { SvcError } from "../../lib/errors.ts";
+import { compareUtf8, SvcError } from "../../lib/mod.ts";
 import type { BucketEntry } from "../backend.ts";
-import { getJsonXattr, setJsonXattr } from "../../native/xattr.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
+import { getJsonXattr, setJsonXattr } from "../../native/mod.ts";
 import { isUsableBucketName } from "./fs-keys.ts";
 import { errorCode, fsyncDirectory, statOrNull } from "./fs-calls.ts";
 import { removeTreeWithoutObjects } from "./fs-tree-cleanup.ts";

@@ -49,4 +49,4 @@ export function isDirectorySync(path: string): boolean {
  * already gone needs nothing: a concurrent delete removed it, and that removal is the newer state.
  */
 // Concurrent callers on one directory share an fsync that started after their call (dir-sync.ts).
-export { syncDirectory as fsyncDirectory } from "../../lib/dir-sync.ts";
+export { syncDirectory as fsyncDirectory } from "../../lib/mod.ts";

@@ -17,10 +17,10 @@
  * crash leaves (extents made but never committed, or released but not yet removed) is found at
  * start: an extents directory its owner key does not point to is removed.
  */
-import { getJsonXattr, setJsonXattr } from "../../native/xattr.ts";
+import { getJsonXattr, setJsonXattr } from "../../native/mod.ts";
 import type { ByteRange, LocalExtent, ObjectMeta } from "../backend.ts";
 import { errorCode, fsyncDirectory, nullIfAbsent } from "./fs-calls.ts";
-import { fileRangeStream } from "../../lib/file-streams.ts";
+import { fileRangeStream } from "../../lib/mod.ts";
 import { decodePartSizes } from "../part-sizes.ts";
 
 /** ObjectMeta as stored by the filesystem backend: plus the extents id of a multi-file object. */

@@ -6,7 +6,7 @@
  * (fs-nesting.ts); clients cannot use those names as key segments.
  */
 
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import type { ObjectMeta } from "../backend.ts";
 import {
   errorCode,
@@ -25,9 +25,8 @@ import {
 } from "./fs-object-meta.ts";
 import { type NestingOptions, nestObjectFile, pathLock } from "./fs-nesting.ts";
 import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
-import { lstatNoThrow } from "../../native/fd-read.ts";
+import { lstatNoThrow, removeXattr, setJsonXattr } from "../../native/mod.ts";
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
-import { removeXattr, setJsonXattr } from "../../native/xattr.ts";
 
 /** A validated key: its path segments, and whether it names a directory marker. */
 export interface ParsedKey {

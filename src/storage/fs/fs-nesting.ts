@@ -25,11 +25,11 @@
  * on the old name between the link and the swap.
  */
 
-import { KeyLock } from "../../lib/key-lock.ts";
+import { KeyLock } from "../../lib/mod.ts";
 import { errorCode, fsyncDirectory } from "./fs-calls.ts";
 import { OBJECT_ENTRY } from "./fs-reserved.ts";
 import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
-import { exchangePaths } from "../../native/rename-exchange.ts";
+import { exchangePaths } from "../../native/mod.ts";
 
 export { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 

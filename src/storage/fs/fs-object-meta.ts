@@ -4,7 +4,7 @@
  */
 
 import type { ObjectMeta } from "../backend.ts";
-import { lookupXattr } from "../../native/xattr.ts";
+import { lookupXattr } from "../../native/mod.ts";
 import { fromStored } from "./fs-extents.ts";
 import { MARKER_ENTRY } from "./fs-reserved.ts";
 import { statOrNull } from "./fs-calls.ts";

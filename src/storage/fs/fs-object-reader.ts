@@ -4,8 +4,6 @@
  * pass over one descriptor.
  */
 
-import { SvcError } from "../../lib/errors.ts";
-import type { ByteRange, ObjectBody, ObjectInfo } from "../backend.ts";
 import {
   bytesStream,
   emptyStream,
@@ -13,8 +11,10 @@ import {
   openIfUnchanged,
   readRangeSync,
   SMALL_BODY_BYTES,
-} from "../../lib/file-streams.ts";
-import { withRegularFile } from "../../native/fd-read.ts";
+  SvcError,
+} from "../../lib/mod.ts";
+import type { ByteRange, ObjectBody, ObjectInfo } from "../backend.ts";
+import { withRegularFile } from "../../native/mod.ts";
 import type { BucketDirectories } from "./fs-buckets.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
 import { locateObjectSync, objectPath, type ParsedKey, parseKeyOrNull } from "./fs-keys.ts";

@@ -5,8 +5,8 @@
  */
 
 import type { LocalExtent, ObjectInfo, ObjectMeta, StagedObject } from "../backend.ts";
-import { writeStreamToFile } from "../../lib/file-streams.ts";
-import { removeXattr, setJsonXattr } from "../../native/xattr.ts";
+import { writeStreamToFile } from "../../lib/mod.ts";
+import { removeXattr, setJsonXattr } from "../../native/mod.ts";
 import { EarlyWriteback } from "./early-writeback.ts";
 import type { BucketDirectories } from "./fs-buckets.ts";
 import { fsyncDirectory, isAbsentError, nullIfAbsent, statOrNull } from "./fs-calls.ts";

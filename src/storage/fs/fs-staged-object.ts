@@ -5,7 +5,7 @@
  */
 
 import type { StagedObject } from "../backend.ts";
-import { setJsonXattr } from "../../native/xattr.ts";
+import { setJsonXattr } from "../../native/mod.ts";
 import type { EarlyWriteback } from "./early-writeback.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
 import { locateObjectSync, type ParsedKey, placeFile, placeMarker } from "./fs-keys.ts";

@@ -9,7 +9,7 @@
  * temp directory removes (a link keeps the file's old mtime, so the sweep sees it as stale).
  */
 
-import { getLogger } from "../../observability/log.ts";
+import { getLogger } from "../../observability/mod.ts";
 import { errorCode } from "./fs-calls.ts";
 
 const log = getLogger("svc::storage");

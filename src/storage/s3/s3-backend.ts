@@ -10,7 +10,7 @@
  * "absent".
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/errors.ts";
+import { SvcError } from "../../lib/mod.ts";
 import type {
   Backend,
   BucketEntry,

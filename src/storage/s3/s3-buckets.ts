@@ -2,13 +2,12 @@
  * The buckets of the S3 backend, and what it remembers of them: a bucket seen to exist is
  * trusted for BUCKET_TRUST_MS, so an object request usually costs one backend request, not two.
  */
-import { SvcError } from "../../lib/errors.ts";
+import { compareUtf8, SvcError } from "../../lib/mod.ts";
 import type { BucketEntry } from "../backend.ts";
 import { ADDRESSABLE_BUCKET, type S3Client } from "./s3-client.ts";
 import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.ts";
 import type { S3BackendOptions } from "./s3-options.ts";
 import { parseListBuckets } from "./s3-xml.ts";
-import { compareUtf8 } from "../../lib/key-order.ts";
 
 /** How long a bucket seen to exist is trusted before a write checks it again. */
 const BUCKET_TRUST_MS = 10_000;

@@ -15,7 +15,7 @@
  * Absence (404 NoSuchKey) is not an error at all: the backend methods turn it into null before
  * it gets here, and only for requests where a 404 can only mean "no such key".
  */
-import { diskFullError, type ErrorCode, isNoSpaceError, SvcError } from "../../lib/errors.ts";
+import { diskFullError, type ErrorCode, isNoSpaceError, SvcError } from "../../lib/mod.ts";
 
 export class BackendError extends Error {
   constructor(

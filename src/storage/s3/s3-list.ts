@@ -22,7 +22,7 @@ import type { ListOptions, ListPage, ObjectInfo } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { metaFromListing } from "./s3-meta.ts";
 import { type ListedObject, parseListObjects } from "./s3-xml.ts";
-import { commonPrefixOf, compareUtf8 } from "../../lib/key-order.ts";
+import { commonPrefixOf, compareUtf8 } from "../../lib/mod.ts";
 
 const HEAD_CONCURRENCY = 16;
 /** The most entries one ListObjectsV2 request returns. */

@@ -7,7 +7,7 @@
  * copies the two variables onto the single `storage.backend`; the fallback here covers named
  * backends and the `storage.s3` shorthand.)
  */
-import type { AdvancedConfig } from "../../config/schema/schema.ts";
+import type { AdvancedConfig } from "../../config/mod.ts";
 
 export interface S3BackendOptions {
   /** `http(s)://host[:port]` of the store, without a path. */

@@ -18,8 +18,8 @@
  * 180 MiB/s and RSS the size of the body. Parts are therefore streamed from the spool file with
  * node:http (s3-transport.ts).
  */
-import { getLogger } from "../../observability/log.ts";
-import { writeStreamToFile } from "../../lib/file-streams.ts";
+import { getLogger } from "../../observability/mod.ts";
+import { writeStreamToFile } from "../../lib/mod.ts";
 import type { LocalExtent, ObjectMeta } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { BackendError } from "./s3-errors.ts";

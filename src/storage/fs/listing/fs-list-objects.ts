@@ -4,7 +4,7 @@
  */
 
 import type { ListOptions, ListPage, ObjectInfo } from "../../backend.ts";
-import { commonPrefixOf, compareUtf8 } from "../../../lib/key-order.ts";
+import { commonPrefixOf, compareUtf8 } from "../../../lib/mod.ts";
 import { walkKeys } from "./fs-walk.ts";
 import { verifyCandidateSync } from "./listed-objects.ts";
 

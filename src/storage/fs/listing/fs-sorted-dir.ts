@@ -21,9 +21,9 @@
  */
 
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "../fs-reserved.ts";
-import { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "../../../native/fs-read-dir.ts";
+import { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "../../../native/mod.ts";
 import { SortedDir } from "./sorted-entries.ts";
-import { compareUtf8 } from "../../../lib/key-order.ts";
+import { compareUtf8 } from "../../../lib/mod.ts";
 
 export { DIR, FILE, NESTED, SortedDir } from "./sorted-entries.ts";
 

@@ -11,7 +11,7 @@
 
 import { OBJECT_ENTRY } from "../fs-reserved.ts";
 import { DIR, FILE, NESTED, type SortedDir, sortedDirectory, sortKeyAt } from "./fs-sorted-dir.ts";
-import { compareUtf8 } from "../../../lib/key-order.ts";
+import { compareUtf8 } from "../../../lib/mod.ts";
 
 const utf8 = new TextEncoder();
 

@@ -5,15 +5,16 @@
  */
 
 import type { ObjectInfo } from "../../backend.ts";
-import { lookupXattrTextC } from "../../../native/xattr.ts";
 import {
+  cJoinedPath,
+  cPath,
   DIRECTORY,
   leanLstat,
   leanLstatC,
   leanSize,
+  lookupXattrTextC,
   REGULAR_FILE,
-} from "../../../native/lean-stat.ts";
-import { cJoinedPath, cPath } from "../../../native/c-path.ts";
+} from "../../../native/mod.ts";
 import { fromStored, type StoredMeta } from "../fs-extents.ts";
 import { META_XATTR } from "../fs-object-meta.ts";
 import { MARKER_ENTRY } from "../fs-reserved.ts";

@@ -1,4 +1,4 @@
-import { compareUtf8 } from "../../../lib/key-order.ts";
+import { compareUtf8 } from "../../../lib/mod.ts";
 /**
  * One directory's entries in S3 key order, as sort keys whose last character tells their kind
  * (fs-sorted-dir.ts reads them): `name/` a directory, `name` + NUL the object that may be nested

@@ -18,10 +18,10 @@
  * are written in schema order, so exporting is deterministic and a fixed point:
  * `export(validate(parse(export(c)))) === export(c)`.
  */
-import { deepEqual, isPlainObject } from "../lib/json-value.ts";
+import { deepEqual, isPlainObject } from "../../lib/mod.ts";
 import { stringify } from "yaml";
 import * as v from "valibot";
-import { type Config, ConfigError, configSchema } from "./schema/schema.ts";
+import { type Config, ConfigError, configSchema } from "../schema/schema.ts";
 
 /** Field names that are secrets wherever they appear. */
 export const SECRET_FIELDS: ReadonlySet<string> = new Set([

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { ConfigError, validateConfig } from "./schema/schema.ts";
+import { ConfigError, validateConfig } from "../schema/schema.ts";
 import { exportConfig, exportDocument } from "./export.ts";
 
 const LEAK = "LEAKED-SECRET-0123456789";

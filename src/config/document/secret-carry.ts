@@ -17,7 +17,7 @@
  *   holding only `bootstrap_password_hash`). An object the export did show and the client left
  *   out was removed on purpose, so nothing is recreated for it.
  */
-import { isPlainObject as isObject } from "../lib/json-value.ts";
+import { isPlainObject as isObject } from "../../lib/mod.ts";
 import { isSecretField } from "./export.ts";
 
 /** What an export or GET leaves where a secret was: nothing, or (sent back by a client) `""`. */

@@ -9,7 +9,7 @@
  * Inputs are never modified; the result shares no mutable structure with the patch, so a caller
  * may edit it freely.
  */
-import { isPlainObject as isObject } from "../lib/json-value.ts";
+import { isPlainObject as isObject } from "../../lib/mod.ts";
 
 /** A deep copy of plain JSON data (objects, arrays, scalars). */
 function cloneJson(value: unknown): unknown {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { carrySecrets, dropNullSecrets, redactSecrets } from "./secret-carry.ts";
 import { mergePatch } from "./merge-patch.ts";
 import { exportDocument } from "./export.ts";
-import { validateConfig } from "./schema/schema.ts";
+import { validateConfig } from "../schema/schema.ts";
 
 const previous = {
   access: {

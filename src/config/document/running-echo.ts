@@ -14,7 +14,7 @@
  *
  * List items are matched by `name`; `null` (a merge-patch deletion) is left alone.
  */
-import { deepEqual, isPlainObject as isObject } from "../lib/json-value.ts";
+import { deepEqual, isPlainObject as isObject } from "../../lib/mod.ts";
 
 const PLACEHOLDER = /\$\{env:[A-Za-z_][A-Za-z0-9_]*\}/;
 

@@ -1,0 +1,12 @@
+// The delta room's surface: everything another room may use of it. Generated from what
+// the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
+// entry into the room going through this file.
+
+export { CodecPool } from "./codec/codec-pool.ts";
+export { probeXdelta3 } from "./codec/codec-process.ts";
+export { Xdelta3Codec } from "./codec/codec.ts";
+export { DeltaBackend } from "./delta-backend.ts";
+export type { DeltaObserver, DeltaSettings } from "./delta-context.ts";
+export { deltaspaceOf, REFERENCE_NAME, referenceNameFor } from "./layout.ts";
+export { MetadataCache } from "./metadata-cache.ts";
+export { ReferenceCache } from "./reference-cache.ts";
