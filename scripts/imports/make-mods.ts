@@ -94,6 +94,25 @@ async function declaringFile(file: string, name: string, depth = 0): Promise<str
   return declaringFile(next, name, depth + 1);
 }
 
+/** The one production file of a room that declares `name` as an export. */
+async function declarationInRoom(
+  files: string[],
+  room: string,
+  name: string,
+): Promise<string | undefined> {
+  const escaped = name.replace(/\$/g, "\\$");
+  const declaration = new RegExp(
+    `^export\\s+(declare\\s+)?(async\\s+)?(function\\*?|const|let|class|interface|type|enum|abstract\\s+class)\\s+${escaped}\\b`,
+    "m",
+  );
+  const found: string[] = [];
+  for (const file of files) {
+    if (roomOf(file) !== room || isTestFile(file) || file.endsWith("/mod.ts")) continue;
+    if (declaration.test(await Deno.readTextFile(file))) found.push(file);
+  }
+  return found.length === 1 ? found[0] : undefined;
+}
+
 function renderNames(names: Statement["names"], allTypes: boolean): string {
   return names.map((n) =>
     `${!allTypes && n.typeOnly ? "type " : ""}${n.name}${n.alias ? ` as ${n.alias}` : ""}`
@@ -121,7 +140,15 @@ if (import.meta.main) {
       const surface = surfaces.get(room) ?? new Map<string, string>();
       surfaces.set(room, surface);
       for (const { name } of statement.names) {
-        const declared = await declaringFile(statement.target, name);
+        let declared = await declaringFile(statement.target, name);
+        if (declared === `src/${room}/mod.ts`) {
+          // A name the room's surface does not list yet (imported through mod.ts ahead of it).
+          declared = await declarationInRoom(files, room, name) ?? declared;
+          if (declared === `src/${room}/mod.ts`) {
+            problems.push(`room "${room}" declares no export "${name}" (${file})`);
+            continue;
+          }
+        }
         const owner = surface.get(name);
         if (owner && owner !== declared) {
           problems.push(`room "${room}" exports "${name}" from both ${owner} and ${declared}`);

@@ -20,6 +20,7 @@ export { globMatcher } from "./glob.ts";
 export { deepEqual, isPlainObject } from "./json-value.ts";
 export { KeyLock } from "./key-lock.ts";
 export { commonPrefixOf, compareUtf8 } from "./key-order.ts";
+export { mapConcurrent } from "./map-concurrent.ts";
 export { pathExists } from "./path-exists.ts";
 export { writePrivateFile } from "./private-file.ts";
 export {

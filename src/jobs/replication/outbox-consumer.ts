@@ -11,10 +11,10 @@
  * were read, writes while the outbox was off (`event_delivery.outbox: false`).
  */
 import type { ReplicationRule } from "../../config/mod.ts";
-import { SvcError } from "../../lib/mod.ts";
+import { mapConcurrent, SvcError } from "../../lib/mod.ts";
 import type { OutboxRow } from "../../events/mod.ts";
 import { getLogger } from "../../observability/mod.ts";
-import { mapConcurrent, type ObjectInfo } from "../../storage/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { messageOf, type PendingFailure, RunRecorder } from "../rules/run-recorder.ts";
 import { ensureBucket } from "./reconcile-run.ts";

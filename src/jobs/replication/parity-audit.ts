@@ -7,9 +7,9 @@
  * Scanning stops after `parity_max_objects` keys: the report is then marked `capped`. Key lists
  * in the report hold the first 100 of each kind; the counts cover the whole scan.
  */
-import { compareUtf8, Semaphore, SvcError } from "../../lib/mod.ts";
+import { compareUtf8, mapConcurrent, Semaphore, SvcError } from "../../lib/mod.ts";
 import type { ReplicationRule } from "../../config/mod.ts";
-import { mapConcurrent, type ObjectInfo, type ObjectMeta } from "../../storage/mod.ts";
+import type { ObjectInfo, ObjectMeta } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { RuleScope } from "./replication-scope.ts";
 import { type ReaderDeps, SideReader } from "./side-reader.ts";

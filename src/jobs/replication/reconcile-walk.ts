@@ -18,8 +18,8 @@
  * HEADs that side. Keys on one side only are never HEADed, except the source HEAD that confirms
  * a delete.
  */
-import { compareUtf8, Semaphore, SvcError } from "../../lib/mod.ts";
-import { mapConcurrent, type ObjectInfo } from "../../storage/mod.ts";
+import { compareUtf8, mapConcurrent, Semaphore, SvcError } from "../../lib/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { listingSuffices, needsDetail } from "./replication-planner.ts";
 import type { Replicator } from "./replicator.ts";

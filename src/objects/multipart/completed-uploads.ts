@@ -8,8 +8,8 @@
  * rename before the upload's own state is removed, so it survives a restart. Records are kept
  * for the multipart idle TTL (the sweeper removes older ones) and removed with their bucket.
  */
-import { fsyncDirectory, type StorageKind } from "../../storage/mod.ts";
-import { writeAll } from "../../lib/mod.ts";
+import type { StorageKind } from "../../storage/mod.ts";
+import { syncDirectory as fsyncDirectory, writeAll } from "../../lib/mod.ts";
 import { isUploadId } from "./multipart-store.ts";
 
 export interface CompletedUpload {

@@ -13,8 +13,14 @@
  * a client-supplied id can never point outside the store.
  */
 
-import { compareUtf8, fileRangeStream, SvcError, writeAll } from "../../lib/mod.ts";
-import { fsyncDirectory, type StoredHeader } from "../../storage/mod.ts";
+import {
+  compareUtf8,
+  fileRangeStream,
+  SvcError,
+  syncDirectory as fsyncDirectory,
+  writeAll,
+} from "../../lib/mod.ts";
+import type { StoredHeader } from "../../storage/mod.ts";
 import { getJsonXattr, setJsonXattr, XattrError } from "../../native/mod.ts";
 import { type PutPartOptions, receivePart } from "./part-receive.ts";
 

@@ -22,7 +22,7 @@ import type { ListOptions, ListPage, ObjectInfo } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { metaFromListing } from "./s3-meta.ts";
 import { type ListedObject, parseListObjects } from "./s3-xml.ts";
-import { commonPrefixOf, compareUtf8 } from "../../lib/mod.ts";
+import { commonPrefixOf, compareUtf8, mapConcurrent } from "../../lib/mod.ts";
 
 const HEAD_CONCURRENCY = 16;
 /** The most entries one ListObjectsV2 request returns. */
@@ -115,22 +115,4 @@ export async function listPage(
 
 export function wholeSeconds(ms: number): number {
   return Math.floor(ms / 1000) * 1000;
-}
-
-/** `fn` over `items`, at most `limit` at once, results in order. */
-export async function mapConcurrent<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
