@@ -14,7 +14,7 @@ import {
   openSslEngine,
   webCryptoEngine,
 } from "../../src/storage/encryption/gcm-engine.ts";
-import { loadOpenSsl } from "../../src/native/openssl-gcm.ts";
+import { loadOpenSsl } from "../../src/native/libcrypto/openssl-gcm.ts";
 import { BATCH_FRAMES } from "../../src/storage/encryption/pipeline.ts";
 import { cpuSeconds, fmt, GiB, MiB } from "./lib.ts";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { openLibrary } from "./dynamic-library.ts";
 import { errnoReader, LIBC_NAMES, loadLibc, missingSymbolReason, processLibc } from "./libc.ts";
-import { LIBCRYPTO_NAMES, loadLibcrypto, processLibcrypto } from "./libcrypto.ts";
+import { LIBCRYPTO_NAMES, loadLibcrypto, processLibcrypto } from "./libcrypto/libcrypto.ts";
 
 const OPTIONAL = ["statx", "getdents64", "renameat2", "mallopt", "gnu_get_libc_version"] as const;
 

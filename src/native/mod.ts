@@ -7,10 +7,11 @@ export { raiseOpenFileLimit } from "./fd-limit.ts";
 export { lstatNoThrow, withRegularFile } from "./fd-read.ts";
 export { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "./fs-read-dir.ts";
 export { DIRECTORY, leanLstat, leanLstatC, leanSize, REGULAR_FILE } from "./lean-stat.ts";
+export { createBackgroundHasher, createHasher } from "./libcrypto/native-hash.ts";
+export type { BackgroundHasher, HashAlgorithm, Hasher } from "./libcrypto/native-hash.ts";
+export { loadOpenSsl, OpenSslGcm } from "./libcrypto/openssl-gcm.ts";
 export { tuneMallocForStreaming } from "./malloc-tuning.ts";
-export { createBackgroundHasher, createHasher } from "./native-hash.ts";
-export type { BackgroundHasher, HashAlgorithm, Hasher } from "./native-hash.ts";
-export { loadOpenSsl, OpenSslGcm } from "./openssl-gcm.ts";
+export { nativeComplete, nativeReport } from "./native-report.ts";
 export { exchangePaths } from "./rename-exchange.ts";
 export {
   assertXattrSupport,

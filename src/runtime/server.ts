@@ -13,7 +13,7 @@ import {
 } from "../http/mod.ts";
 import { getLogger } from "../observability/mod.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
-import { raiseOpenFileLimit } from "../native/mod.ts";
+import { nativeComplete, nativeReport, raiseOpenFileLimit } from "../native/mod.ts";
 import type { AdminPlane } from "./admin-plane/admin-plane.ts";
 import { errorResponse, type S3Handler } from "../s3/mod.ts";
 import type { Svc } from "./open-svc.ts";
@@ -114,11 +114,17 @@ export async function startServer(svc: Svc): Promise<RunningServer> {
       "cors_permissive is on: web pages of any origin may call the S3 API (development only)",
     );
   }
+  const native = nativeReport();
+  if (!nativeComplete(native)) {
+    log.warn("svc runs without some native code and takes its slower fallbacks", { ...native });
+  }
   const scheme = tls === null ? "http" : "https";
   log.info(`svc listening on ${scheme}://${addr.hostname}:${addr.port}`, {
     state_dir: services.storage.stateDir,
     open_files_limit: fdLimit?.soft ?? "unknown",
     max_connections: Math.min(config.advanced.max_connections, fdCap),
+    libc: native.libc,
+    libcrypto: native.libcrypto,
   });
   return {
     hostname: addr.hostname,

@@ -23,7 +23,7 @@ import {
   TAG_SIZE,
 } from "./frame-format.ts";
 import { disagreement, type GcmEngine, openSslEngine, webCryptoEngine } from "./gcm-engine.ts";
-import { loadOpenSsl } from "../../native/openssl-gcm.ts";
+import { loadOpenSsl } from "../../native/libcrypto/openssl-gcm.ts";
 import { BATCH_FRAMES, ExactReader } from "./pipeline.ts";
 
 const master = await crypto.subtle.importKey(

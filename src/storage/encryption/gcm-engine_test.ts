@@ -9,8 +9,8 @@ import {
   openSslEngine,
   webCryptoEngine,
 } from "./gcm-engine.ts";
-import { loadOpenSsl, OpenSslGcm } from "../../native/openssl-gcm.ts";
-import { loadLibcrypto } from "../../native/libcrypto.ts";
+import { loadOpenSsl, OpenSslGcm } from "../../native/libcrypto/openssl-gcm.ts";
+import { loadLibcrypto } from "../../native/libcrypto/libcrypto.ts";
 
 const hasOpenSsl = loadOpenSsl() !== null;
 

@@ -5,7 +5,7 @@
  * falls back: node:crypto for the digests, worker isolates for background hashing, WebCrypto for
  * GCM.
  */
-import { type NativeLibrary, openLibrary } from "./dynamic-library.ts";
+import { type NativeLibrary, openLibrary } from "../dynamic-library.ts";
 
 /**
  * Tried in order: OpenSSL 3, then 1.1 (both have these EVP functions), then the unversioned
