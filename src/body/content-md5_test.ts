@@ -1,19 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
 import { validateContentMd5 } from "./content-md5.ts";
-
-function failsWith(fn: () => unknown, code: string): SvcError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof SvcError, `expected ${code}, nothing or something else was thrown`);
-  assert.equal(caught.code, code);
-  return caught;
-}
+import { throwsWith } from "../testing/svc-error-assertions.ts";
 
 Deno.test("Content-MD5: base64 of 16 bytes decodes to hex, anything else is InvalidDigest", () => {
   const body = new TextEncoder().encode("hello world");
@@ -34,7 +22,7 @@ Deno.test("Content-MD5: base64 of 16 bytes decodes to hex, anything else is Inva
       "XrY7u+Ae7tCTyyK7j1rNwx==", // non-zero trailing bits
     ]
   ) {
-    const err = failsWith(() => validateContentMd5(bad), "InvalidDigest");
+    const err = throwsWith(() => validateContentMd5(bad), "InvalidDigest");
     assert.equal(err.status, 400);
   }
 });

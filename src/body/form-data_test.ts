@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
 import { type FormDataOptions, type FormPart, readFormData } from "./form-data.ts";
 import { formBoundary } from "./form-part-headers.ts";
+import { rejectsWith } from "../testing/svc-error-assertions.ts";
 
 const utf8 = new TextEncoder();
 const BOUNDARY = "----svcBoundary7MA4YWxkTrZu0gW";
@@ -78,15 +79,6 @@ async function readAll(
     }
   }
   return out;
-}
-
-async function rejectsWith(work: Promise<unknown>, code: string, message?: RegExp) {
-  await assert.rejects(work, (err) => {
-    assert.ok(err instanceof SvcError, `expected SvcError, got ${err}`);
-    assert.equal(err.code, code, err.message);
-    if (message) assert.match(err.message, message);
-    return true;
-  });
 }
 
 const MALFORMED = /not well-formed multipart\/form-data/;

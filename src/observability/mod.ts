@@ -15,5 +15,6 @@ export type { Metrics } from "./metrics.ts";
 export type { AuthCounts } from "./metrics/auth-metrics.ts";
 export { requestBytesOf, responseBytesOf } from "./metrics/body-sizes.ts";
 export { operatorOperation } from "./metrics/http-metrics.ts";
+export type { S3OperationLabel } from "./metrics/http-metrics.ts";
 export type { ConfigSyncOutcome, IamIndexStats, IamMetrics } from "./metrics/iam-metrics.ts";
 export type { DeliveryResult, OutboxMetrics, RequestResult } from "./metrics/outbox-metrics.ts";

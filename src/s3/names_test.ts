@@ -1,19 +1,7 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../lib/errors.ts";
 import { bucketNameProblem } from "../lib/bucket-names.ts";
 import { parseUserMetadata, validateBucketName, validateObjectKey } from "./names.ts";
-
-function failsWith(fn: () => unknown, code: string): SvcError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof SvcError, `expected ${code}, nothing or something else was thrown`);
-  assert.equal(caught.code, code);
-  return caught;
-}
+import { throwsWith } from "../testing/svc-error-assertions.ts";
 
 Deno.test("good bucket names pass", () => {
   for (
@@ -67,7 +55,7 @@ Deno.test("bad bucket names are InvalidBucketName with the name", () => {
       "bücket",
     ]
   ) {
-    const err = failsWith(() => validateBucketName(name), "InvalidBucketName");
+    const err = throwsWith(() => validateBucketName(name), "InvalidBucketName");
     assert.equal(err.status, 400);
     assert.equal(err.details.BucketName, name);
     assert.ok(err.message.includes(`"${name}"`), err.message);
@@ -80,12 +68,12 @@ Deno.test("object keys: empty, NUL and broken Unicode are invalid, 1024 bytes is
   validateObjectKey("ünïcødé/🎉");
   validateObjectKey("x".repeat(1024));
   validateObjectKey("é".repeat(512)); // 1024 bytes
-  failsWith(() => validateObjectKey(""), "InvalidObjectName");
-  failsWith(() => validateObjectKey("a\0b"), "InvalidObjectName");
-  failsWith(() => validateObjectKey("a\uD800b"), "InvalidObjectName");
-  const long = failsWith(() => validateObjectKey("x".repeat(1025)), "KeyTooLongError");
+  throwsWith(() => validateObjectKey(""), "InvalidObjectName");
+  throwsWith(() => validateObjectKey("a\0b"), "InvalidObjectName");
+  throwsWith(() => validateObjectKey("a\uD800b"), "InvalidObjectName");
+  const long = throwsWith(() => validateObjectKey("x".repeat(1025)), "KeyTooLongError");
   assert.equal(long.details.Size, "1025");
-  failsWith(() => validateObjectKey("é".repeat(513)), "KeyTooLongError");
+  throwsWith(() => validateObjectKey("é".repeat(513)), "KeyTooLongError");
 });
 
 Deno.test("user metadata: x-amz-meta-* collected lowercase without the prefix", () => {
@@ -103,13 +91,13 @@ Deno.test("user metadata: x-amz-meta-* collected lowercase without the prefix", 
 Deno.test("user metadata: 2 KB of names plus values, then MetadataTooLarge", () => {
   // "k" (1 byte) + 2047 bytes = 2048: exactly the limit.
   parseUserMetadata(new Headers({ "x-amz-meta-k": "v".repeat(2047) }));
-  const err = failsWith(
+  const err = throwsWith(
     () => parseUserMetadata(new Headers({ "x-amz-meta-k": "v".repeat(2048) })),
     "MetadataTooLarge",
   );
   assert.equal(err.details.Size, "2049");
   // The total counts across headers.
-  failsWith(
+  throwsWith(
     () =>
       parseUserMetadata(
         new Headers({ "x-amz-meta-a": "v".repeat(1100), "x-amz-meta-b": "v".repeat(1000) }),

@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { SvcError } from "../lib/errors.ts";
 import type { Backend, ListOptions, ListPage, ObjectMeta } from "../storage/backend.ts";
 
 export const encoder = new TextEncoder();
@@ -58,13 +57,7 @@ export async function read(
   return new TextDecoder().decode(await new Response(got.body).arrayBuffer());
 }
 
-export async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof SvcError, `expected SvcError ${code}, got ${err}`);
-    assert.equal(err.code, code);
-    return true;
-  });
-}
+export { rejectsWith } from "./svc-error-assertions.ts";
 
 /** Without the field each backend reports on its own clock. */
 export function comparable(meta: ObjectMeta): Omit<ObjectMeta, "lastModified"> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/errors.ts";
 import { isUploadId, MultipartStore, type NewUpload, newUploadId } from "./multipart-store.ts";
+import { rejectsWith } from "../../testing/svc-error-assertions.ts";
 
 const encoder = new TextEncoder();
 
@@ -45,14 +45,6 @@ async function entries(dir: string): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);
   return names.sort();
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof SvcError, `expected SvcError ${code}, got ${err}`);
-    assert.equal(err.code, code);
-    return true;
-  });
 }
 
 async function withStore(

@@ -14,10 +14,7 @@
  */
 import { DURATION_BUCKETS, type MetricRegistry, SIZE_BUCKETS } from "./metric-registry.ts";
 
-/**
- * The S3 operation labels (the S3 router's OperationLabel is checked against this set where the
- * S3 handler reports its requests, and in metrics_test.ts).
- */
+/** The S3 operation labels; the S3 router's `OperationLabel` is this type. */
 export type S3OperationLabel =
   | "list_buckets"
   | "head_root"
@@ -49,7 +46,7 @@ export interface RequestSample {
 }
 
 export const METHODS = ["GET", "PUT", "HEAD", "DELETE", "POST"] as const;
-/** The 15 documented values; metrics_test.ts checks at type level that they cover OperationLabel. */
+/** The 15 documented values (metrics_test.ts checks them against the type). */
 export const OPERATIONS = ("list_buckets head_root list_objects create_bucket delete_bucket " +
   "head_bucket post_bucket get_object put_object delete_object head_object post_object " +
   "health stats metrics").split(" ") as RequestOperation[];

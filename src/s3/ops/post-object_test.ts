@@ -6,13 +6,13 @@
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
 import { BootstrapCredentials } from "../../iam/credentials.ts";
-import { SvcError } from "../../lib/errors.ts";
 import { terminateHashWorkers } from "../../body/body-digest.ts";
 import { ObjectService } from "../../objects/object-service.ts";
 import { FilesystemBackend } from "../../storage/fs/filesystem-backend.ts";
 import { postObject } from "./post-object.ts";
 import { parseS3Request } from "../request.ts";
 import { bucketRequestOf } from "../routes/routes.ts";
+import { rejectsWith } from "../../testing/svc-error-assertions.ts";
 
 const AKID = "AKIAPOSTOBJECTTEST01";
 const SECRET = "post-object-unit-secret";
@@ -128,16 +128,6 @@ function post(
     credentials,
     bucketRequestOf(parseS3Request(raw, "REQ1", raw.signal)),
   );
-}
-
-async function rejectsWith(work: Promise<unknown>, code: string, message?: RegExp | string) {
-  await assert.rejects(work, (err) => {
-    assert.ok(err instanceof SvcError, `expected SvcError, got ${err}`);
-    assert.equal(err.code, code, err.message);
-    if (typeof message === "string") assert.ok(err.message.includes(message), err.message);
-    else if (message) assert.match(err.message, message);
-    return true;
-  });
 }
 
 async function stored(objects: ObjectService, key: string) {

@@ -8,25 +8,17 @@ import type { SvcError } from "../../lib/mod.ts";
 import type { S3Action } from "../access.ts";
 import type { S3Request } from "../request.ts";
 import type { S3Services } from "./s3-services.ts";
+import type { S3OperationLabel } from "../../observability/mod.ts";
 
 export type PathShape = "service" | "bucket" | "object";
 export type BucketRequest = S3Request & { readonly bucket: string };
 export type ObjectRequest = S3Request & { readonly bucket: string; readonly key: string };
 
-/** The bounded `operation` label of a request (metrics), decided by method and path shape. */
-export type OperationLabel =
-  | "list_buckets"
-  | "head_root"
-  | "list_objects"
-  | "create_bucket"
-  | "delete_bucket"
-  | "head_bucket"
-  | "post_bucket"
-  | "get_object"
-  | "put_object"
-  | "delete_object"
-  | "head_object"
-  | "post_object";
+/**
+ * The bounded `operation` label of a request (metrics), decided by method and path shape: the
+ * label set the metrics define (observability owns it, so the registry needs nothing of s3).
+ */
+export type OperationLabel = S3OperationLabel;
 
 export interface RouteMatch {
   /** The S3 operation name (AWS's API name). */

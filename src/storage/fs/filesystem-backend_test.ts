@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { SvcError } from "../../lib/errors.ts";
 import type { ObjectMeta } from "../backend.ts";
 import { FilesystemBackend } from "./filesystem-backend.ts";
 import { getJsonXattr, setJsonXattr, setXattr } from "../../native/xattr.ts";
 import { randomBytes } from "../../testing/object-fixtures.ts";
+import { rejectsWith } from "../../testing/svc-error-assertions.ts";
 
 const encoder = new TextEncoder();
 
@@ -50,15 +50,6 @@ async function put(backend: FilesystemBackend, key: string, data: Uint8Array | s
 async function text(backend: FilesystemBackend, key: string): Promise<string | null> {
   const got = await backend.getObject("b", key);
   return got ? await new Response(got.body).text() : null;
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: string, message?: RegExp) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof SvcError, `expected SvcError, got ${err}`);
-    assert.equal(err.code, code, err.message);
-    if (message) assert.match(err.message, message);
-    return true;
-  });
 }
 
 async function withBackend(test: (backend: FilesystemBackend) => Promise<void>) {
