@@ -81,8 +81,8 @@ export interface ListingOptions {
 
 /**
  * The sorted listings of one data directory's large directories (see the header): the cache, its
- * byte budget, and what svc itself is changing. FilesystemBackend.open creates them, and hands
- * them to the code that lists and changes directories.
+ * byte budget, and what svc itself is changing. FilesystemBackend.open hands them to the code that
+ * lists and changes directories; every backend open on one root gets the same (shared-listings.ts).
  */
 export class DirectoryListings {
   /** Path → listing, in least-recently-used order (Map iteration order). */
