@@ -32,13 +32,6 @@ const MAX_RECORDS = BUFFER_SIZE / 24;
 const bytesAsChars = new TextDecoder("windows-1252");
 const utf8 = new TextDecoder();
 
-let readObserver: ((path: string) => void) | null = null;
-
-/** Tests: `observer` is told every directory path read from now on (null: stop). */
-export function observeDirectoryReads(observer: ((path: string) => void) | null): void {
-  readObserver = observer;
-}
-
 /** The errno values a directory read can meet, by the names Deno's own errors carry. */
 const ERRNO_NAMES: Record<number, string> = {
   1: "EPERM",
@@ -68,13 +61,9 @@ export type DirectoryReader = (path: string, visit: EntryVisitor) => void;
 /** The directory reader through `libc`'s getdents64, or through Deno where it has none. */
 export function createDirectoryReader(libc: Libc): DirectoryReader {
   const getdents64 = libc.available ? libc.symbols.getdents64 : null;
-  const read = !libc.available || getdents64 === null
+  return !libc.available || getdents64 === null
     ? readWithDeno
     : nativeReader(libc.symbols, getdents64);
-  return (path, visit) => {
-    readObserver?.(path);
-    read(path, visit);
-  };
 }
 
 function nativeReader(

@@ -10,7 +10,6 @@ import {
   ENTRY_DIRECTORY,
   ENTRY_FILE,
   ENTRY_OTHER,
-  observeDirectoryReads,
   readDirectoryEntries,
 } from "./fs-read-dir.ts";
 import { loadLibc, processLibc } from "./libc.ts";
@@ -106,20 +105,5 @@ Deno.test(
     for (const [through, reader] of readers) {
       assert.deepEqual(read(dir, reader), expected, through);
     }
-  }),
-);
-
-Deno.test(
-  "reads are reported to an observer (the walk tests count them)",
-  withDir((dir) => {
-    const seen: string[] = [];
-    observeDirectoryReads((path) => seen.push(path));
-    try {
-      read(dir);
-    } finally {
-      observeDirectoryReads(null);
-    }
-    read(dir);
-    assert.deepEqual(seen, [dir]);
   }),
 );

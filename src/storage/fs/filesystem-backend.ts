@@ -38,10 +38,18 @@ import type { NestingOptions } from "./fs-nesting.ts";
 import { ObjectReader, readObject } from "./fs-object-reader.ts";
 import { ObjectWriter } from "./fs-object-writer.ts";
 import { listObjectsSync } from "./listing/fs-list-objects.ts";
+import type { DirectoryListings, ListingOptions } from "./listing/fs-sorted-dir.ts";
+import { sharedListings } from "./listing/shared-listings.ts";
 import { RetiredFiles } from "./retired-files.ts";
 
 /** How a filesystem backend behaves beyond its data directory (tests hook in here). */
-export type FilesystemBackendOptions = NestingOptions;
+export interface FilesystemBackendOptions extends NestingOptions {
+  /**
+   * The listing cache (listing/fs-sorted-dir.ts). Every backend open on one root shares it
+   * (listing/shared-listings.ts), so a later open of a root still open must ask for the same.
+   */
+  listing?: ListingOptions;
+}
 
 export class FilesystemBackend implements Backend {
   readonly kind = "filesystem" as const;
@@ -50,6 +58,8 @@ export class FilesystemBackend implements Backend {
     readonly root: string,
     /** Large replaced or deleted files, unlinked after the request (retired-files.ts). */
     readonly retired: RetiredFiles,
+    /** The sorted listings of large directories, shared by every backend open on this root. */
+    readonly listings: DirectoryListings,
     private readonly buckets: BucketDirectories,
     private readonly reader: ObjectReader,
     private readonly writer: ObjectWriter,
@@ -67,7 +77,8 @@ export class FilesystemBackend implements Backend {
     await Deno.mkdir(tmpDir, { recursive: true });
     await removeStaleTempFiles(tmpDir);
     const retired = new RetiredFiles(tmpDir);
-    const buckets = new BucketDirectories(absolute);
+    const listings = sharedListings(absolute, options.listing);
+    const buckets = new BucketDirectories(absolute, listings);
     // Multi-file objects (completed multipart uploads); see fs-extents.ts.
     const extents = await ExtentStore.open(absolute, async (bucket, key) => {
       const parsed = parseKeyOrNull(key);
@@ -78,9 +89,10 @@ export class FilesystemBackend implements Backend {
     return new FilesystemBackend(
       absolute,
       retired,
+      listings,
       buckets,
       new ObjectReader(buckets, extents),
-      new ObjectWriter(buckets, tmpDir, { extents, retired, nesting }),
+      new ObjectWriter(buckets, tmpDir, { extents, retired, listings, nesting }),
     );
   }
 
@@ -143,7 +155,7 @@ export class FilesystemBackend implements Backend {
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
     const bucketDir = await this.buckets.require(bucket);
-    return listObjectsSync(bucketDir, options);
+    return listObjectsSync(this.listings, bucketDir, options);
   }
 }
 

@@ -9,12 +9,17 @@ import { getJsonXattr, setJsonXattr } from "../../native/mod.ts";
 import { isUsableBucketName } from "./fs-keys.ts";
 import { errorCode, fsyncDirectory, statOrNull } from "./fs-calls.ts";
 import { removeTreeWithoutObjects } from "./fs-tree-cleanup.ts";
+import type { DirectoryListings } from "./listing/fs-sorted-dir.ts";
 import { firstObjectKey } from "./listing/listed-objects.ts";
 
 const BUCKET_XATTR = "user.svc.bucket";
 
 export class BucketDirectories {
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    /** The root's listing cache: deleting a bucket lists it and removes its tree. */
+    private readonly listings: DirectoryListings,
+  ) {}
 
   async list(): Promise<BucketEntry[]> {
     const buckets: BucketEntry[] = [];
@@ -61,10 +66,12 @@ export class BucketDirectories {
     const bucketDir = await this.require(bucket);
     const notEmpty = () =>
       new SvcError("BucketNotEmpty", `Bucket "${bucket}" is not empty`, { BucketName: bucket });
-    if (firstObjectKey(bucketDir, "") !== undefined) throw notEmpty();
+    if (firstObjectKey(this.listings, bucketDir, "") !== undefined) throw notEmpty();
     // Bottom-up rather than a recursive remove: an object committed meanwhile makes an rmdir
     // fail (or is seen) instead of being deleted with the tree.
-    if (!removeTreeWithoutObjects(bucketDir, { unlinkFiles: true })) throw notEmpty();
+    if (!removeTreeWithoutObjects(this.listings, bucketDir, { unlinkFiles: true })) {
+      throw notEmpty();
+    }
     await fsyncDirectory(this.root);
   }
 

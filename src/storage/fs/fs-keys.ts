@@ -24,7 +24,7 @@ import {
   type StoredObject,
 } from "./fs-object-meta.ts";
 import { type NestingOptions, nestObjectFile, pathLock } from "./fs-nesting.ts";
-import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
+import type { DirectoryListings } from "./listing/fs-sorted-dir.ts";
 import { lstatNoThrow, removeXattr, setJsonXattr } from "../../native/mod.ts";
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 
@@ -33,6 +33,15 @@ export interface ParsedKey {
   key: string;
   segments: string[];
   marker: boolean;
+}
+
+/**
+ * What changing the tree of a key works with: the root's listing cache, told of every change
+ * (fs-sorted-dir.ts), and how a file in the way is converted (fs-nesting.ts).
+ */
+export interface Placement {
+  listings: DirectoryListings;
+  nesting: NestingOptions;
 }
 
 /** Retries when a concurrent delete prunes an empty parent directory we are about to use. */
@@ -131,21 +140,22 @@ export async function placeFile(
   tmpPath: string,
   bucketDir: string,
   parsed: ParsedKey,
-  nesting: NestingOptions = {},
+  placement: Placement,
 ) {
-  if (parsed.marker) return await placeMarkerFile(tmpPath, bucketDir, parsed, nesting);
+  if (parsed.marker) return await placeMarkerFile(tmpPath, bucketDir, parsed, placement);
+  const { listings } = placement;
   const plain = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1, nesting);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1, placement);
     const nested = statOrNull(plain)?.isDirectory === true;
     const target = nested ? `${plain}/${OBJECT_ENTRY}` : plain;
     const parent = target.slice(0, target.lastIndexOf("/"));
     try {
-      ownChangeStarting(parent);
+      listings.ownChangeStarting(parent);
       // A rename onto the plain path waits for a conversion of that path (see fs-nesting.ts).
       if (nested) await Deno.rename(tmpPath, target);
       else await pathLock.run(plain, () => Deno.rename(tmpPath, target));
-      ownEntryAdded(parent, target.slice(parent.length + 1), false);
+      listings.ownEntryAdded(parent, target.slice(parent.length + 1), false);
       await fsyncDirectory(parent);
       return;
     } catch (err) {
@@ -162,14 +172,14 @@ async function placeMarkerFile(
   tmpPath: string,
   bucketDir: string,
   parsed: ParsedKey,
-  nesting: NestingOptions,
+  placement: Placement,
 ) {
   const dir = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeDirectories(bucketDir, parsed, parsed.segments.length, nesting);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length, placement);
     try {
       await Deno.rename(tmpPath, `${dir}/${MARKER_ENTRY}`);
-      ownEntryAdded(dir, MARKER_ENTRY, false);
+      placement.listings.ownEntryAdded(dir, MARKER_ENTRY, false);
       break;
     } catch (err) {
       const code = errorCode(err);
@@ -190,14 +200,14 @@ export async function placeMarker(
   bucketDir: string,
   parsed: ParsedKey,
   meta: ObjectMeta,
-  nesting: NestingOptions = {},
+  placement: Placement,
 ) {
   const path = objectPath(bucketDir, parsed);
   for (let attempt = 1;; attempt++) {
-    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1, nesting);
-    const placed = placeMarkerSync(path, meta);
+    await makeDirectories(bucketDir, parsed, parsed.segments.length - 1, placement);
+    const placed = placeMarkerSync(placement.listings, path, meta);
     if (placed === "placed") break;
-    if (placed === "file") await nestOrRefuse(path, parsed, parsed.segments.length, nesting);
+    if (placed === "file") await nestOrRefuse(path, parsed, parsed.segments.length, placement);
     if (attempt >= PLACE_ATTEMPTS) throw new Error(`Could not create directory "${path}"`);
   }
   await fsyncDirectory(path);
@@ -210,12 +220,16 @@ export async function placeMarker(
  * mkdir and the attribute as one synchronous step, so the empty-parent cleanup of a concurrent
  * delete (synchronous too) never sees the new directory without its attribute and removes it.
  */
-function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "retry" {
+function placeMarkerSync(
+  listings: DirectoryListings,
+  path: string,
+  meta: ObjectMeta,
+): "placed" | "file" | "retry" {
   const parent = path.slice(0, path.lastIndexOf("/"));
   try {
-    ownChangeStarting(parent);
+    listings.ownChangeStarting(parent);
     Deno.mkdirSync(path);
-    ownEntryAdded(parent, path.slice(parent.length + 1), true);
+    listings.ownEntryAdded(parent, path.slice(parent.length + 1), true);
   } catch (err) {
     const code = errorCode(err);
     // A parent was pruned, or became a file, since makeDirectories: its next run sorts that out.
@@ -223,7 +237,7 @@ function placeMarkerSync(path: string, meta: ObjectMeta): "placed" | "file" | "r
     if (code !== "EEXIST") throw err;
     if (!isDirectorySync(path)) return "file";
   }
-  ownChangeStarting(path); // the attribute moves the directory's ctime
+  listings.ownChangeStarting(path); // the attribute moves the directory's ctime
   setJsonXattr(path, META_XATTR, meta);
   return "placed";
 }
@@ -237,8 +251,9 @@ async function makeDirectories(
   bucketDir: string,
   parsed: ParsedKey,
   depth: number,
-  nesting: NestingOptions,
+  placement: Placement,
 ) {
+  const { listings } = placement;
   const dirs = parsed.segments.slice(0, depth);
   // The common case, every directory there already: one inline lstat.
   if (statOrNull([bucketDir, ...dirs].join("/"))?.isDirectory) return;
@@ -250,9 +265,9 @@ async function makeDirectories(
     const parent = path;
     path += `/${dirs[i]}`;
     try {
-      ownChangeStarting(parent);
+      listings.ownChangeStarting(parent);
       await Deno.mkdir(path);
-      ownEntryAdded(parent, dirs[i], true);
+      listings.ownEntryAdded(parent, dirs[i], true);
       await fsyncDirectory(parent);
     } catch (err) {
       const code = errorCode(err);
@@ -263,7 +278,7 @@ async function makeDirectories(
       if (code === "ENOENT" && i === 0) throw noSuchBucket(bucketDir);
       if (code !== "EEXIST") throw err;
       if ((await Deno.lstat(path).catch(nullIfAbsent))?.isDirectory) continue;
-      await nestOrRefuse(path, parsed, i + 1, nesting);
+      await nestOrRefuse(path, parsed, i + 1, placement);
       if (restarts++ >= PLACE_ATTEMPTS) throw err;
       [i, path] = [i - 1, parent]; // look at this level again
     }
@@ -275,7 +290,7 @@ async function nestOrRefuse(
   path: string,
   parsed: ParsedKey,
   depth: number,
-  nesting: NestingOptions,
+  placement: Placement,
 ): Promise<void> {
   if (isNonObjectFileSync(path)) {
     throw pathConflict(parsed.key, parsed.segments.slice(0, depth).join("/"), false);
@@ -283,7 +298,10 @@ async function nestOrRefuse(
   // Gone or a directory meanwhile: the conversion declines and the caller looks again.
   const root = path.slice(0, path.length - parsed.segments.slice(0, depth).join("/").length - 1);
   const tmpDir = `${root.slice(0, root.lastIndexOf("/"))}/.svc/tmp`;
-  await pathLock.run(path, () => nestObjectFile(path, tmpDir, nesting));
+  await pathLock.run(
+    path,
+    () => nestObjectFile(path, tmpDir, placement.listings, placement.nesting),
+  );
 }
 
 /** The conflict for a non-object file found where one of the key's directories must go. */

@@ -28,7 +28,7 @@
 import { KeyLock } from "../../lib/mod.ts";
 import { errorCode, fsyncDirectory } from "./fs-calls.ts";
 import { OBJECT_ENTRY } from "./fs-reserved.ts";
-import { ownChangeStarting, ownEntryAdded } from "./listing/fs-sorted-dir.ts";
+import type { DirectoryListings } from "./listing/fs-sorted-dir.ts";
 import { exchangePaths } from "../../native/mod.ts";
 
 export { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
@@ -56,6 +56,7 @@ export interface NestingOptions {
 export async function nestObjectFile(
   path: string,
   tmpDir: string,
+  listings: DirectoryListings,
   options: NestingOptions = {},
 ): Promise<boolean> {
   const hook = (step: number) => options.onConversionStep?.(step, path);
@@ -75,9 +76,9 @@ export async function nestObjectFile(
   hook(3);
   const parent = path.slice(0, path.lastIndexOf("/"));
   try {
-    ownChangeStarting(parent);
+    listings.ownChangeStarting(parent);
     exchangePaths(staging, path);
-    ownEntryAdded(parent, path.slice(parent.length + 1), true);
+    listings.ownEntryAdded(parent, path.slice(parent.length + 1), true);
   } catch (err) {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
     if (errorCode(err) === "ENOENT") return false;

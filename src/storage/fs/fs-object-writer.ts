@@ -18,8 +18,7 @@ import { READ_ATTEMPTS, readObject } from "./fs-object-reader.ts";
 import { type CommitContext, stagedFile, stagedMarker } from "./fs-staged-object.ts";
 import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { removeDirectoryIfEmptySync, removeEmptyParentsSync } from "./fs-tree-cleanup.ts";
-import { ownChangeStarting } from "./listing/fs-sorted-dir.ts";
-import { RETIRE_MIN_BYTES, type RetiredFiles } from "./retired-files.ts";
+import { RETIRE_MIN_BYTES } from "./retired-files.ts";
 
 export class ObjectWriter {
   constructor(
@@ -61,7 +60,7 @@ export class ObjectWriter {
       // An empty marker is the directory's own attribute, as it always was.
       file.close();
       await Deno.remove(tmpPath);
-      return stagedMarker(this.context.nesting, bucketDir, parsed);
+      return stagedMarker(this.context, bucketDir, parsed);
     }
     return stagedFile(this.context, bucketDir, parsed, tmpPath, file, size, undefined, writeback);
   }
@@ -137,31 +136,32 @@ export class ObjectWriter {
     if (!parsed) return false;
     const path = objectPath(this.buckets.dir(bucket), parsed);
     let dirs = parsed.segments.slice(0, -1);
+    const { listings } = this.context;
     if (parsed.marker) {
       // Synchronous so a concurrent marker write on this directory cannot interleave.
       if (!readMarkerSync(path)) return false;
-      ownChangeStarting(path);
+      listings.ownChangeStarting(path);
       removeXattr(path, META_XATTR);
       await Deno.remove(`${path}/${MARKER_ENTRY}`).catch(nullIfAbsent);
-      removeDirectoryIfEmptySync(path);
+      removeDirectoryIfEmptySync(listings, path);
     } else {
       const stat = await Deno.lstat(path).catch(nullIfAbsent);
       let removed: StoredMeta | false | "moved";
       if (stat?.isDirectory) {
         // The object named like a directory lives inside it (fs-nesting.ts).
-        removed = await removeObjectFile(`${path}/${OBJECT_ENTRY}`, this.context.retired);
+        removed = await removeObjectFile(`${path}/${OBJECT_ENTRY}`, this.context);
         if (!removed || removed === "moved") return false;
         dirs = parsed.segments;
       } else {
         if (!stat?.isFile) return false;
         // Under the path lock: a conversion of this file into a directory is not half done.
-        removed = await pathLock.run(path, () => removeObjectFile(path, this.context.retired));
+        removed = await pathLock.run(path, () => removeObjectFile(path, this.context));
         if (removed === "moved") return await this.delete(bucket, key);
         if (!removed) return false;
       }
       await this.context.extents.release(removed.extents);
     }
-    const survivor = removeEmptyParentsSync(bucketDir, dirs);
+    const survivor = removeEmptyParentsSync(listings, bucketDir, dirs);
     await fsyncDirectory(survivor);
     return true;
   }
@@ -186,13 +186,13 @@ async function fsyncPath(path: string, directory: boolean): Promise<void> {
  */
 async function removeObjectFile(
   path: string,
-  retired: RetiredFiles,
+  { listings, retired }: CommitContext,
 ): Promise<StoredMeta | false | "moved"> {
   const stat = await Deno.lstat(path).catch(nullIfAbsent);
   if (stat?.isDirectory) return "moved";
   const stored: StoredMeta | null = stat?.isFile ? readMeta(path) : null;
   if (stored === null) return false;
-  ownChangeStarting(path.slice(0, path.lastIndexOf("/")));
+  listings.ownChangeStarting(path.slice(0, path.lastIndexOf("/")));
   if (stat!.size >= RETIRE_MIN_BYTES && await retired.take(path)) return stored;
   try {
     await Deno.remove(path);

@@ -8,16 +8,20 @@ import type { StagedObject } from "../backend.ts";
 import { setJsonXattr } from "../../native/mod.ts";
 import type { EarlyWriteback } from "./early-writeback.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
-import { locateObjectSync, type ParsedKey, placeFile, placeMarker } from "./fs-keys.ts";
-import type { NestingOptions } from "./fs-nesting.ts";
+import {
+  locateObjectSync,
+  type ParsedKey,
+  placeFile,
+  placeMarker,
+  type Placement,
+} from "./fs-keys.ts";
 import { META_XATTR } from "./fs-object-meta.ts";
 import { RETIRE_MIN_BYTES, type RetiredFiles } from "./retired-files.ts";
 
 /** What a commit works with besides the upload itself: the backend's shared stores. */
-export interface CommitContext {
+export interface CommitContext extends Placement {
   extents: ExtentStore;
   retired: RetiredFiles;
-  nesting: NestingOptions;
 }
 
 /** The staged temp file of `parsed`, holding `size` bytes (or naming `extents`). */
@@ -57,7 +61,7 @@ export function stagedFile(
         ? await context.retired.hold(replaced.file.path)
         : null;
       try {
-        await placeFile(tmpPath, bucketDir, parsed, context.nesting);
+        await placeFile(tmpPath, bucketDir, parsed, context);
       } finally {
         if (held !== null) context.retired.release(held);
       }
@@ -78,7 +82,7 @@ export function stagedFile(
 
 /** An empty directory marker: nothing to stage, the commit sets the directory's attribute. */
 export function stagedMarker(
-  nesting: NestingOptions,
+  placement: Placement,
   bucketDir: string,
   parsed: ParsedKey,
 ): StagedObject {
@@ -88,7 +92,7 @@ export function stagedMarker(
     commit: async (meta) => {
       if (used) throw new Error(`Staged object "${parsed.key}" was already used`);
       used = true;
-      await placeMarker(bucketDir, parsed, meta, nesting);
+      await placeMarker(bucketDir, parsed, meta, placement);
       return { key: parsed.key, storedSize: 0, meta };
     },
     abort: () => {

@@ -6,12 +6,15 @@
 
 import { readMeta } from "./fs-object-meta.ts";
 import { errorCode, isAbsentError, nullIfAbsent } from "./fs-calls.ts";
-import { ownChangeStarting } from "./listing/fs-sorted-dir.ts";
+import type { DirectoryListings } from "./listing/fs-sorted-dir.ts";
 
-/** rmdir; false when the directory is not empty. A directory already gone counts as removed. */
-export function removeDirectoryIfEmptySync(path: string): boolean {
+/**
+ * rmdir; false when the directory is not empty. A directory already gone counts as removed.
+ * `listings` (the root's listing cache) is told of the change first, as by every change below.
+ */
+export function removeDirectoryIfEmptySync(listings: DirectoryListings, path: string): boolean {
   try {
-    ownChangeStarting(path.slice(0, path.lastIndexOf("/")));
+    listings.ownChangeStarting(path.slice(0, path.lastIndexOf("/")));
     Deno.removeSync(path);
     return true;
   } catch (err) {
@@ -26,10 +29,14 @@ export function removeDirectoryIfEmptySync(path: string): boolean {
  * bucket and at any directory that is itself an object (a marker). Returns the deepest
  * directory left standing.
  */
-export function removeEmptyParentsSync(bucketDir: string, dirs: string[]): string {
+export function removeEmptyParentsSync(
+  listings: DirectoryListings,
+  bucketDir: string,
+  dirs: string[],
+): string {
   for (let depth = dirs.length; depth > 0; depth--) {
     const path = [bucketDir, ...dirs.slice(0, depth)].join("/");
-    if (readMeta(path) !== null || !removeDirectoryIfEmptySync(path)) return path;
+    if (readMeta(path) !== null || !removeDirectoryIfEmptySync(listings, path)) return path;
   }
   return bucketDir;
 }
@@ -40,7 +47,11 @@ export function removeEmptyParentsSync(bucketDir: string, dirs: string[]): strin
  * tree. Returns false, leaving what remains, when it meets an object or, unless `unlinkFiles`,
  * any file.
  */
-export function removeTreeWithoutObjects(dir: string, options: { unlinkFiles: boolean }): boolean {
+export function removeTreeWithoutObjects(
+  listings: DirectoryListings,
+  dir: string,
+  options: { unlinkFiles: boolean },
+): boolean {
   let entries: Deno.DirEntry[];
   try {
     entries = [...Deno.readDirSync(dir)];
@@ -50,12 +61,12 @@ export function removeTreeWithoutObjects(dir: string, options: { unlinkFiles: bo
   for (const entry of entries) {
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory) {
-      if (!removeTreeWithoutObjects(path, options)) return false;
+      if (!removeTreeWithoutObjects(listings, path, options)) return false;
     } else {
       if (!options.unlinkFiles || readMeta(path) !== null) return false;
       Deno.removeSync(path);
     }
   }
   if (readMeta(dir) !== null) return false;
-  return removeDirectoryIfEmptySync(dir);
+  return removeDirectoryIfEmptySync(listings, dir);
 }

@@ -5,18 +5,26 @@
 
 import type { ListOptions, ListPage, ObjectInfo } from "../../backend.ts";
 import { commonPrefixOf, compareUtf8 } from "../../../lib/mod.ts";
+import type { DirectoryListings } from "./fs-sorted-dir.ts";
 import { walkKeys } from "./fs-walk.ts";
 import { verifyCandidateSync } from "./listed-objects.ts";
 
-/** The page of `options` in the bucket at `bucketDir` (which the caller checked exists). */
-export function listObjectsSync(bucketDir: string, options: ListOptions): ListPage {
+/**
+ * The page of `options` in the bucket at `bucketDir` (which the caller checked exists), its
+ * directories read through `listings` (the root's listing cache).
+ */
+export function listObjectsSync(
+  listings: DirectoryListings,
+  bucketDir: string,
+  options: ListOptions,
+): ListPage {
   const { prefix, startAfter, maxKeys } = options;
   const delimiter = options.delimiter || undefined;
   const page: ListPage = { objects: [], commonPrefixes: [], isTruncated: false };
   if (maxKeys < 1) return page;
   const skip: { prefix?: string } = {};
   // With "/" a directory is exactly a common prefix, so it is reported without reading it.
-  const walk = walkKeys(bucketDir, {
+  const walk = walkKeys(listings, bucketDir, {
     prefix,
     startAfter,
     rollUpDirectories: delimiter === "/",

@@ -17,7 +17,8 @@
  * hiding behind a cached entry. A stale entry could only hide additions: a vanished name fails its
  * verification and is skipped anyway. A directory svc keeps writing to is never quiet that long,
  * so svc's own changes patch its cached listing instead of forcing a read per page (see
- * ownChangeStarting); once quiet, or after MAX_UNVERIFIED_MS, it is read whole again.
+ * DirectoryListings.ownChangeStarting); once quiet, or after MAX_UNVERIFIED_MS, it is read whole
+ * again.
  */
 
 import { isReservedEntry, MARKER_ENTRY, OBJECT_ENTRY } from "../fs-reserved.ts";
@@ -64,124 +65,185 @@ interface CacheEntry {
  * stay unseen.
  */
 const MAX_UNVERIFIED_MS = 30_000;
-const limits = { unverifiedMs: MAX_UNVERIFIED_MS };
+/**
+ * When svc last started a change of each directory is remembered for this many directories at
+ * most: forgotten wholesale when full.
+ */
+const OWN_CHANGE_MEMORY = 4096;
 
-/** Tests: a shorter MAX_UNVERIFIED_MS (undefined: back to the default). */
-export function setUnverifiedLimit(ms?: number): void {
-  limits.unverifiedMs = ms ?? MAX_UNVERIFIED_MS;
+/** How a backend's listing cache behaves (FilesystemBackendOptions.listing). */
+export interface ListingOptions {
+  /** MAX_UNVERIFIED_MS (tests shorten it). */
+  unverifiedMs?: number;
+  /** Told the path of every directory read whole (tests count the reads). */
+  onDirectoryRead?: (path: string) => void;
 }
 
-/** Path → listing, in least-recently-used order (Map iteration order). */
-const cache = new Map<string, CacheEntry>();
-let cachedBytes = 0;
+/**
+ * The sorted listings of one data directory's large directories (see the header): the cache, its
+ * byte budget, and what svc itself is changing. FilesystemBackend.open hands them to the code that
+ * lists and changes directories; every backend open on one root gets the same (shared-listings.ts).
+ */
+export class DirectoryListings {
+  /** Path → listing, in least-recently-used order (Map iteration order). */
+  readonly #cache = new Map<string, CacheEntry>();
+  #cachedBytes = 0;
+  /**
+   * When svc last started a change of each directory, so that a listing read while svc writes to
+   * it is kept (provisionally) even without an earlier entry: after a restart under steady
+   * writes. Bounded: forgotten wholesale when it holds OWN_CHANGE_MEMORY directories.
+   */
+  readonly #lastOwnChange = new Map<string, number>();
+  readonly unverifiedMs: number;
+  readonly onDirectoryRead: ((path: string) => void) | undefined;
+
+  constructor(options: ListingOptions = {}) {
+    this.unverifiedMs = options.unverifiedMs ?? MAX_UNVERIFIED_MS;
+    this.onDirectoryRead = options.onDirectoryRead;
+  }
+
+  /** Whether these listings behave as `options` asks (a second open of the same root). */
+  matches(options: ListingOptions): boolean {
+    return this.unverifiedMs === (options.unverifiedMs ?? MAX_UNVERIFIED_MS) &&
+      this.onDirectoryRead === options.onDirectoryRead;
+  }
+
+  /**
+   * The entries of `path` in key order: regular files, directories (each also as a NESTED
+   * candidate); reserved entries, symlinks and special files left out. A directory that vanished
+   * (a concurrent delete removed it) reads as empty. Synchronous on purpose: Deno's async readDir
+   * costs ~5 µs of JavaScript per entry in promise hops that hold the event loop just the same,
+   * the sync one ~1 µs.
+   */
+  sorted(path: string): SortedDir {
+    const cache = this.#cache;
+    const hit = cache.get(path);
+    if (hit) {
+      if (this.#isCurrent(path, hit)) {
+        cache.delete(path); // most recently used goes last
+        cache.set(path, hit);
+        if (hit.added.length > 0) this.#mergeAdded(hit);
+        return hit.dir;
+      }
+      this.#forget(path);
+    }
+    const readStart = Date.now();
+    this.onDirectoryRead?.(path);
+    const dir = readDirectory(path);
+    if (dir.length >= CACHE_MIN_ENTRIES) {
+      const svcWriting = (this.#lastOwnChange.get(path) ?? 0) > readStart - STABLE_MS;
+      this.#remember(path, dir, readStart, svcWriting);
+    }
+    return dir;
+  }
+
+  /**
+   * Tells the cache that svc is about to change the entries of `dir` (a rename into or out of
+   * it, a mkdir, an unlink): until the directory is quiet again, a new stamp is taken for svc's
+   * own doing instead of forcing a read of the whole directory per listing page. Every change svc
+   * makes to a bucket directory calls this first, and ownEntryAdded once a new name is there: a
+   * directory that takes writes without pause (ingestion into one flat prefix) then keeps its
+   * cached listing, where it would otherwise be read and sorted again for every page (~1.3 s per
+   * million files).
+   */
+  ownChangeStarting(dir: string): void {
+    const entry = this.#cache.get(dir);
+    if (entry) entry.ownChanges = true;
+    const lastOwnChange = this.#lastOwnChange;
+    if (lastOwnChange.size >= OWN_CHANGE_MEMORY) lastOwnChange.clear();
+    lastOwnChange.set(dir, Date.now());
+  }
+
+  /** svc added `name` to `dir`: a file, or a directory (which is also a NESTED candidate). */
+  ownEntryAdded(dir: string, name: string, isDirectory: boolean): void {
+    const entry = this.#cache.get(dir);
+    if (!entry) return;
+    // The reserved entries are flags of the listing, not entries: read it again.
+    if (isReservedEntry(name)) return this.#forget(dir);
+    entry.ownChanges = true;
+    if (isDirectory) entry.added.push(`${name}/`, `${name}\0`);
+    else entry.added.push(name);
+  }
+
+  /**
+   * Whether a cached listing still holds every entry: the directory is unchanged since the read,
+   * or svc's own changes (all of them merged in as they finish) changed it and it is still being
+   * changed (it was not quiet for STABLE_MS) within unverifiedMs of the read. A quiet directory
+   * whose stamp moved is read again, which also sees any change by another program.
+   */
+  #isCurrent(path: string, entry: CacheEntry): boolean {
+    let stat: Deno.FileInfo;
+    try {
+      stat = Deno.lstatSync(path);
+    } catch {
+      return false;
+    }
+    const mtime = stat.mtime?.getTime() ?? 0;
+    const ctime = stat.ctime?.getTime() ?? 0;
+    const now = Date.now();
+    const quiet = Math.max(mtime, ctime) <= now - STABLE_MS;
+    // A listing read while the directory changed is read again once it is quiet.
+    if (`${stat.ino}:${mtime}:${ctime}` === entry.stamp) return !(entry.provisional && quiet);
+    return entry.ownChanges && entry.stamp.startsWith(`${stat.ino}:`) && !quiet &&
+      now - entry.readAt < this.unverifiedMs;
+  }
+
+  /** Merges what svc added into the cached listing (already present keys are skipped). */
+  #mergeAdded(entry: CacheEntry): void {
+    const added = sortUtf8Unique(entry.added).filter((key) => !entry.dir.hasKey(key));
+    entry.added = [];
+    if (added.length === 0) return;
+    this.#cachedBytes -= entry.dir.packedBytes;
+    entry.dir = entry.dir.withKeys(added);
+    this.#cachedBytes += entry.dir.packedBytes;
+  }
+
+  /**
+   * Caches a listing just read: when the directory was quiet before the read, or,
+   * provisionally, when svc was writing to it (`svcWriting`: its own changes keep the listing
+   * current from here, and a change by another program in the same timestamp tick is caught
+   * once it is quiet). Called in the same synchronous step as the read, so an ownEntryAdded of a
+   * rename that raced the read always finds the entry.
+   */
+  #remember(path: string, dir: SortedDir, readStart: number, svcWriting: boolean): void {
+    // Taken after the read: a change during it moved mtime past readStart - STABLE_MS.
+    let stat: Deno.FileInfo;
+    try {
+      stat = Deno.lstatSync(path);
+    } catch {
+      return;
+    }
+    const mtime = stat.mtime?.getTime();
+    const ctime = stat.ctime?.getTime();
+    if (mtime === undefined || ctime === undefined) return;
+    const provisional = Math.max(mtime, ctime) > readStart - STABLE_MS;
+    if (provisional && !svcWriting) return;
+    dir.pack();
+    if (dir.packedBytes > CACHE_MAX_BYTES) return;
+    const stamp = `${stat.ino}:${mtime}:${ctime}`;
+    const entry = { stamp, dir, readAt: readStart, ownChanges: false, provisional, added: [] };
+    this.#cache.set(path, entry);
+    this.#cachedBytes += dir.packedBytes;
+    for (const [oldest] of this.#cache) {
+      if (this.#cachedBytes <= CACHE_MAX_BYTES) break;
+      this.#forget(oldest);
+    }
+  }
+
+  #forget(path: string): void {
+    const entry = this.#cache.get(path);
+    if (!entry) return;
+    this.#cache.delete(path);
+    this.#cachedBytes -= entry.dir.packedBytes;
+  }
+}
 
 export function sortKeyAt(dir: SortedDir, index: number): string {
   return dir.sortKeyAt(index);
 }
 
-/**
- * The entries of `path` in key order: regular files, directories (each also as a NESTED
- * candidate); reserved entries, symlinks and special files left out. A directory that vanished
- * (a concurrent delete removed it) reads as empty. Synchronous on purpose: Deno's async readDir
- * costs ~5 µs of JavaScript per entry in promise hops that hold the event loop just the same,
- * the sync one ~1 µs.
- */
-export function sortedDirectory(path: string): SortedDir {
-  const hit = cache.get(path);
-  if (hit) {
-    if (isCurrent(path, hit)) {
-      cache.delete(path); // most recently used goes last
-      cache.set(path, hit);
-      if (hit.added.length > 0) mergeAdded(hit);
-      return hit.dir;
-    }
-    forget(path);
-  }
-  const readStart = Date.now();
-  const dir = readDirectory(path);
-  if (dir.length >= CACHE_MIN_ENTRIES) {
-    const svcWriting = (lastOwnChange.get(path) ?? 0) > readStart - STABLE_MS;
-    remember(path, dir, readStart, svcWriting);
-  }
-  return dir;
-}
-
-/**
- * Whether a cached listing still holds every entry: the directory is unchanged since the read,
- * or svc's own changes (all of them merged in as they finish) changed it and it is still being
- * changed (it was not quiet for STABLE_MS) within MAX_UNVERIFIED_MS of the read. A quiet
- * directory whose stamp moved is read again, which also sees any change by another program.
- */
-function isCurrent(path: string, entry: CacheEntry): boolean {
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.lstatSync(path);
-  } catch {
-    return false;
-  }
-  const mtime = stat.mtime?.getTime() ?? 0;
-  const ctime = stat.ctime?.getTime() ?? 0;
-  const now = Date.now();
-  const quiet = Math.max(mtime, ctime) <= now - STABLE_MS;
-  // A listing read while the directory changed is read again once it is quiet.
-  if (`${stat.ino}:${mtime}:${ctime}` === entry.stamp) return !(entry.provisional && quiet);
-  return entry.ownChanges && entry.stamp.startsWith(`${stat.ino}:`) && !quiet &&
-    now - entry.readAt < limits.unverifiedMs;
-}
-
-/** Merges what svc added into the cached listing (already present keys are skipped). */
-function mergeAdded(entry: CacheEntry): void {
-  const added = sortUtf8Unique(entry.added).filter((key) => !entry.dir.hasKey(key));
-  entry.added = [];
-  if (added.length === 0) return;
-  cachedBytes -= entry.dir.packedBytes;
-  entry.dir = entry.dir.withKeys(added);
-  cachedBytes += entry.dir.packedBytes;
-}
-
 function sortUtf8Unique(keys: string[]): string[] {
   return [...new Set(keys)].sort(compareUtf8);
-}
-
-/**
- * Tells the cache that svc is about to change the entries of `dir` (a rename into or out of it,
- * a mkdir, an unlink): until the directory is quiet again, a new stamp is taken for svc's own
- * doing instead of forcing a read of the whole directory per listing page. Every change svc makes
- * to a bucket directory calls this first, and ownEntryAdded once a new name is there: a directory
- * that takes writes without pause (ingestion into one flat prefix) then keeps its cached listing,
- * where it would otherwise be read and sorted again for every page (~1.3 s per million files).
- */
-export function ownChangeStarting(dir: string): void {
-  const entry = cache.get(dir);
-  if (entry) entry.ownChanges = true;
-  if (lastOwnChange.size >= OWN_CHANGE_MEMORY) lastOwnChange.clear();
-  lastOwnChange.set(dir, Date.now());
-}
-
-/**
- * When svc last started a change of each directory, so that a listing read while svc writes to
- * it is kept (provisionally) even without an earlier entry: after a restart under steady writes.
- * Bounded: forgotten wholesale when it holds OWN_CHANGE_MEMORY directories.
- */
-const lastOwnChange = new Map<string, number>();
-const OWN_CHANGE_MEMORY = 4096;
-
-/** svc added `name` to `dir`: a file, or a directory (which is also a NESTED candidate). */
-export function ownEntryAdded(dir: string, name: string, isDirectory: boolean): void {
-  const entry = cache.get(dir);
-  if (!entry) return;
-  // The reserved entries are flags of the listing, not entries: read it again.
-  if (isReservedEntry(name)) return forget(dir);
-  entry.ownChanges = true;
-  if (isDirectory) entry.added.push(`${name}/`, `${name}\0`);
-  else entry.added.push(name);
-}
-
-/** Drops every cached listing (tests). */
-export function clearSortedDirectoryCache(): void {
-  cache.clear();
-  lastOwnChange.clear();
-  cachedBytes = 0;
 }
 
 /**
@@ -222,42 +284,3 @@ function readDirectory(path: string): SortedDir {
 }
 
 const SURROGATE_OR_LATER = /[\uD800-\uFFFF]/;
-
-/**
- * Caches a listing just read: when the directory was quiet before the read, or, provisionally,
- * when svc was writing to it (`svcWriting`: its own changes keep the listing current from here,
- * and a change by another program in the same timestamp tick is caught once it is quiet).
- * Called in the same synchronous step as the read, so an ownEntryAdded of a rename that raced
- * the read always finds the entry.
- */
-function remember(path: string, dir: SortedDir, readStart: number, svcWriting: boolean): void {
-  // Taken after the read: a change during it moved mtime past readStart - STABLE_MS.
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.lstatSync(path);
-  } catch {
-    return;
-  }
-  const mtime = stat.mtime?.getTime();
-  const ctime = stat.ctime?.getTime();
-  if (mtime === undefined || ctime === undefined) return;
-  const provisional = Math.max(mtime, ctime) > readStart - STABLE_MS;
-  if (provisional && !svcWriting) return;
-  dir.pack();
-  if (dir.packedBytes > CACHE_MAX_BYTES) return;
-  const stamp = `${stat.ino}:${mtime}:${ctime}`;
-  const entry = { stamp, dir, readAt: readStart, ownChanges: false, provisional, added: [] };
-  cache.set(path, entry);
-  cachedBytes += dir.packedBytes;
-  for (const [oldest] of cache) {
-    if (cachedBytes <= CACHE_MAX_BYTES) break;
-    forget(oldest);
-  }
-}
-
-function forget(path: string): void {
-  const entry = cache.get(path);
-  if (!entry) return;
-  cache.delete(path);
-  cachedBytes -= entry.dir.packedBytes;
-}

@@ -4,14 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { FilesystemBackend } from "../filesystem-backend.ts";
-import {
-  clearSortedDirectoryCache,
-  setUnverifiedLimit,
-  SortedDir,
-  sortedDirectory,
-  sortKeyAt,
-} from "./fs-sorted-dir.ts";
-import { observeDirectoryReads } from "../../../native/fs-read-dir.ts";
+import { DirectoryListings, type ListingOptions, SortedDir, sortKeyAt } from "./fs-sorted-dir.ts";
 import { fakeMeta } from "../../../testing/object-fixtures.ts";
 import { setJsonXattr } from "../../../native/xattr.ts";
 import { compareUtf8 } from "../../../lib/key-order.ts";
@@ -27,16 +20,17 @@ async function keysOf(backend: FilesystemBackend, startAfter?: string): Promise<
 const quiet = () => new Promise((resolve) => setTimeout(resolve, 2700));
 
 /**
- * A backend with bucket `b` whose directory `d` holds COUNT objects `k00000…` placed by hand,
- * quiet and listed once (cached); `test` gets the backend, the directory and the keys.
+ * A backend (opened with `listing`) with bucket `b` whose directory `d` holds COUNT objects
+ * `k00000…` placed by hand, quiet and listed once (cached) unless `listed` is false; `test` gets
+ * the backend, the directory and the keys.
  */
 async function withLargeDirectory(
   test: (backend: FilesystemBackend, dir: string, keys: string[]) => Promise<void>,
+  { listing, listed = true }: { listing?: ListingOptions; listed?: boolean } = {},
 ) {
   const root = await Deno.makeTempDir({ prefix: "svc-sorted-dir-" });
-  clearSortedDirectoryCache();
   try {
-    const backend = await FilesystemBackend.open(root);
+    const backend = await FilesystemBackend.open(root, { listing });
     await backend.createBucket("b");
     const dir = `${root}/b/d`;
     await Deno.mkdir(dir);
@@ -48,18 +42,17 @@ async function withLargeDirectory(
       keys.push(`d/${name}`);
     }
     await quiet();
-    assert.deepEqual(await keysOf(backend), keys);
+    if (listed) assert.deepEqual(await keysOf(backend), keys);
     await test(backend, dir, keys);
   } finally {
-    observeDirectoryReads(null);
-    clearSortedDirectoryCache();
     await Deno.remove(root, { recursive: true });
   }
 }
 
 Deno.test("a cached large directory sees every later change", () =>
   withLargeDirectory(async (backend, dir) => {
-    assert.equal(sortedDirectory(dir), sortedDirectory(dir), "the listing is cached");
+    const { listings } = backend;
+    assert.equal(listings.sorted(dir), listings.sorted(dir), "the listing is cached");
     // A write through svc.
     const staged = await backend.stageObject("b", "d/k00000a", new Blob(["x"]).stream());
     await staged.commit(fakeMeta(1));
@@ -79,14 +72,14 @@ Deno.test("a cached large directory sees every later change", () =>
     // A directory another program changed within the last moments is read afresh, never cached
     // (one svc writes to is kept provisionally: see the tests below).
     Deno.removeSync(`${dir}/k00000a`);
-    const fresh = sortedDirectory(dir);
-    assert.notEqual(sortedDirectory(dir), fresh, "a just-changed directory is not cached");
+    const fresh = listings.sorted(dir);
+    assert.notEqual(listings.sorted(dir), fresh, "a just-changed directory is not cached");
   }));
 
 Deno.test("a cached (packed) listing answers the same entries as a fresh read", async () => {
   const root = await Deno.makeTempDir({ prefix: "svc-sorted-dir-" });
-  clearSortedDirectoryCache();
   try {
+    const listings = new DirectoryListings();
     const dir = `${root}/d`;
     await Deno.mkdir(dir);
     // Names beyond Latin-1 and astral ones (a two-byte packed text), directories (a DIR and a
@@ -99,26 +92,47 @@ Deno.test("a cached (packed) listing answers the same entries as a fresh read", 
     Deno.writeFileSync(`${dir}/.svc-marker`, new Uint8Array());
     const entries = (listing: SortedDir) =>
       Array.from({ length: listing.length }, (_, i) => `${listing.kinds[i]}:${listing.nameAt(i)}`);
-    const fresh = sortedDirectory(dir);
+    const fresh = listings.sorted(dir);
     assert.equal(fresh.length, COUNT + Math.ceil(COUNT / 3));
     assert.ok(fresh.hasMarkerEntry && !fresh.hasObjectEntry);
     const keys = Array.from({ length: fresh.length }, (_, i) => sortKeyAt(fresh, i));
     assert.deepEqual(keys, [...keys].sort(compareUtf8), "entries in UTF-8 byte order");
     await quiet();
-    const cached = sortedDirectory(dir);
-    assert.equal(sortedDirectory(dir), cached, "the listing is cached");
+    const cached = listings.sorted(dir);
+    assert.equal(listings.sorted(dir), cached, "the listing is cached");
     assert.deepEqual(entries(cached), entries(fresh));
     assert.equal(cached.hasMarkerEntry, true);
   } finally {
-    clearSortedDirectoryCache();
     await Deno.remove(root, { recursive: true });
   }
 });
 
-Deno.test("svc's own writes keep a large directory's listing cached, every new key in its place", () =>
-  withLargeDirectory(async (backend, dir, expected) => {
+Deno.test("onDirectoryRead is told every directory read whole, never a cached listing", async () => {
+  const root = await Deno.makeTempDir({ prefix: "svc-sorted-dir-" });
+  try {
     const reads: string[] = [];
-    observeDirectoryReads((path) => reads.push(path));
+    const listings = new DirectoryListings({ onDirectoryRead: (path) => reads.push(path) });
+    const [small, large, absent] = [`${root}/small`, `${root}/large`, `${root}/absent`];
+    await Deno.mkdir(small);
+    await Deno.mkdir(large);
+    for (let i = 0; i < 3; i++) Deno.writeFileSync(`${small}/f${i}`, new Uint8Array());
+    for (let i = 0; i < COUNT; i++) Deno.writeFileSync(`${large}/f${i}`, new Uint8Array());
+    await quiet();
+    for (const path of [small, small, large, large, absent]) listings.sorted(path);
+    assert.deepEqual(reads, [small, small, large, absent], "small ones uncached, large cached");
+    // Another cache (another root) reads on its own, and tells no one without a hook.
+    assert.equal(new DirectoryListings().sorted(large).length, COUNT);
+    assert.deepEqual(reads, [small, small, large, absent]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("svc's own writes keep a large directory's listing cached, every new key in its place", () => {
+  const reads: string[] = [];
+  const onDirectoryRead = (path: string) => void reads.push(path);
+  return withLargeDirectory(async (backend, dir, expected) => {
+    reads.length = 0; // the reads from here on
     // Ingestion: new files, a new directory, a file turned into a directory (nesting), a marker,
     // an overwrite and deletes, with listings in between.
     const writes = ["d/k00000a", "d/k01499z", "d/new/1", "d/k00010/x", "d/m/", "d/k00002", "d/é"];
@@ -144,7 +158,8 @@ Deno.test("svc's own writes keep a large directory's listing cached, every new k
     assert.equal(reads.filter((path) => path === dir).length, 1);
     await keysOf(backend);
     assert.equal(reads.filter((path) => path === dir).length, 1);
-  }));
+  }, { listing: { onDirectoryRead } });
+});
 
 Deno.test("another program's change while svc writes is seen once the directory is quiet", () =>
   withLargeDirectory(async (backend, dir) => {
@@ -190,29 +205,25 @@ Deno.test("keys merged into a packed listing read as a fresh listing of them all
   }
 });
 
-Deno.test("under steady writes a listing is read whole at most once per unverified limit", () =>
-  withLargeDirectory(async (backend, dir) => {
-    const reads: string[] = [];
-    observeDirectoryReads((path) => reads.push(path));
-    setUnverifiedLimit(300);
-    try {
-      // As after a restart while clients keep writing: no cached listing, svc writing.
-      clearSortedDirectoryCache();
-      let pages = 0;
-      const until = Date.now() + 1500;
-      for (let n = 0; Date.now() < until; n++) {
-        const key = `d/new-${String(n).padStart(4, "0")}`;
-        const staged = await backend.stageObject("b", key, new Blob(["x"]).stream());
-        await staged.commit(fakeMeta(1));
-        const keys = await keysOf(backend);
-        assert.ok(keys.includes(key), `${key} listed right after its PUT`);
-        pages++;
-      }
-      const wholeReads = reads.filter((path) => path === dir).length;
-      assert.ok(pages >= 10, `only ${pages} pages`);
-      // Once at the start, then once per 300 ms at most, never once per page.
-      assert.ok(wholeReads <= 1 + 1500 / 300 + 1, `${wholeReads} reads for ${pages} pages`);
-    } finally {
-      setUnverifiedLimit();
+Deno.test("under steady writes a listing is read whole at most once per unverified limit", () => {
+  const reads: string[] = [];
+  const onDirectoryRead = (path: string) => void reads.push(path);
+  // As after a restart while clients keep writing: no cached listing (the directory was never
+  // listed), svc writing.
+  return withLargeDirectory(async (backend, dir) => {
+    let pages = 0;
+    const until = Date.now() + 1500;
+    for (let n = 0; Date.now() < until; n++) {
+      const key = `d/new-${String(n).padStart(4, "0")}`;
+      const staged = await backend.stageObject("b", key, new Blob(["x"]).stream());
+      await staged.commit(fakeMeta(1));
+      const keys = await keysOf(backend);
+      assert.ok(keys.includes(key), `${key} listed right after its PUT`);
+      pages++;
     }
-  }));
+    const wholeReads = reads.filter((path) => path === dir).length;
+    assert.ok(pages >= 10, `only ${pages} pages`);
+    // Once at the start, then once per 300 ms at most, never once per page.
+    assert.ok(wholeReads <= 1 + 1500 / 300 + 1, `${wholeReads} reads for ${pages} pages`);
+  }, { listing: { onDirectoryRead, unverifiedMs: 300 }, listed: false });
+});

@@ -10,7 +10,14 @@
  */
 
 import { OBJECT_ENTRY } from "../fs-reserved.ts";
-import { DIR, FILE, NESTED, type SortedDir, sortedDirectory, sortKeyAt } from "./fs-sorted-dir.ts";
+import {
+  DIR,
+  type DirectoryListings,
+  FILE,
+  NESTED,
+  type SortedDir,
+  sortKeyAt,
+} from "./fs-sorted-dir.ts";
 import { compareUtf8 } from "../../../lib/mod.ts";
 
 const utf8 = new TextEncoder();
@@ -45,12 +52,17 @@ export interface WalkOptions {
 }
 
 /**
- * Yields candidates below `bucketDir` in key order, restricted to `prefix` and `startAfter`.
- * Directories wholly outside the prefix or wholly at or before `startAfter` are never read.
- * Synchronous (see sortedDirectory): an async generator only adds a promise per entry, and its
+ * Yields candidates below `bucketDir` in key order, restricted to `prefix` and `startAfter`,
+ * reading directories through `listings` (the root's cache). Directories wholly outside the
+ * prefix or wholly at or before `startAfter` are never read. Synchronous (see
+ * DirectoryListings.sorted): an async generator only adds a promise per entry, and its
  * microtasks would hold the event loop just as long.
  */
-export function* walkKeys(bucketDir: string, options: WalkOptions): Generator<WalkItem> {
+export function* walkKeys(
+  listings: DirectoryListings,
+  bucketDir: string,
+  options: WalkOptions,
+): Generator<WalkItem> {
   const { prefix, startAfter } = options;
   // Everything that matches the prefix is at or before startAfter: nothing to read.
   if (
@@ -61,7 +73,7 @@ export function* walkKeys(bucketDir: string, options: WalkOptions): Generator<Wa
   const base = prefix.slice(0, prefix.lastIndexOf("/") + 1);
   if (!isStorableDirectoryKey(base)) return;
   const basePath = base === "" ? bucketDir : `${bucketDir}/${base.slice(0, -1)}`;
-  const walk = new Walk(options);
+  const walk = new Walk(listings, options);
   // The base directory's own marker is the key `base`, in range only when the prefix is exactly
   // that directory.
   if (base !== "" && base === prefix && isAfter(base, startAfter)) {
@@ -77,11 +89,11 @@ class Walk {
   #recentPath = "";
   #recent: SortedDir | undefined;
 
-  constructor(readonly options: WalkOptions) {}
+  constructor(readonly listings: DirectoryListings, readonly options: WalkOptions) {}
 
   read(path: string): SortedDir {
     if (path !== this.#recentPath || !this.#recent) {
-      this.#recent = sortedDirectory(path);
+      this.#recent = this.listings.sorted(path);
       this.#recentPath = path;
     }
     return this.#recent;

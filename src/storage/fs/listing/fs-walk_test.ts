@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import type { ListOptions, ObjectMeta } from "../../backend.ts";
-import { FilesystemBackend } from "../filesystem-backend.ts";
-import { observeDirectoryReads } from "../../../native/fs-read-dir.ts";
+import { FilesystemBackend, type FilesystemBackendOptions } from "../filesystem-backend.ts";
 import { fakeMeta } from "../../../testing/object-fixtures.ts";
 import { commonPrefixOf, compareUtf8 } from "../../../lib/key-order.ts";
 
@@ -19,10 +18,13 @@ async function put(backend: FilesystemBackend, key: string): Promise<void> {
   await staged.commit(metaFor(body));
 }
 
-async function withBackend(test: (backend: FilesystemBackend) => Promise<void>) {
+async function withBackend(
+  test: (backend: FilesystemBackend) => Promise<void>,
+  options?: FilesystemBackendOptions,
+) {
   const dir = await Deno.makeTempDir();
   try {
-    const backend = await FilesystemBackend.open(dir);
+    const backend = await FilesystemBackend.open(dir, options);
     await backend.createBucket("b");
     await test(backend);
   } finally {
@@ -224,25 +226,24 @@ Deno.test("paged listings match a reference model (random keys and options)", ()
     }
   }));
 
-Deno.test("listing never reads directories outside the prefix or before startAfter", () =>
-  withBackend(async (backend) => {
+Deno.test("listing never reads directories outside the prefix or before startAfter", () => {
+  const reads: string[] = [];
+  return withBackend(async (backend) => {
     for (const key of ["a/1", "b/1", "c/1", "d/x/1", "d/y/1", "d/y/2"]) await put(backend, key);
-    const read: string[] = [];
-    observeDirectoryReads((path) => read.push(path.slice(`${backend.root}/b`.length) || "."));
-    try {
-      const byPrefix = await backend.listObjects("b", { prefix: "d/y", maxKeys: 10 });
-      assert.deepEqual(byPrefix.objects.map((o) => o.key), ["d/y/1", "d/y/2"]);
-      assert.deepEqual(read.splice(0), ["/d", "/d/y"]);
-      const byStart = await backend.listObjects("b", { prefix: "", startAfter: "c/1", maxKeys: 2 });
-      assert.deepEqual(byStart.objects.map((o) => o.key), ["d/x/1", "d/y/1"]);
-      assert.deepEqual(read.splice(0), [".", "/c", "/d", "/d/x", "/d/y"]);
-      const folders = await backend.listObjects("b", { prefix: "", delimiter: "/", maxKeys: 9 });
-      assert.deepEqual(folders.commonPrefixes, ["a/", "b/", "c/", "d/"]);
-      assert.deepEqual(read.splice(0), ["."], "delimiter / must not descend");
-    } finally {
-      observeDirectoryReads(null);
-    }
-  }));
+    /** The directories read since the last call, relative to the bucket. */
+    const read = () => reads.splice(0).map((path) => path.slice(`${backend.root}/b`.length) || ".");
+    read();
+    const byPrefix = await backend.listObjects("b", { prefix: "d/y", maxKeys: 10 });
+    assert.deepEqual(byPrefix.objects.map((o) => o.key), ["d/y/1", "d/y/2"]);
+    assert.deepEqual(read(), ["/d", "/d/y"]);
+    const byStart = await backend.listObjects("b", { prefix: "", startAfter: "c/1", maxKeys: 2 });
+    assert.deepEqual(byStart.objects.map((o) => o.key), ["d/x/1", "d/y/1"]);
+    assert.deepEqual(read(), [".", "/c", "/d", "/d/x", "/d/y"]);
+    const folders = await backend.listObjects("b", { prefix: "", delimiter: "/", maxKeys: 9 });
+    assert.deepEqual(folders.commonPrefixes, ["a/", "b/", "c/", "d/"]);
+    assert.deepEqual(read(), ["."], "delimiter / must not descend");
+  }, { listing: { onDirectoryRead: (path) => void reads.push(path) } });
+});
 
 Deno.test("listed metadata is the stored metadata, with its repeated parts shared", () =>
   withBackend(async (backend) => {

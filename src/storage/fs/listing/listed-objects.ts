@@ -18,6 +18,7 @@ import {
 import { fromStored, type StoredMeta } from "../fs-extents.ts";
 import { META_XATTR } from "../fs-object-meta.ts";
 import { MARKER_ENTRY } from "../fs-reserved.ts";
+import type { DirectoryListings } from "./fs-sorted-dir.ts";
 import { type WalkItem, walkKeys } from "./fs-walk.ts";
 
 /**
@@ -41,8 +42,12 @@ export function verifyCandidateSync(item: WalkItem): ObjectInfo | null {
 }
 
 /** The first object at or below `prefix` in key order, if any. */
-export function firstObjectKey(bucketDir: string, prefix: string): string | undefined {
-  for (const item of walkKeys(bucketDir, { prefix })) {
+export function firstObjectKey(
+  listings: DirectoryListings,
+  bucketDir: string,
+  prefix: string,
+): string | undefined {
+  for (const item of walkKeys(listings, bucketDir, { prefix })) {
     if (verifyCandidateSync(item)) return item.key;
   }
   return undefined;
