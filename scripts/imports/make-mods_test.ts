@@ -6,7 +6,11 @@ const deno = Deno.execPath();
 /** Runs make-mods.ts in a temporary tree holding `files`, then `check` on the result. */
 async function afterMakeMods(
   files: Record<string, string>,
-  check: (code: number, output: string, read: (path: string) => Promise<string>) => Promise<void>,
+  check: (
+    code: number,
+    output: string,
+    read: (path: string) => Promise<string>,
+  ) => void | Promise<void>,
 ) {
   const root = await Deno.makeTempDir({ prefix: "make-mods-" });
   try {
@@ -59,7 +63,7 @@ Deno.test("make-mods refuses a name two files of one room export", async () => {
     "src/store/b.ts": "export const same = 2;\n",
     "src/api/x.ts": 'import { same } from "../store/a.ts";\nexport const x = same;\n',
     "src/api/y.ts": 'import { same } from "../store/b.ts";\nexport const y = same;\n',
-  }, async (code, output) => {
+  }, (code, output) => {
     assert.equal(code, 1);
     assert.match(output, /room "store" exports "same" from both/);
   });
