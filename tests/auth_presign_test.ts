@@ -262,6 +262,18 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
     }
   });
 
+  await t.step("a negative X-Amz-Expires (boto3's already-expired URL): 403, as S3", async () => {
+    const url = await aws4Presign(svc.url, "PUT", "expires-negative.txt", { expires: -3600 });
+    const res = await fetch(url, { method: "PUT", body: "x" });
+    const text = await res.text();
+    assert.equal(res.status, 403, text);
+    assert.equal(codeOf(text), "AccessDenied");
+    assert.match(text, /<Message>Request has expired<\/Message>/);
+    await assertAbsent(s3, "expires-negative.txt");
+    const get = await fetch(await aws4Presign(svc.url, "GET", "week.txt", { expires: -1 }));
+    assert.equal(get.status, 403, await get.text());
+  });
+
   await t.step("not yet valid (X-Amz-Date 10 min ahead): 403 AccessDenied", async () => {
     for (const [name, presign] of Object.entries(SIGNERS)) {
       const key = `future-${name}.txt`;
