@@ -16,7 +16,7 @@ export {
   writeAll,
   writeStreamToFile,
 } from "./file-streams.ts";
-export { globMatcher } from "./glob.ts";
+export { globMatcher, keyGlobMatcher } from "./glob.ts";
 export { deepEqual, isPlainObject } from "./json-value.ts";
 export { KeyLock } from "./key-lock.ts";
 export { commonPrefixOf, compareUtf8 } from "./key-order.ts";
