@@ -22,7 +22,7 @@ export { KeyLock } from "./key-lock.ts";
 export { commonPrefixOf, compareUtf8 } from "./key-order.ts";
 export { mapConcurrent } from "./map-concurrent.ts";
 export { pathExists } from "./path-exists.ts";
-export { writePrivateFile } from "./private-file.ts";
+export { removeInterruptedWrites, writePrivateFile } from "./private-file.ts";
 export {
   isLent,
   lendChunk,
