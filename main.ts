@@ -6,7 +6,19 @@
 import { runAdmissionCommand, runConfigCommand } from "./src/cli/mod.ts";
 import { ConfigError, loadConfig } from "./src/config/mod.ts";
 import { configureLogging, getLogger, resolveLogLevel } from "./src/observability/mod.ts";
-import { checkStartupAuth, DataDirectoryInUse, lockDataDirectories, openSvc, processClock, reloadOnHangup, startServer, StartupError, TEST_CLOCK_VARIABLE, testClockOffsetSecs } from "./src/runtime/mod.ts";
+import {
+  checkBackendSettings,
+  checkStartupAuth,
+  DataDirectoryInUse,
+  lockDataDirectories,
+  openSvc,
+  processClock,
+  reloadOnHangup,
+  startServer,
+  StartupError,
+  TEST_CLOCK_VARIABLE,
+  testClockOffsetSecs,
+} from "./src/runtime/mod.ts";
 import { VERSION } from "./src/lib/mod.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy
@@ -101,7 +113,9 @@ async function main(args: string[]): Promise<number> {
           `${clockOffset} s (a test aid; never set it in production)`,
       );
     }
-    // Before anything is opened: a second svc on these directories must change nothing.
+    // Before anything is written: a config that cannot start is refused first, and a second svc
+    // on these directories must change nothing.
+    await checkBackendSettings(loaded.config);
     await lockDataDirectories(loaded.config);
     const svc = await openSvc(loaded.config, {
       clock: processClock(env),

@@ -186,7 +186,7 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
   }
 
   await t.step(
-    "replay: a header-signed PUT twice is answered once; CreateMultipartUpload twice: 400",
+    "replay: a header-signed PUT twice is answered once; a copy twice: 400",
     async () => {
       const client = new AwsClient({ ...KEYS, service: "s3", region: "us-east-1", retries: 0 });
       const put = await client.sign(`${svc.url}/${BUCKET}/replayed.txt`, {
@@ -199,8 +199,11 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
       const second = await fetch(again);
       assert.equal(second.status, 200, await second.text());
       assert.equal(second.headers.get("etag"), first.headers.get("etag"));
-      const create = await client.sign(`${svc.url}/${BUCKET}/replayed.txt?uploads`, {
-        method: "POST",
+      // A copy would create something new: its repeat is refused (CreateMultipartUpload, once
+      // refused too, is executed again: replay-rules.ts).
+      const create = await client.sign(`${svc.url}/${BUCKET}/copied.txt`, {
+        method: "PUT",
+        headers: { "x-amz-copy-source": `/${BUCKET}/replayed.txt` },
       });
       const createAgain = create.clone();
       assert.equal((await fetch(create)).status, 200);
