@@ -60,7 +60,12 @@ async function setup() {
     { effect: "Allow", actions: ["read", "list", "write"], resources: ["data"] },
     { effect: "Deny", actions: ["read"], resources: ["data/team/secret/*"] },
   ]);
-  return { svc, root, admin, homer, staff };
+  // The same with the Deny on every action: list included.
+  const auditor = await create("auditor", [
+    { effect: "Allow", actions: ["read", "list"], resources: ["data"] },
+    { effect: "Deny", actions: ["*"], resources: ["data/team/secret/*"] },
+  ]);
+  return { svc, root, admin, homer, staff, auditor };
 }
 
 /** Every entry of a v2 listing, page by page (keys and common prefixes). */
@@ -127,20 +132,21 @@ Deno.test("iam listing: a home user with list on the bucket sees only the keys i
 });
 
 Deno.test("iam listing: an explicit Deny hides keys, and no common prefix is cut out of them", async () => {
-  const { svc, staff } = await setup();
+  const { svc, staff, auditor } = await setup();
   await using _svc = svc;
-  const s3 = clientAs(svc, staff);
-  const readable = KEYS.filter((k) => !k.startsWith("team/secret/"));
-  assert.deepEqual((await listV2(s3, { max: 5 })).flat(), readable);
-  assert.deepEqual((await listV1(s3, 4)).keys, readable);
-  // `t` as delimiter would roll team/secret/plans.txt up into "team/secret".
-  const tricked = (await listV2(s3, { Prefix: "team/", Delimiter: "t" })).flat();
-  assert.deepEqual(tricked, ["team/public.t", "team/sit"]);
-  assert.ok(!tricked.some((entry) => entry.includes("secret")));
-  assert.deepEqual((await listV2(s3, { Prefix: "team/", Delimiter: "/" })).flat(), [
-    "team/public.txt",
-    "team/site/",
-  ]);
+  for (const user of [staff, auditor]) {
+    const s3 = clientAs(svc, user);
+    const readable = KEYS.filter((k) => !k.startsWith("team/secret/"));
+    assert.deepEqual((await listV2(s3, { max: 5 })).flat(), readable, user.name);
+    assert.deepEqual((await listV1(s3, 4)).keys, readable, user.name);
+    // `t` as delimiter would roll team/secret/plans.txt up into "team/secret".
+    const tricked = (await listV2(s3, { Prefix: "team/", Delimiter: "t" })).flat();
+    assert.deepEqual(tricked, ["team/public.t", "team/sit"], user.name);
+    assert.deepEqual((await listV2(s3, { Prefix: "team/", Delimiter: "/" })).flat(), [
+      "team/public.txt",
+      "team/site/",
+    ]);
+  }
 });
 
 Deno.test("iam listing: ListMultipartUploads and ListParts follow the read permission", async () => {
