@@ -39,7 +39,7 @@ const server = await startProcess([`${SVC_ROOT}main.ts`, "--listen", "127.0.0.1:
   SVC_SECRET_ACCESS_KEY: BOOT.secretAccessKey,
   SVC_BOOTSTRAP_PASSWORD_HASH: HASH,
   SVC_REPLAY_WINDOW_SECS: "0",
-  SVC_LOG_LEVEL: "warn",
+  SVC_LOG_LEVEL: "info",
 }, dir);
 
 const signer = (pair: { accessKeyId: string; secretAccessKey: string }) =>
