@@ -85,4 +85,27 @@ Deno.test("iam listing: a run of hidden keys ends bounded pages with sealed posi
   );
   assert.deepEqual((second.Contents ?? []).map((o) => o.Key), ["c/visible-2.txt"]);
   assert.equal(second.IsTruncated, false);
+
+  // A sealed position this process did not make (altered, or from before a restart) is refused,
+  // never read as a key to resume after.
+  const forged = first.NextMarker!.slice(0, -4) +
+    (first.NextMarker!.endsWith("AAAA") ? "BBBB" : "AAAA");
+  const refused = async (run: () => Promise<unknown>) => {
+    try {
+      await run();
+      return "ok";
+    } catch (err) {
+      return (err as Error).name;
+    }
+  };
+  assert.equal(
+    await refused(() => s3.send(new ListObjectsCommand({ Bucket: "data", Marker: forged }))),
+    "InvalidArgument",
+  );
+  assert.equal(
+    await refused(() =>
+      s3.send(new ListObjectsV2Command({ Bucket: "data", ContinuationToken: forged }))
+    ),
+    "InvalidArgument",
+  );
 });

@@ -163,8 +163,14 @@ export async function listObjectsV1(
   visibility?: KeyVisibility,
 ): Promise<Response> {
   const marker = request.query.get("marker") ?? "";
-  // A marker this process sealed resumes at its hidden position; any other is a key.
+  // A marker this process sealed resumes at its hidden position; any other is a key, unless it
+  // is shaped as a sealed one this process cannot open (made before a restart).
   const sealed = openPosition(marker);
+  if (sealed === undefined && looksSealed(marker)) {
+    throw new SvcError("InvalidArgument", "The marker provided is no longer valid: list again", {
+      ArgumentName: "marker",
+    });
+  }
   const params = listParams(request, sealed ?? marker, sealed !== undefined);
   const bucket = request.bucket;
   const page = await listPage(objects, request, params, visibility);

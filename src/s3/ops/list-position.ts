@@ -4,7 +4,7 @@
  * is hidden, so the continuation token (v2) or NextMarker (v1) carries it encrypted under a key
  * of this process (AES-256-GCM), never in clear. Such a position names a place to resume, not an
  * entry returned, so the listing resumes right after it without rolling it up into a common
- * prefix. A restart makes the outstanding sealed positions unreadable: they answer
+ * prefix. A restart (or another instance behind the same address) cannot open it: it answers
  * InvalidArgument as any malformed token does, and the client lists again.
  */
 import { Buffer } from "node:buffer";
@@ -31,9 +31,16 @@ export function sealPosition(position: string): string {
   return SEALED + base64url(Buffer.concat([iv, body, cipher.getAuthTag()]));
 }
 
-/** Is `text` shaped as a sealed position (whether or not this process can open it)? */
+/** `svc1.` and the base64url of a 12-byte IV, a ciphertext and a 16-byte tag. */
+const SEALED_SHAPE = /^svc1\.[A-Za-z0-9_-]{38,}$/;
+
+/**
+ * Is `text` shaped as a sealed position (whether or not this process can open it)? A v1 marker of
+ * this shape that does not open is refused rather than read as a key (it would resume at a wrong
+ * place); a real key of this shape is not a plausible name.
+ */
 export function looksSealed(text: string): boolean {
-  return text.startsWith(SEALED);
+  return SEALED_SHAPE.test(text);
 }
 
 /** The position `text` seals, or undefined when it is not one this process sealed. */
