@@ -56,6 +56,20 @@ export function principalOf(
   return { name: user.name, accessKeyId: user.accessKeyId };
 }
 
+/**
+ * Refuses a bucket the session's user may not see, with the answer the browse routes give for it
+ * (a HeadBucket as that user: 403 forbidden, 404 not_found): for admin routes that show a bucket's
+ * state to browse sessions (`/jobs/bucket/:bucket`).
+ */
+export function sessionBucketCheck(deps: Pick<ObjectRoutesDeps, "s3" | "index" | "config">) {
+  return async (c: { var: AdminEnv["Variables"] }, bucket: string): Promise<void> => {
+    const s3 = new ActingClient(deps.s3, principalOf(deps, c.var.principal), c.var.clientIp);
+    const response = await s3.send("HEAD", s3Path(bucket));
+    if (!response.ok) throw await s3Failure(response);
+    await response.body?.cancel();
+  };
+}
+
 function stringField(value: unknown, name: string): string {
   if (typeof value !== "string" || value === "") {
     throw new AdminError("bad_request", `Field "${name}" must be a non-empty string`);
