@@ -163,10 +163,17 @@ export class OidcClient {
     let jwk = await this.#signingKey(discovery.jwks_uri, header.kid, false);
     jwk ??= await this.#signingKey(discovery.jwks_uri, header.kid, true);
     if (!jwk) throw new OidcError(`No key "${header.kid}" in the provider's key set`);
-    const key = await crypto.subtle.importKey("jwk", jwk, algorithm, false, ["verify"]);
     const signed = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
     const signature = Buffer.from(parts[2], "base64url");
-    if (!await crypto.subtle.verify(algorithm, key, signature, signed)) {
+    let verified: boolean;
+    try {
+      // A header naming another algorithm than the key's type fails here: a refusal, not a 500.
+      const key = await crypto.subtle.importKey("jwk", jwk, algorithm, false, ["verify"]);
+      verified = await crypto.subtle.verify(algorithm, key, signature, signed);
+    } catch (err) {
+      throw new OidcError(`The ID token's key does not fit "${header.alg}": ${err}`);
+    }
+    if (!verified) {
       throw new OidcError("The ID token's signature does not verify");
     }
     const now = this.#now() / 1000;

@@ -2,7 +2,9 @@
  * A tiny OpenID Connect provider for black-box tests, on a loopback port: discovery, a JWKS, an
  * authorize endpoint that signs in whoever `user` is at once (no login page), and a token endpoint
  * that checks the code, the redirect URI, the client secret (Basic) and the PKCE verifier before it
- * answers an RS256 ID token carrying the nonce. `forgeSignature` signs with a key not in the JWKS.
+ * answers an RS256 ID token carrying the nonce and `email_verified: true` unless `user` says
+ * otherwise. `forgeSignature` signs with a key not in the JWKS; `headerAlg` names another algorithm
+ * in the token's header than the RSA key it is signed with.
  */
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
@@ -14,6 +16,8 @@ export interface FakeIdp extends AsyncDisposable {
   /** Who the next authorization signs in. */
   user: Record<string, unknown>;
   forgeSignature: boolean;
+  /** The `alg` the ID token's header names (default RS256, what it is signed with). */
+  headerAlg: string;
   /** Token requests refused so far, with the reason. */
   refusals: string[];
 }
@@ -90,13 +94,14 @@ export async function startFakeIdp(): Promise<FakeIdp> {
           return Response.json({ error: "invalid_grant" }, { status: 400 });
         }
         const now = Math.floor(Date.now() / 1000);
-        const header = b64url(JSON.stringify({ alg: "RS256", kid: "k1", typ: "JWT" }));
+        const header = b64url(JSON.stringify({ alg: idp.headerAlg, kid: "k1", typ: "JWT" }));
         const claims = b64url(JSON.stringify({
           iss: idp.issuer,
           aud: idp.clientId,
           iat: now,
           exp: now + 300,
           nonce: grant!.nonce,
+          ...(typeof grant!.user.email === "string" ? { email_verified: true } : {}),
           ...grant!.user,
         }));
         const signature = await crypto.subtle.sign(
@@ -119,6 +124,7 @@ export async function startFakeIdp(): Promise<FakeIdp> {
     clientSecret: "fake-client-secret",
     user: { sub: "nobody" },
     forgeSignature: false,
+    headerAlg: "RS256",
     refusals: [],
     async [Symbol.asyncDispose]() {
       await server.shutdown();

@@ -109,6 +109,7 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         index,
         onChange,
         count: (outcome) => services.metrics.iam.oauthLogins.inc({ outcome }),
+        passwordHash: () => state.password.hash,
       }),
       declarativeIamRoutes({
         config,
