@@ -401,3 +401,28 @@ Deno.test("oauth: a token whose header names another algorithm than its key is a
   const fine = await oauthLogin(svc, "fake");
   assert.equal(fine.callback.status, 200, fine.body);
 });
+
+Deno.test("oauth: rotating an external user's keys ends the session it signed in with", async () => {
+  await using idp = await startFakeIdp();
+  const { svc, admin } = await setUp(idp);
+  await using _svc = svc;
+  idp.user = { sub: "u-alice", email: "alice@example.com" };
+  const alice = await oauthLogin(svc, "fake");
+  assert.equal(alice.callback.status, 200, alice.body);
+  assert.equal(
+    (await alice.client.json<{ stored: boolean }>("GET", "/session/s3-credentials")).stored,
+    true,
+  );
+  const users = await admin.json<{ users: { id: string }[] }>("GET", "/users");
+  await admin.json("POST", `/users/${users.users[0].id}/rotate-keys`);
+  const revoked = await alice.client.request("GET", "/session/s3-credentials");
+  assert.equal(revoked.status, 401);
+  await revoked.body?.cancel();
+  // Signing in again gives a session on the new keys.
+  const again = await oauthLogin(svc, "fake");
+  assert.equal(again.callback.status, 200, again.body);
+  assert.equal(
+    (await again.client.json<{ stored: boolean }>("GET", "/session/s3-credentials")).stored,
+    true,
+  );
+});

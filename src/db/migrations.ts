@@ -253,6 +253,16 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 8,
+    name: "session_keys",
+    sql: [
+      // The access key an IAM user's session was opened under: rotating the user's keys ends
+      // the session at its next request, like disabling the user. NULL for sessions of no IAM
+      // user (the bootstrap password, open access) and for rows older than this column.
+      `ALTER TABLE sessions ADD COLUMN access_key_id TEXT`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

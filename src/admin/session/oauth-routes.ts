@@ -187,7 +187,7 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     if (!user) refused("user_disabled", `User "${signedIn.user}" is disabled`);
     const admin = deps.index().isAdmin(user!, ip);
     await deps.sessions.prune();
-    const issued = await deps.sessions.issue(user!.name, admin, ip);
+    const issued = await deps.sessions.issue(user!.name, admin, ip, user!.accessKeyId);
     if (!admin) {
       const pair = { access_key_id: user!.accessKeyId, secret_access_key: user!.secretAccessKey };
       deps.browse.set(issued.record.id, pair, issued.record.expiresAt);
