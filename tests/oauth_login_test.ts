@@ -426,3 +426,79 @@ Deno.test("oauth: rotating an external user's keys ends the session it signed in
     true,
   );
 });
+
+Deno.test("oauth: the callback's iss, the token's issuer, azp, iat and expiry are checked", async () => {
+  await using idp = await startFakeIdp();
+  const { svc, admin } = await setUp(idp);
+  await using _svc = svc;
+  // Discovery announces RFC 9207 from the start (svc caches the document).
+  idp.announceIss = true;
+  idp.user = { sub: "u-alice", email: "alice@example.com" };
+  const now = Math.floor(Date.now() / 1000);
+  const refusals: [string, () => void][] = [
+    ["a foreign iss on the callback (RFC 9207)", () => idp.callbackIss = "https://evil.example"],
+    ["no iss where discovery announces it", () => idp.callbackIss = undefined],
+    [
+      "aud with another party, azp not us",
+      () => idp.tokenClaims = { aud: [idp.clientId, "other"], azp: "other" },
+    ],
+    ["no iat", () => idp.tokenClaims = { iat: undefined }],
+    ["expired", () => idp.tokenClaims = { iat: now - 900, exp: now - 600 }],
+    ["another issuer in the token", () => idp.tokenClaims = { iss: "https://evil.example" }],
+    ["another audience", () => idp.tokenClaims = { aud: "someone-else" }],
+  ];
+  for (const [what, arrange] of refusals) {
+    idp.callbackIss = idp.issuer;
+    idp.tokenClaims = {};
+    arrange();
+    const refused = await oauthLogin(svc, "fake");
+    assert.ok(
+      [400, 403].includes(refused.callback.status),
+      `${what}: ${refused.callback.status} ${refused.body}`,
+    );
+    assert.equal(refused.client.cookie, null, what);
+  }
+  idp.tokenClaims = {};
+  idp.callbackIss = idp.issuer;
+  const fine = await oauthLogin(svc, "fake");
+  assert.equal(fine.callback.status, 200, `the right iss: ${fine.body}`);
+  assert.deepEqual(
+    (await admin.json<{ users: { name: string }[] }>("GET", "/users")).users.map((u) => u.name),
+    ["alice@example.com"],
+  );
+});
+
+Deno.test("oauth: a plain-http issuer is refused unless the setting allows it", async () => {
+  await using idp = await startFakeIdp();
+  await using svc = await startSvc();
+  const admin = new AdminClient(svc.url);
+  await admin.login();
+  await admin.json("POST", "/groups", { name: "readers", permissions: [] }, 201);
+  const provider = await admin.json<{ id: string }>("POST", "/ext-auth/providers", {
+    name: "fake",
+    issuer_url: idp.issuer,
+    client_id: idp.clientId,
+    client_secret: idp.clientSecret,
+  }, 201);
+  const tested = await admin.json<{ ok: boolean; error?: string }>(
+    "POST",
+    `/ext-auth/providers/${provider.id}/test`,
+  );
+  assert.equal(tested.ok, false);
+  assert.match(tested.error ?? "", /oidc_allow_http_issuers/);
+  const start = await fetch(`${svc.url}/_/api/admin/oauth/authorize/fake`, { redirect: "manual" });
+  const body = await start.text();
+  assert.notEqual(start.status, 302, "no login starts against an http issuer");
+  assert.match(body, /http/);
+});
+
+Deno.test("oauth: a discovery document naming another issuer is refused", async () => {
+  await using idp = await startFakeIdp();
+  const { svc } = await setUp(idp);
+  await using _svc = svc;
+  idp.discoveryIssuer = "https://evil.example";
+  const start = await fetch(`${svc.url}/_/api/admin/oauth/authorize/fake`, { redirect: "manual" });
+  const body = await start.text();
+  assert.notEqual(start.status, 302, body);
+  assert.match(body, /issuer/);
+});

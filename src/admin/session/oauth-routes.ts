@@ -151,7 +151,8 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     }
     let claims: Record<string, unknown>;
     try {
-      claims = await deps.oidc.signIn(provider!, flow.redirectUri, c.req.query("code") ?? "", flow);
+      const callback = new URL(c.req.url).searchParams;
+      claims = await deps.oidc.signIn(provider!, flow.redirectUri, callback, flow);
     } catch (err) {
       if (err instanceof OidcError) {
         return refused("token_invalid", `Login through "${flow.provider}" failed: ${err.message}`);
