@@ -125,8 +125,14 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
 
   app.post("/ext-auth/sync-memberships", async (c) => {
     const rules = await deps.store.listRules();
+    // The stored claims are the last token's: the same verified-email rule as at login.
+    const options = {
+      requireVerifiedEmail: !deps.config.current().advanced.oidc_allow_unverified_email,
+    };
     const changedUsers = await store(() =>
-      deps.store.syncMemberships((provider, claims) => mappedGroups(rules, provider, claims))
+      deps.store.syncMemberships((provider, claims) =>
+        mappedGroups(rules, provider, claims, options)
+      )
     );
     return changed(c, "ext_auth_memberships_synced", { users_changed: changedUsers }, {
       ok: true,
