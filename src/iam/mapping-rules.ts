@@ -6,9 +6,9 @@
  * - `email`: the claim is the address `match_value` (the domain compares without case; so does
  *   the local part, as most providers treat it),
  * Email rules read the claim as one strictly parsed address (`parseEmail`: exactly one `@`, a
- * dot-atom local part, a DNS domain): `eve@evil.example@corp.example` is no address at all. When
- * `requireVerifiedEmail` is set (the login path, `advanced.oidc_allow_unverified_email` false),
- * an email rule on the `email` claim matches only when the token says `email_verified: true`.
+ * dot-atom local part, a DNS domain): `eve@evil.example@corp.example` is no address at all. At
+ * login (`checkVerifiedEmail`) an email rule on the `email` claim matches only when the token says
+ * `email_verified: true`, unless the rule sets `require_verified_email: false`.
  * - `equals`: the claim, a string or one of a list of strings, equals `match_value` (e.g. a
  *   `groups` or `hd` claim).
  * An identity gets the union of its matching rules' groups; none matching means no account is
@@ -23,6 +23,11 @@ export interface MappingRule {
   match_field: string;
   match_value: string;
   group: string;
+  /**
+   * An email rule on the `email` claim matches only when the token says `email_verified: true`
+   * (default true; false for a provider that never sends the claim).
+   */
+  require_verified_email: boolean;
 }
 
 export const MATCH_TYPES = ["email_domain", "email", "equals"] as const;
@@ -35,8 +40,11 @@ function claimValues(claims: Record<string, unknown>, field: string): string[] {
 }
 
 export interface MappingOptions {
-  /** Email rules on the `email` claim need `email_verified: true` (default: false). */
-  requireVerifiedEmail?: boolean;
+  /**
+   * Apply the rules' `require_verified_email` (login and membership sync: the claims are a
+   * token's). Off for the preview, whose claims are made up (default: off).
+   */
+  checkVerifiedEmail?: boolean;
 }
 
 const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
@@ -75,8 +83,8 @@ function matches(
   const wanted = rule.match_value.toLowerCase();
   const emailRule = rule.match_type === "email_domain" || rule.match_type === "email";
   if (
-    emailRule && options.requireVerifiedEmail && rule.match_field === "email" &&
-    claims.email_verified !== true
+    emailRule && options.checkVerifiedEmail && rule.require_verified_email !== false &&
+    rule.match_field === "email" && claims.email_verified !== true
   ) {
     return false;
   }

@@ -8,6 +8,7 @@ const rule = (overrides: Partial<MappingRule>): MappingRule => ({
   match_field: "email",
   match_value: "example.com",
   group: "staff",
+  require_verified_email: true,
   ...overrides,
 });
 
@@ -60,7 +61,7 @@ Deno.test("mapping rules: email rules need email_verified when the caller asks f
     rule({ match_type: "email", match_value: "boss@example.com", group: "admins" }),
     rule({ match_type: "equals", match_field: "hd", match_value: "example.com", group: "hd" }),
   ];
-  const strict = { requireVerifiedEmail: true };
+  const strict = { checkVerifiedEmail: true };
   const claims = { email: "boss@example.com", hd: "example.com" };
   assert.deepEqual(mappedGroups(rules, "idp", claims, strict), ["hd"]);
   assert.deepEqual(
@@ -73,4 +74,6 @@ Deno.test("mapping rules: email rules need email_verified when the caller asks f
     ["staff", "admins", "hd"],
   );
   assert.deepEqual(mappedGroups(rules, "idp", claims), ["staff", "admins", "hd"]);
+  const relaxed = [rule({ require_verified_email: false }), ...rules.slice(1)];
+  assert.deepEqual(mappedGroups(relaxed, "idp", claims, strict), ["staff", "hd"]);
 });

@@ -125,10 +125,8 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
 
   app.post("/ext-auth/sync-memberships", async (c) => {
     const rules = await deps.store.listRules();
-    // The stored claims are the last token's: the same verified-email rule as at login.
-    const options = {
-      requireVerifiedEmail: !deps.config.current().advanced.oidc_allow_unverified_email,
-    };
+    // The stored claims are a token's: the rules' verified-email requirement applies.
+    const options = { checkVerifiedEmail: true };
     const changedUsers = await store(() =>
       deps.store.syncMemberships((provider, claims) =>
         mappedGroups(rules, provider, claims, options)

@@ -172,9 +172,7 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
         email: typeof claims.email === "string" ? claims.email : null,
         claims,
         name: externalUserName(flow.provider, claims),
-        groups: mappedGroups(rules, flow.provider, claims, {
-          requireVerifiedEmail: !deps.config.current().advanced.oidc_allow_unverified_email,
-        }),
+        groups: mappedGroups(rules, flow.provider, claims, { checkVerifiedEmail: true }),
       });
     } catch (err) {
       if (!(err instanceof IamError)) throw err;

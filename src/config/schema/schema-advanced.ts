@@ -177,11 +177,6 @@ const advancedEntries = {
   session_ttl_hours: v.optional(numAbove(0), 4),
   secure_cookies: v.optional(bool, true),
   /**
-   * OIDC login: an `email_domain` / `email` mapping rule on the `email` claim matches only when
-   * the ID token says `email_verified: true`, unless this is true.
-   */
-  oidc_allow_unverified_email: v.optional(bool, false),
-  /**
    * OIDC login: providers whose issuer is a plain `http://` URL are refused unless this is true
    * (for a provider on the same host or a test provider; never across a network).
    */
