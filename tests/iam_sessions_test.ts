@@ -100,6 +100,36 @@ Deno.test("iam sessions: a browse session reaches only the browse routes and kee
   assert.ok(audit.entries.some((e) => e.event === "browse_connected"));
 });
 
+Deno.test("iam sessions: rotating a user's keys ends its sessions, like disabling it", async () => {
+  await using svc = await startSvc();
+  const { admin, boss, viewer } = await withUsers(svc);
+  const bossClient = new AdminClient(svc.url);
+  await bossClient.json("POST", "/login-as", pairOf(boss));
+  const browser = new AdminClient(svc.url);
+  await browser.json("POST", "/session/browser-connect", pairOf(viewer));
+  assert.equal((await bossClient.json<{ users: unknown[] }>("GET", "/users")).users.length, 2);
+  assert.deepEqual(await browser.json("GET", "/session/s3-credentials"), {
+    stored: true,
+    ...pairOf(viewer),
+  });
+
+  for (const user of [boss, viewer]) await admin.json("POST", `/users/${user.id}/rotate-keys`);
+  for (const [client, path] of [[bossClient, "/users"], [browser, "/session/s3-credentials"]]) {
+    const revoked = await (client as AdminClient).request("GET", path as string);
+    assert.equal(revoked.status, 401, `${path} after the rotation`);
+    await revoked.body?.cancel();
+  }
+  const audit = await admin.json<{ entries: { event: string; fields: { user?: string } }[] }>(
+    "GET",
+    "/audit?limit=50",
+  );
+  const revokedUsers = audit.entries.filter((e) => e.event === "admin_session_revoked")
+    .map((e) => e.fields.user).sort();
+  assert.deepEqual(revokedUsers, ["boss", "viewer"]);
+  // The bootstrap admin's own session is no IAM user's and stays.
+  assert.equal((await admin.request("GET", "/users")).status, 200);
+});
+
 Deno.test("iam sessions: an admin stores a key pair for the panel; DELETE forgets it", async () => {
   await using svc = await startSvc();
   const { admin, viewer } = await withUsers(svc);

@@ -9,6 +9,11 @@ export interface AdminPrincipal {
   admin: boolean;
   /** Opaque id of the session (not the cookie value); for audit entries and logout. */
   sessionId: string;
+  /**
+   * The IAM user's access key the session was opened under (its rotation ends the session);
+   * absent or null for sessions of no IAM user.
+   */
+  accessKeyId?: string | null;
 }
 
 export interface AdminEnv {

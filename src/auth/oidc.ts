@@ -1,12 +1,21 @@
 /**
- * The OpenID Connect relying party svc needs for admin login (SPEC Authentication 10): provider
- * discovery, the authorization URL with PKCE (S256), state and nonce, the code exchange, and ID
- * token verification (RS256/ES256 against the provider's JWKS: issuer, audience, expiry and
- * nonce checked). Discovery documents and key sets are cached for ten minutes; a token signed by
- * a key the cache lacks refreshes the key set once (key rotation).
+ * The OpenID Connect relying party svc needs for admin login (SPEC Authentication 10), on
+ * oauth4webapi (the library the design names): provider discovery, the authorization URL with
+ * PKCE (S256), state and nonce, the callback's parameters (RFC 9207 `iss` when present or
+ * announced, `state`), the code exchange (`client_secret_basic`, or none without a secret) and
+ * the ID token: issuer equal to the configured one, `aud`, `azp`, `exp`, `iat` (60 s tolerance),
+ * `nonce`, and its signature against the provider's JWKS (the algorithms the provider announces,
+ * RS256 when it announces none; never `none` or HMAC). Discovery documents are cached for ten
+ * minutes; the library caches the key set per discovery document and refetches it for a key it
+ * lacks (rotation).
+ *
+ * A plain `http://` issuer is refused unless `allowHttp()` (`advanced.oidc_allow_http_issuers`:
+ * a provider on the same host, the tests' fake one). Every way a provider's answer can be wrong
+ * is an `OidcError`; a provider that cannot be reached is another error (the caller's 502).
  */
 import { Buffer } from "node:buffer";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import * as oauth from "oauth4webapi";
 
 export interface OidcProvider {
   name: string;
@@ -29,52 +38,106 @@ const CACHE_MS = 10 * 60_000;
 const CLOCK_SKEW_SECS = 60;
 const FETCH_TIMEOUT_MS = 10_000;
 
-const base64url = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
-
 /** A random URL-safe token (state, nonce, PKCE verifier). */
 export function randomToken(bytes = 32): string {
-  return base64url(randomBytes(bytes));
+  return Buffer.from(randomBytes(bytes)).toString("base64url");
 }
 
-export function pkceChallenge(verifier: string): string {
-  return createHash("sha256").update(verifier).digest("base64url");
+export interface OidcClientOptions {
+  /** Whether `http://` issuers are allowed (`advanced.oidc_allow_http_issuers`). */
+  allowHttp?: () => boolean;
+  now?: () => number;
 }
 
-async function getJson(url: string, init: RequestInit = {}): Promise<Record<string, unknown>> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new OidcError(`${url} answered ${response.status}: ${text.slice(0, 200)}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new OidcError(`${url} did not answer JSON`);
-  }
+/** oauth4webapi's refusals (a wrong answer), as opposed to a provider out of reach. */
+function isProtocolError(err: unknown): boolean {
+  return err instanceof oauth.OperationProcessingError ||
+    err instanceof oauth.ResponseBodyError ||
+    err instanceof oauth.AuthorizationResponseError ||
+    err instanceof oauth.WWWAuthenticateChallengeError ||
+    err instanceof oauth.UnsupportedOperationError ||
+    // The library's argument checks (a document or token of the wrong shape) and WebCrypto's
+    // refusals of a key that does not fit the token's algorithm.
+    err instanceof TypeError && typeof (err as { code?: unknown }).code === "string" ||
+    err instanceof DOMException || err instanceof SyntaxError;
+}
+
+function described(err: unknown): string {
+  const message = (err as Error).message ?? String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  const error = cause instanceof URLSearchParams
+    ? cause.get("error")
+    : (cause as { error?: unknown } | undefined)?.error;
+  return typeof error === "string" ? `${message} (${error})` : message;
 }
 
 export class OidcClient {
-  readonly #discovery = new Map<string, { at: number; doc: Discovery }>();
-  readonly #keys = new Map<string, { at: number; keys: JsonWebKey[] }>();
+  readonly #discovery = new Map<string, { at: number; as: oauth.AuthorizationServer }>();
+  readonly #allowHttp: () => boolean;
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  constructor(options: OidcClientOptions = {}) {
+    this.#allowHttp = options.allowHttp ?? (() => false);
+    this.#now = options.now ?? Date.now;
+  }
+
+  #issuerUrl(issuerUrl: string): URL {
+    let url: URL;
+    try {
+      url = new URL(issuerUrl);
+    } catch {
+      throw new OidcError(`The issuer "${issuerUrl}" is not a URL`);
+    }
+    if (url.protocol === "http:" && !this.#allowHttp()) {
+      throw new OidcError(
+        `The issuer "${issuerUrl}" is plain http; svc talks to providers over https only ` +
+          `(advanced.oidc_allow_http_issuers allows http, for a provider on the same host)`,
+      );
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new OidcError(`The issuer "${issuerUrl}" is not an http(s) URL`);
+    }
+    return url;
+  }
+
+  #http(): { [oauth.allowInsecureRequests]: boolean; signal: AbortSignal } {
+    return {
+      [oauth.allowInsecureRequests]: this.#allowHttp(),
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    };
+  }
+
+  async #server(issuerUrl: string): Promise<oauth.AuthorizationServer> {
+    const issuer = this.#issuerUrl(issuerUrl);
+    const cached = this.#discovery.get(issuerUrl);
+    if (cached && this.#now() - cached.at < CACHE_MS) return cached.as;
+    const response = await oauth.discoveryRequest(issuer, this.#http());
+    let as: oauth.AuthorizationServer;
+    try {
+      as = await oauth.processDiscoveryResponse(issuer, response);
+    } catch (err) {
+      if (!isProtocolError(err)) throw err;
+      throw new OidcError(`The discovery document of "${issuerUrl}": ${described(err)}`);
+    }
+    for (const field of ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const) {
+      if (typeof as[field] !== "string") {
+        throw new OidcError(`The discovery document of "${issuerUrl}" lacks "${field}"`);
+      }
+      // An http issuer may name http endpoints; an https issuer's endpoints must be https.
+      this.#issuerUrl(as[field]!);
+    }
+    this.#discovery.set(issuerUrl, { at: this.#now(), as });
+    return as;
   }
 
   async discover(issuerUrl: string): Promise<Discovery> {
-    const cached = this.#discovery.get(issuerUrl);
-    if (cached && this.#now() - cached.at < CACHE_MS) return cached.doc;
-    const url = `${issuerUrl.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    const doc = await getJson(url);
-    for (const field of ["issuer", "authorization_endpoint", "token_endpoint", "jwks_uri"]) {
-      if (typeof doc[field] !== "string") {
-        throw new OidcError(`The discovery document of "${issuerUrl}" lacks "${field}"`);
-      }
-    }
-    const discovery = doc as unknown as Discovery;
-    this.#discovery.set(issuerUrl, { at: this.#now(), doc: discovery });
-    return discovery;
+    const as = await this.#server(issuerUrl);
+    return {
+      issuer: as.issuer,
+      authorization_endpoint: as.authorization_endpoint!,
+      token_endpoint: as.token_endpoint!,
+      jwks_uri: as.jwks_uri!,
+    };
   }
 
   async authorizeUrl(
@@ -82,108 +145,62 @@ export class OidcClient {
     redirectUri: string,
     flow: { state: string; nonce: string; verifier: string },
   ): Promise<string> {
-    const { authorization_endpoint } = await this.discover(provider.issuer_url);
-    const url = new URL(authorization_endpoint);
+    const as = await this.#server(provider.issuer_url);
+    const url = new URL(as.authorization_endpoint!);
     url.searchParams.set("response_type", "code");
     url.searchParams.set("client_id", provider.client_id);
     url.searchParams.set("redirect_uri", redirectUri);
     url.searchParams.set("scope", provider.scopes);
     url.searchParams.set("state", flow.state);
     url.searchParams.set("nonce", flow.nonce);
-    url.searchParams.set("code_challenge", pkceChallenge(flow.verifier));
+    url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(flow.verifier));
     url.searchParams.set("code_challenge_method", "S256");
     return url.href;
   }
 
-  /** Exchanges the code and answers the verified ID token's claims. */
+  /**
+   * Checks the callback's parameters (`iss`, `state`), exchanges the code and answers the
+   * verified ID token's claims.
+   */
   async signIn(
     provider: OidcProvider,
     redirectUri: string,
-    code: string,
-    flow: { nonce: string; verifier: string },
+    callback: URLSearchParams,
+    flow: { state: string; nonce: string; verifier: string },
   ): Promise<Record<string, unknown>> {
-    const discovery = await this.discover(provider.issuer_url);
-    const form = new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: redirectUri,
-      code_verifier: flow.verifier,
+    const as = await this.#server(provider.issuer_url);
+    const client: oauth.Client = {
       client_id: provider.client_id,
-    });
-    const headers: Record<string, string> = {
-      "content-type": "application/x-www-form-urlencoded",
-      accept: "application/json",
+      [oauth.clockTolerance]: CLOCK_SKEW_SECS,
     };
-    if (provider.client_secret) {
-      // client_secret_basic: RFC 6749 2.3.1 form-encodes both parts before joining them.
-      const id = encodeURIComponent(provider.client_id);
-      const secret = encodeURIComponent(provider.client_secret);
-      headers.authorization = `Basic ${btoa(`${id}:${secret}`)}`;
+    const auth = provider.client_secret
+      ? oauth.ClientSecretBasic(provider.client_secret)
+      : oauth.None();
+    let claims: oauth.IDToken;
+    try {
+      const params = oauth.validateAuthResponse(as, client, callback, flow.state);
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        params,
+        redirectUri,
+        flow.verifier,
+        this.#http(),
+      );
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, {
+        expectedNonce: flow.nonce,
+        requireIdToken: true,
+      });
+      await oauth.validateApplicationLevelSignature(as, response, this.#http());
+      claims = oauth.getValidatedIdTokenClaims(tokens)!;
+    } catch (err) {
+      if (!isProtocolError(err)) throw err;
+      throw new OidcError(`The provider's answer was refused: ${described(err)}`);
     }
-    const tokens = await getJson(discovery.token_endpoint, {
-      method: "POST",
-      headers,
-      body: form,
-    });
-    if (typeof tokens.id_token !== "string") {
-      throw new OidcError("The token endpoint answered no id_token");
-    }
-    return await this.verifyIdToken(provider, discovery, tokens.id_token, flow.nonce);
-  }
-
-  async #signingKey(jwksUri: string, kid: string | undefined, refresh: boolean) {
-    let entry = this.#keys.get(jwksUri);
-    if (!entry || refresh || this.#now() - entry.at >= CACHE_MS) {
-      const doc = await getJson(jwksUri);
-      entry = { at: this.#now(), keys: Array.isArray(doc.keys) ? doc.keys as JsonWebKey[] : [] };
-      this.#keys.set(jwksUri, entry);
-    }
-    return entry.keys.find((key) => kid === undefined || (key as { kid?: string }).kid === kid);
-  }
-
-  async verifyIdToken(
-    provider: OidcProvider,
-    discovery: Discovery,
-    token: string,
-    nonce: string,
-  ): Promise<Record<string, unknown>> {
-    const parts = token.split(".");
-    if (parts.length !== 3) throw new OidcError("The ID token is not a JWS");
-    const decode = (part: string) => JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
-    const header = decode(parts[0]) as { alg?: string; kid?: string };
-    const claims = decode(parts[1]) as Record<string, unknown>;
-    const algorithm = header.alg === "RS256"
-      ? { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }
-      : header.alg === "ES256"
-      ? { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" }
-      : null;
-    if (algorithm === null) {
-      throw new OidcError(`ID token algorithm "${header.alg}" is not accepted`);
-    }
-    let jwk = await this.#signingKey(discovery.jwks_uri, header.kid, false);
-    jwk ??= await this.#signingKey(discovery.jwks_uri, header.kid, true);
-    if (!jwk) throw new OidcError(`No key "${header.kid}" in the provider's key set`);
-    const key = await crypto.subtle.importKey("jwk", jwk, algorithm, false, ["verify"]);
-    const signed = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
-    const signature = Buffer.from(parts[2], "base64url");
-    if (!await crypto.subtle.verify(algorithm, key, signature, signed)) {
-      throw new OidcError("The ID token's signature does not verify");
-    }
-    const now = this.#now() / 1000;
-    const audience = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    if (claims.iss !== discovery.issuer) {
-      throw new OidcError(`ID token issuer "${claims.iss}" is not "${discovery.issuer}"`);
-    }
-    if (!audience.includes(provider.client_id)) {
-      throw new OidcError("The ID token is not for this client");
-    }
-    if (typeof claims.exp !== "number" || claims.exp + CLOCK_SKEW_SECS < now) {
-      throw new OidcError("The ID token has expired");
-    }
-    if (claims.nonce !== nonce) throw new OidcError("The ID token's nonce does not match");
     if (typeof claims.sub !== "string" || claims.sub === "") {
       throw new OidcError("The ID token has no subject");
     }
-    return claims;
+    return { ...claims } as Record<string, unknown>;
   }
 }

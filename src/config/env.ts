@@ -78,6 +78,7 @@ export const ENV_BINDINGS: EnvBinding[] = [
   binding("SVC_MAX_TOTAL_MULTIPART_BYTES", "advanced.max_total_multipart_bytes", "int"),
   binding("SVC_SESSION_TTL_HOURS", "advanced.session_ttl_hours", "number"),
   binding("SVC_SECURE_COOKIES", "advanced.secure_cookies", "bool"),
+  binding("SVC_OIDC_ALLOW_HTTP_ISSUERS", "advanced.oidc_allow_http_issuers", "bool"),
   binding("SVC_BOOTSTRAP_PASSWORD_HASH", "advanced.bootstrap_password_hash"),
   binding("SVC_TLS_ENABLED", "advanced.tls.enabled", "bool"),
   binding("SVC_TLS_CERT", "advanced.tls.cert_path"),

@@ -65,6 +65,7 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_MAX_TOTAL_MULTIPART_BYTES: { raw: "1000000", value: 1000000 },
   SVC_SESSION_TTL_HOURS: { raw: "1.5", value: 1.5 },
   SVC_SECURE_COOKIES: { raw: "false", value: false },
+  SVC_OIDC_ALLOW_HTTP_ISSUERS: { raw: "yes", value: true },
   SVC_BOOTSTRAP_PASSWORD_HASH: {
     raw: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
     value: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",

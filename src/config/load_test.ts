@@ -214,6 +214,7 @@ advanced:
     replication_transfers: 4,
     session_ttl_hours: 4,
     secure_cookies: true,
+    oidc_allow_http_issuers: false,
     tls: { enabled: false },
     event_delivery: {
       outbox: true,

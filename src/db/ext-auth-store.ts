@@ -196,7 +196,7 @@ export class ExtAuthStore {
       if (!row) throw new IamError("invalid", `Unknown auth provider "${rule.provider}"`);
       providerId = String(row.id);
     }
-    // The row's columns from provider_id to group_id, in table order.
+    // The row's columns from provider_id to require_verified_email, in table order.
     const columns = [
       providerId,
       rule.priority,
@@ -204,6 +204,7 @@ export class ExtAuthStore {
       rule.match_field,
       rule.match_value,
       groupId,
+      rule.require_verified_email ? 1 : 0,
     ];
     return { rule, columns };
   }
@@ -219,7 +220,8 @@ export class ExtAuthStore {
       const id = crypto.randomUUID();
       await tx.execute({
         sql: `INSERT INTO iam_group_mapping_rules (id, position, provider_id, priority, match_type,
-          match_field, match_value, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          match_field, match_value, group_id, require_verified_email)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         args: [id, Number(position?.next ?? 0), ...columns],
       });
       return { id, ...rule };
@@ -234,7 +236,7 @@ export class ExtAuthStore {
       const { rule, columns } = await this.#ruleArgs(tx, { ...fields, ...patch });
       await tx.execute({
         sql: `UPDATE iam_group_mapping_rules SET provider_id = ?, priority = ?, match_type = ?,
-          match_field = ?, match_value = ?, group_id = ? WHERE id = ?`,
+          match_field = ?, match_value = ?, group_id = ?, require_verified_email = ? WHERE id = ?`,
         args: [...columns, id],
       });
       return { id, ...rule };
@@ -267,6 +269,7 @@ export class ExtAuthStore {
       match_field: String(row.match_field),
       match_value: String(row.match_value),
       group: String(row.group_name),
+      require_verified_email: Number(row.require_verified_email) !== 0,
     }));
   }
 

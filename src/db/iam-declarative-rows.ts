@@ -70,6 +70,7 @@ export async function readIamState(tx: Query): Promise<IamState> {
     match_field: String(row.match_field),
     match_value: String(row.match_value),
     group: String(row.group_name ?? ""),
+    require_verified_email: Number(row.require_verified_email) !== 0,
   }));
   const identityRows = await tx.execute(
     `SELECT i.*, u.name AS user_name, p.name AS provider_name FROM iam_external_identities i
@@ -225,7 +226,8 @@ export async function writePlan(tx: Query, plan: ReconcilePlan, now: number): Pr
     for (const [position, rule] of plan.rules.entries()) {
       await tx.execute({
         sql: `INSERT INTO iam_group_mapping_rules (id, position, provider_id, priority,
-          match_type, match_field, match_value, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          match_type, match_field, match_value, group_id, require_verified_email)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         args: [
           crypto.randomUUID(),
           position,
@@ -235,6 +237,7 @@ export async function writePlan(tx: Query, plan: ReconcilePlan, now: number): Pr
           rule.match_field,
           rule.match_value,
           groupIds.get(rule.group)!,
+          rule.require_verified_email ? 1 : 0,
         ],
       });
     }

@@ -253,6 +253,19 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 8,
+    name: "session_keys_verified_email",
+    sql: [
+      // The access key an IAM user's session was opened under: rotating the user's keys ends
+      // the session at its next request, like disabling the user. NULL for sessions of no IAM
+      // user (the bootstrap password, open access) and for rows older than this column.
+      `ALTER TABLE sessions ADD COLUMN access_key_id TEXT`,
+      // Email mapping rules need the token's email_verified: true unless this is 0.
+      `ALTER TABLE iam_group_mapping_rules
+        ADD COLUMN require_verified_email INTEGER NOT NULL DEFAULT 1`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

@@ -14,6 +14,8 @@ export interface SessionRecord {
   admin: boolean;
   /** The client address the session is bound to. */
   clientIp: string;
+  /** The IAM user's access key when the session was opened (null: not an IAM user's). */
+  accessKeyId: string | null;
   /** Unix ms. */
   createdAt: number;
   /** Unix ms. */
@@ -24,6 +26,8 @@ export interface NewSession {
   user: string;
   admin: boolean;
   clientIp: string;
+  /** Absent: null (not an IAM user's session). */
+  accessKeyId?: string | null;
   createdAt: number;
   expiresAt: number;
 }
@@ -39,6 +43,9 @@ function toRecord(row: Record<string, unknown>): SessionRecord {
     user: String(row.user_name),
     admin: Number(row.admin) === 1,
     clientIp: String(row.client_ip),
+    accessKeyId: row.access_key_id === null || row.access_key_id === undefined
+      ? null
+      : String(row.access_key_id),
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
   };
@@ -56,19 +63,20 @@ export class SessionStore {
     const id = randomBytes(16).toString("hex");
     await this.#db.execute({
       sql: `INSERT INTO sessions
-        (id, token_hash, user_name, admin, client_ip, created_at, expires_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        (id, token_hash, user_name, admin, client_ip, access_key_id, created_at, expires_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       args: [
         id,
         tokenHash(token),
         session.user,
         session.admin ? 1 : 0,
         session.clientIp,
+        session.accessKeyId ?? null,
         session.createdAt,
         session.expiresAt,
       ],
     });
-    return { id, ...session };
+    return { id, ...session, accessKeyId: session.accessKeyId ?? null };
   }
 
   /** The session of `token` that has not expired at `now`, or null. */

@@ -100,7 +100,15 @@ export const PROVIDER_SETTINGS = [
   "scopes",
 ] as const;
 const PROVIDER_FIELDS = ["name", ...PROVIDER_SETTINGS];
-const RULE_FIELDS = ["provider", "priority", "match_type", "match_field", "match_value", "group"];
+const RULE_FIELDS = [
+  "provider",
+  "priority",
+  "match_type",
+  "match_field",
+  "match_value",
+  "group",
+  "require_verified_email",
+];
 const IDENTITY_FIELDS = ["user", "provider", "subject", "email", "claims"];
 
 function invalid(message: string): never {
@@ -245,6 +253,11 @@ export function parseRule(raw: Record<string, unknown>, where: string): DesiredR
     match_field: optionalString(raw.match_field, `${where}.match_field`) ?? "email",
     match_value: requiredString(raw.match_value, `${where}.match_value`),
     group: requiredString(raw.group, `${where}.group`),
+    require_verified_email: optionalBool(
+      raw.require_verified_email,
+      `${where}.require_verified_email`,
+      true,
+    ),
   };
 }
 

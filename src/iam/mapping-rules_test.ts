@@ -8,6 +8,7 @@ const rule = (overrides: Partial<MappingRule>): MappingRule => ({
   match_field: "email",
   match_value: "example.com",
   group: "staff",
+  require_verified_email: true,
   ...overrides,
 });
 
@@ -33,4 +34,46 @@ Deno.test("mapping rules: a subdomain or a look-alike address does not match a d
     assert.deepEqual(mappedGroups(rules, "idp", { email }), [], email);
   }
   assert.deepEqual(mappedGroups(rules, "idp", {}), []);
+});
+
+Deno.test("mapping rules: addresses parse strictly; the domain compares without case", () => {
+  const rules = [rule({}), rule({ match_type: "email", match_value: "boss@example.com" })];
+  for (
+    const email of [
+      "eve@evil.example@example.com",
+      "@example.com",
+      "a b@example.com",
+      "a..b@example.com",
+      "a@example..com",
+      "a@-example.com",
+      '"eve"@example.com',
+      "boss@example.com@evil.org",
+    ]
+  ) {
+    assert.deepEqual(mappedGroups(rules, "idp", { email }), [], email);
+  }
+  assert.deepEqual(mappedGroups(rules, "idp", { email: "Boss@EXAMPLE.COM" }), ["staff"]);
+});
+
+Deno.test("mapping rules: email rules need email_verified when the caller asks for it", () => {
+  const rules = [
+    rule({}),
+    rule({ match_type: "email", match_value: "boss@example.com", group: "admins" }),
+    rule({ match_type: "equals", match_field: "hd", match_value: "example.com", group: "hd" }),
+  ];
+  const strict = { checkVerifiedEmail: true };
+  const claims = { email: "boss@example.com", hd: "example.com" };
+  assert.deepEqual(mappedGroups(rules, "idp", claims, strict), ["hd"]);
+  assert.deepEqual(
+    mappedGroups(rules, "idp", { ...claims, email_verified: "true" }, strict),
+    ["hd"],
+    "only the JSON true counts",
+  );
+  assert.deepEqual(
+    mappedGroups(rules, "idp", { ...claims, email_verified: true }, strict),
+    ["staff", "admins", "hd"],
+  );
+  assert.deepEqual(mappedGroups(rules, "idp", claims), ["staff", "admins", "hd"]);
+  const relaxed = [rule({ require_verified_email: false }), ...rules.slice(1)];
+  assert.deepEqual(mappedGroups(relaxed, "idp", claims, strict), ["staff", "hd"]);
 });

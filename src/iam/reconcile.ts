@@ -132,6 +132,7 @@ function ruleKey(rule: DesiredRule): string {
     rule.match_field,
     rule.match_value,
     rule.group,
+    rule.require_verified_email,
   ]);
 }
 

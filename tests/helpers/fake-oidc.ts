@@ -2,7 +2,12 @@
  * A tiny OpenID Connect provider for black-box tests, on a loopback port: discovery, a JWKS, an
  * authorize endpoint that signs in whoever `user` is at once (no login page), and a token endpoint
  * that checks the code, the redirect URI, the client secret (Basic) and the PKCE verifier before it
- * answers an RS256 ID token carrying the nonce. `forgeSignature` signs with a key not in the JWKS.
+ * answers an RS256 ID token carrying the nonce and `email_verified: true` unless `user` says
+ * otherwise. `forgeSignature` signs with a key not in the JWKS; `headerAlg` names another algorithm
+ * in the token's header than the RSA key it is signed with; `tokenClaims` are merged last into the
+ * ID token's claims (`undefined` drops one); `callbackIss` is sent as the RFC 9207 `iss` of the
+ * authorization response, which discovery announces when `announceIss`; `discoveryIssuer` is the
+ * issuer the discovery document names (default: the real one).
  */
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
@@ -14,6 +19,12 @@ export interface FakeIdp extends AsyncDisposable {
   /** Who the next authorization signs in. */
   user: Record<string, unknown>;
   forgeSignature: boolean;
+  /** The `alg` the ID token's header names (default RS256, what it is signed with). */
+  headerAlg: string;
+  tokenClaims: Record<string, unknown>;
+  callbackIss?: string;
+  announceIss: boolean;
+  discoveryIssuer?: string;
   /** Token requests refused so far, with the reason. */
   refusals: string[];
 }
@@ -46,7 +57,8 @@ export async function startFakeIdp(): Promise<FakeIdp> {
     switch (url.pathname) {
       case "/.well-known/openid-configuration":
         return Response.json({
-          issuer: idp.issuer,
+          issuer: idp.discoveryIssuer ?? idp.issuer,
+          authorization_response_iss_parameter_supported: idp.announceIss,
           authorization_endpoint: `${idp.issuer}/authorize`,
           token_endpoint: `${idp.issuer}/token`,
           jwks_uri: `${idp.issuer}/jwks`,
@@ -68,17 +80,21 @@ export async function startFakeIdp(): Promise<FakeIdp> {
         const back = new URL(p.get("redirect_uri")!);
         back.searchParams.set("code", code);
         back.searchParams.set("state", p.get("state") ?? "");
+        if (idp.callbackIss !== undefined) back.searchParams.set("iss", idp.callbackIss);
         return Response.redirect(back.href, 302);
       }
       case "/token": {
         const form = new URLSearchParams(await req.text());
         const grant = codes.get(form.get("code") ?? "");
         codes.delete(form.get("code") ?? "");
-        const basic = `Basic ${btoa(`${idp.clientId}:${idp.clientSecret}`)}`;
+        // RFC 6749 2.3.1: both parts are form-encoded before they are joined.
+        const [id, secret] = atob(
+          (req.headers.get("authorization") ?? "").replace(/^Basic /, ""),
+        ).split(":").map((part) => decodeURIComponent(part.replaceAll("+", " ")));
         const verifier = form.get("code_verifier") ?? "";
         const refusal = !grant
           ? "unknown code"
-          : req.headers.get("authorization") !== basic
+          : id !== idp.clientId || secret !== idp.clientSecret
           ? "client authentication"
           : form.get("redirect_uri") !== grant.redirectUri
           ? "redirect_uri"
@@ -90,14 +106,16 @@ export async function startFakeIdp(): Promise<FakeIdp> {
           return Response.json({ error: "invalid_grant" }, { status: 400 });
         }
         const now = Math.floor(Date.now() / 1000);
-        const header = b64url(JSON.stringify({ alg: "RS256", kid: "k1", typ: "JWT" }));
+        const header = b64url(JSON.stringify({ alg: idp.headerAlg, kid: "k1", typ: "JWT" }));
         const claims = b64url(JSON.stringify({
           iss: idp.issuer,
           aud: idp.clientId,
           iat: now,
           exp: now + 300,
           nonce: grant!.nonce,
+          ...(typeof grant!.user.email === "string" ? { email_verified: true } : {}),
           ...grant!.user,
+          ...idp.tokenClaims,
         }));
         const signature = await crypto.subtle.sign(
           "RSASSA-PKCS1-v1_5",
@@ -119,6 +137,9 @@ export async function startFakeIdp(): Promise<FakeIdp> {
     clientSecret: "fake-client-secret",
     user: { sub: "nobody" },
     forgeSignature: false,
+    headerAlg: "RS256",
+    tokenClaims: {},
+    announceIss: false,
     refusals: [],
     async [Symbol.asyncDispose]() {
       await server.shutdown();

@@ -125,8 +125,12 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
 
   app.post("/ext-auth/sync-memberships", async (c) => {
     const rules = await deps.store.listRules();
+    // The stored claims are a token's: the rules' verified-email requirement applies.
+    const options = { checkVerifiedEmail: true };
     const changedUsers = await store(() =>
-      deps.store.syncMemberships((provider, claims) => mappedGroups(rules, provider, claims))
+      deps.store.syncMemberships((provider, claims) =>
+        mappedGroups(rules, provider, claims, options)
+      )
     );
     return changed(c, "ext_auth_memberships_synced", { users_changed: changedUsers }, {
       ok: true,

@@ -108,7 +108,7 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
       );
     }
     await sessions.prune();
-    const issued = await sessions.issue(user.name, true, ip);
+    const issued = await sessions.issue(user.name, true, ip, user.accessKeyId);
     c.header("set-cookie", issued.setCookie);
     audit("admin_login", { user: user.name, ip, session: issued.record.id, via: "login-as" });
     return c.json({
@@ -128,7 +128,7 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
       throw new AdminError("unauthorized", "Unknown access key or wrong secret");
     }
     await sessions.prune();
-    const issued = await sessions.issue(user.name, false, ip);
+    const issued = await sessions.issue(user.name, false, ip, user.accessKeyId);
     browse.set(issued.record.id, pair, issued.record.expiresAt);
     c.header("set-cookie", issued.setCookie);
     audit("browse_connected", { user: user.name, ip, session: issued.record.id });
@@ -244,10 +244,15 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
 
 /** Whether a session's user may still hold it (see session-guard.ts `stillEntitled`). */
 export function sessionEntitlement(index: () => IamIndex) {
-  return (principal: { user: string; admin: boolean }, clientIp: string): boolean => {
+  return (
+    principal: { user: string; admin: boolean; accessKeyId?: string | null },
+    clientIp: string,
+  ): boolean => {
     if (principal.user === BOOTSTRAP_PRINCIPAL || principal.user === "$anonymous") return true;
     const user = index().principalByName(principal.user);
     if (!user) return false;
+    // Keys rotated since login: the session ends like a disabled user's.
+    if (principal.accessKeyId && principal.accessKeyId !== user.accessKeyId) return false;
     return !principal.admin || index().isAdmin(user, clientIp);
   };
 }

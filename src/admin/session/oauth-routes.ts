@@ -5,12 +5,15 @@
  *                                     the identity bound to its user (or a new external user
  *                                     provisioned when a mapping rule gives it groups), a session
  *                                     issued: admin when the user holds `admin`, else browse-only.
- * A flow lives ten minutes, is used once, and must come back to the address that started it. The
- * callback answers a small page that moves to `/_/` from this origin: a redirect chain started on
+ * A flow lives ten minutes in a sealed cookie (oauth-flow.ts: no server table a stranger could
+ * fill), is used once, and must come back to the address that started it; one address may start
+ * at most 30 a minute. Whatever goes wrong with the provider's answer is a refusal (audited,
+ * counted), never a 500. The callback answers a small page that moves to `/_/` from this origin: a redirect chain started on
  * the provider's site would not carry the SameSite=Strict session cookie to the UI.
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
 import { type OidcClient, OidcError, randomToken } from "../../auth/mod.ts";
 import type { ExtAuthStore } from "../../db/mod.ts";
 import { IamError, type IamIndex, mappedGroups } from "../../iam/mod.ts";
@@ -20,6 +23,16 @@ import type { AdminEnv } from "../admin-env.ts";
 import { AdminError, type AdminErrorCode } from "../admin-error.ts";
 import type { BrowseCredentials } from "./iam-session-routes.ts";
 import type { AdminSessions } from "./sessions.ts";
+import {
+  AuthorizeBudget,
+  FLOW_COOKIE,
+  FLOW_TTL_MS,
+  flowCookie,
+  type LoginFlow,
+  openFlow,
+  sealFlow,
+  SpentStates,
+} from "./oauth-flow.ts";
 
 export interface OauthRouteDeps {
   store: ExtAuthStore;
@@ -34,21 +47,12 @@ export interface OauthRouteDeps {
   onChange: () => Promise<unknown>;
   /** Counts each callback's outcome (svc_oauth_logins_total). */
   count?: (outcome: string) => void;
+  /** The bootstrap hash in force: the flow cookie's key is derived from it. */
+  passwordHash: () => string;
+  /** Authorize calls one address may make (default: 30 a minute). */
+  budget?: AuthorizeBudget;
   now?: () => number;
 }
-
-interface PendingFlow {
-  provider: string;
-  verifier: string;
-  nonce: string;
-  redirectUri: string;
-  ip: string;
-  expiresAt: number;
-}
-
-const FLOW_TTL_MS = 10 * 60_000;
-/** Flows started and not finished, at most: a stranger cannot grow the table without bound. */
-const MAX_PENDING = 10_000;
 
 /** The origin clients reach svc at (the forwarded one behind a trusted proxy). */
 function publicOrigin(c: Context<AdminEnv>, trustProxy: boolean): string {
@@ -72,12 +76,8 @@ export function externalUserName(provider: string, claims: Record<string, unknow
 export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const now = deps.now ?? Date.now;
-  const pending = new Map<string, PendingFlow>();
-
-  const prune = () => {
-    const at = now();
-    for (const [state, flow] of pending) if (flow.expiresAt <= at) pending.delete(state);
-  };
+  const budget = deps.budget ?? new AuthorizeBudget();
+  const spent = new SpentStates();
 
   app.get("/oauth/authorize/:provider", async (c) => {
     const name = c.req.param("provider");
@@ -85,12 +85,16 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     if (!provider || !provider.enabled) {
       throw new AdminError("not_found", `No enabled auth provider named "${name}"`);
     }
-    prune();
-    if (pending.size >= MAX_PENDING) {
-      throw new AdminError("too_many_requests", "Too many logins in progress; try again shortly");
+    if (!budget.take(c.var.clientIp, now())) {
+      deps.audit("oauth_authorize_limited", { ip: c.var.clientIp, provider: name }, "warn");
+      throw new AdminError(
+        "too_many_requests",
+        "Too many logins started from this address; try again in a minute",
+      );
     }
     const trustProxy = deps.config.current().advanced.trust_proxy_headers;
-    const redirectUri = `${publicOrigin(c, trustProxy)}/_/api/admin/oauth/callback`;
+    const origin = publicOrigin(c, trustProxy);
+    const redirectUri = `${origin}/_/api/admin/oauth/callback`;
     const flow = { state: randomToken(), nonce: randomToken(), verifier: randomToken() };
     let location: string;
     try {
@@ -98,23 +102,34 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     } catch (err) {
       throw new AdminError("bad_gateway", `Provider "${name}": ${(err as Error).message}`);
     }
-    pending.set(flow.state, {
+    const sealed = sealFlow({
       provider: name,
-      verifier: flow.verifier,
-      nonce: flow.nonce,
+      ...flow,
       redirectUri,
       ip: c.var.clientIp,
       expiresAt: now() + FLOW_TTL_MS,
-    });
+    }, deps.passwordHash());
+    const secure = origin.startsWith("https:");
+    c.header("set-cookie", flowCookie(sealed, secure, FLOW_TTL_MS / 1000));
+    c.header("cache-control", "no-store");
     return c.redirect(location, 302);
   });
 
   app.get("/oauth/callback", async (c) => {
     const ip = c.var.clientIp;
     const state = c.req.query("state") ?? "";
-    const flow = pending.get(state);
-    pending.delete(state);
-    if (!flow || flow.expiresAt <= now() || flow.ip !== ip) {
+    const presented = getCookie(c, FLOW_COOKIE);
+    const opened = openFlow(presented, deps.passwordHash());
+    if (presented !== undefined) {
+      const secure = publicOrigin(c, deps.config.current().advanced.trust_proxy_headers)
+        .startsWith("https:");
+      c.header("set-cookie", flowCookie("", secure, 0)); // used once, whatever the outcome
+    }
+    const flow: LoginFlow | null = opened && opened.state === state && opened.ip === ip &&
+        opened.expiresAt > now() && spent.spend(state, opened.expiresAt, now())
+      ? opened
+      : null;
+    if (!flow) {
       deps.audit("oauth_login_failed", { ip, reason: "unknown_state" }, "warn");
       deps.count?.("unknown_state");
       throw new AdminError("bad_request", "Unknown, used or expired login; start the login again");
@@ -136,10 +151,17 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     }
     let claims: Record<string, unknown>;
     try {
-      claims = await deps.oidc.signIn(provider!, flow.redirectUri, c.req.query("code") ?? "", flow);
+      const callback = new URL(c.req.url).searchParams;
+      claims = await deps.oidc.signIn(provider!, flow.redirectUri, callback, flow);
     } catch (err) {
-      if (!(err instanceof OidcError)) throw err;
-      return refused("token_invalid", `Login through "${flow.provider}" failed: ${err.message}`);
+      if (err instanceof OidcError) {
+        return refused("token_invalid", `Login through "${flow.provider}" failed: ${err.message}`);
+      }
+      return refused(
+        "provider_error",
+        `Login through "${flow.provider}" failed: ${(err as Error).message}`,
+        "bad_gateway",
+      );
     }
     const rules = await deps.store.listRules();
     let signedIn: { user: string; created: boolean };
@@ -150,7 +172,7 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
         email: typeof claims.email === "string" ? claims.email : null,
         claims,
         name: externalUserName(flow.provider, claims),
-        groups: mappedGroups(rules, flow.provider, claims),
+        groups: mappedGroups(rules, flow.provider, claims, { checkVerifiedEmail: true }),
       });
     } catch (err) {
       if (!(err instanceof IamError)) throw err;
@@ -164,12 +186,12 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     if (!user) refused("user_disabled", `User "${signedIn.user}" is disabled`);
     const admin = deps.index().isAdmin(user!, ip);
     await deps.sessions.prune();
-    const issued = await deps.sessions.issue(user!.name, admin, ip);
+    const issued = await deps.sessions.issue(user!.name, admin, ip, user!.accessKeyId);
     if (!admin) {
       const pair = { access_key_id: user!.accessKeyId, secret_access_key: user!.secretAccessKey };
       deps.browse.set(issued.record.id, pair, issued.record.expiresAt);
     }
-    c.header("set-cookie", issued.setCookie);
+    c.header("set-cookie", issued.setCookie, { append: true });
     c.header("cache-control", "no-store");
     deps.count?.("ok");
     deps.audit("admin_login", {

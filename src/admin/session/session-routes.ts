@@ -131,7 +131,12 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
     await password.change(next, db);
     // The cookie key changed with the hash; the rows go too, so no old cookie lives on.
     const ended = await sessions.endAll();
-    const issued = await sessions.issue(principal.user, principal.admin, ip);
+    const issued = await sessions.issue(
+      principal.user,
+      principal.admin,
+      ip,
+      principal.accessKeyId ?? null,
+    );
     c.header("set-cookie", issued.setCookie);
     audit("admin_password_changed", { ...actorFields(c.var), sessions_ended: ended }, "warn");
     return c.json({ ok: true, expires_at: new Date(issued.record.expiresAt).toISOString() });

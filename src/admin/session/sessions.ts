@@ -54,7 +54,12 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 function principalOf(record: SessionRecord): AdminPrincipal {
-  return { user: record.user, admin: record.admin, sessionId: record.id };
+  return {
+    user: record.user,
+    admin: record.admin,
+    sessionId: record.id,
+    ...(record.accessKeyId === null ? {} : { accessKeyId: record.accessKeyId }),
+  };
 }
 
 export class AdminSessions {
@@ -77,8 +82,16 @@ export class AdminSessions {
       `Max-Age=${maxAgeSecs}${secure}`;
   }
 
-  /** Starts a session for `user` from `clientIp`; returns the row and the cookie to set. */
-  async issue(user: string, admin: boolean, clientIp: string): Promise<IssuedSession> {
+  /**
+   * Starts a session for `user` from `clientIp`; returns the row and the cookie to set. An IAM
+   * user's session names the access key it was opened under (`accessKeyId`).
+   */
+  async issue(
+    user: string,
+    admin: boolean,
+    clientIp: string,
+    accessKeyId: string | null = null,
+  ): Promise<IssuedSession> {
     const now = this.#now();
     const ttlSecs = Math.max(1, Math.floor(this.#deps.settings().ttlHours * 3600));
     const token = randomBytes(32).toString("base64url");
@@ -86,6 +99,7 @@ export class AdminSessions {
       user,
       admin,
       clientIp,
+      accessKeyId,
       createdAt: now,
       expiresAt: now + ttlSecs * 1000,
     });

@@ -81,6 +81,8 @@ export const groupMappingRuleSchema = strict({
   match_field: v.optional(nonEmpty, "email"),
   match_value: nonEmpty,
   group: nonEmpty,
+  /** Email rules on the `email` claim need the token's `email_verified: true`. */
+  require_verified_email: v.optional(bool, true),
 });
 
 export const accessSchema = strict({

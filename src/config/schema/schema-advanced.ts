@@ -176,6 +176,11 @@ const advancedEntries = {
   max_total_multipart_bytes: v.optional(u64),
   session_ttl_hours: v.optional(numAbove(0), 4),
   secure_cookies: v.optional(bool, true),
+  /**
+   * OIDC login: providers whose issuer is a plain `http://` URL are refused unless this is true
+   * (for a provider on the same host or a test provider; never across a network).
+   */
+  oidc_allow_http_issuers: v.optional(bool, false),
   /** bcrypt hash (or its base64 form); stripped from exports. Absent = generated on first run. */
   bootstrap_password_hash: v.optional(nonEmpty),
   tls: v.optional(tlsSchema, {}),

@@ -37,7 +37,9 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const onChange = iam.changed;
   const limiter = new LoginLimiter();
   const browse = new BrowseCredentials();
-  const oidc = new OidcClient();
+  const oidc = new OidcClient({
+    allowHttp: () => runtime.current().advanced.oidc_allow_http_issuers,
+  });
   // The backend and bucket routes see the storage stack in use (a config change may replace it).
   const storage = (): StorageView => {
     const stack = services.storage;
@@ -114,6 +116,7 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         index,
         onChange,
         count: (outcome) => services.metrics.iam.oauthLogins.inc({ outcome }),
+        passwordHash: () => state.password.hash,
       }),
       declarativeIamRoutes({
         config,
