@@ -22,6 +22,9 @@
 import {
   compareUtf8,
   fileRangeStream,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  privateDir,
   SvcError,
   syncDirectory as fsyncDirectory,
   writeAll,
@@ -35,6 +38,8 @@ import { isUploadId, newUploadId, validatePartNumber } from "./upload-ids.ts";
 export { isUploadId, MAX_PART_NUMBER, newUploadId, validatePartNumber } from "./upload-ids.ts";
 
 const PART_XATTR = "user.svc.part";
+/** svc's own files are its user's alone (lib/private-file.ts); extents link these files. */
+const PRIVATE_NEW_FILE = { write: true, createNew: true, mode: PRIVATE_FILE_MODE };
 const RECORD_FILE = "upload.json";
 const TEMP_PREFIX = ".tmp-";
 const PART_FILE_SHAPE = /^\d{5}$/;
@@ -90,7 +95,7 @@ export class MultipartStore<M = unknown> {
   /** Opens (creating if needed) the store and removes what a crash left half-written. */
   static async open<M = unknown>(dir: string): Promise<MultipartStore<M>> {
     const store = new MultipartStore<M>(dir.replace(/\/+$/, "") || "/");
-    await Deno.mkdir(store.dir, { recursive: true });
+    await privateDir(store.dir);
     await store.removeStaleTemps();
     return store;
   }
@@ -103,9 +108,9 @@ export class MultipartStore<M = unknown> {
     };
     if (record.meta === undefined) delete record.meta; // what get() would return
     const staging = `${this.dir}/${TEMP_PREFIX}${record.uploadId}`;
-    await Deno.mkdir(staging);
+    await Deno.mkdir(staging, { mode: PRIVATE_DIR_MODE });
     try {
-      const file = await Deno.open(`${staging}/${RECORD_FILE}`, { write: true, createNew: true });
+      const file = await Deno.open(`${staging}/${RECORD_FILE}`, PRIVATE_NEW_FILE);
       try {
         await writeAll(file, new TextEncoder().encode(JSON.stringify(record)));
         await file.sync();
@@ -158,7 +163,7 @@ export class MultipartStore<M = unknown> {
     let file: Deno.FsFile | undefined;
     try {
       signal?.throwIfAborted();
-      file = await Deno.open(temp, { write: true, createNew: true }).catch((err) => {
+      file = await Deno.open(temp, PRIVATE_NEW_FILE).catch((err) => {
         throw err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
       });
       const part = checkedPart(reader, options);
