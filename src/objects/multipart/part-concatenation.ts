@@ -1,7 +1,8 @@
 /**
  * The streaming completion's body: an upload's parts read back in order, as one stream. Used when
  * the backend cannot keep the parts where they are (a delta-eligible key, parts on another
- * filesystem); the object service then hashes and commits it like any upload.
+ * filesystem, parts sealed for an encrypted backend); the object service then hashes and commits
+ * it like any upload.
  */
 import { SvcError } from "../../lib/mod.ts";
 import type { ScratchSealer } from "../../storage/mod.ts";
