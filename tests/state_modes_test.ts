@@ -45,12 +45,13 @@ async function ok(response: Promise<Response>, status = 200): Promise<string> {
 
 Deno.test({
   name: "state modes: svc's own files under <data>/.svc are 0600 in 0700 folders",
-  ignore: !objectsOnLocalDisk,
   fn: async () => {
     // State left by an older svc, made with the umask's modes: narrowed at start.
     const dataDir = await Deno.makeTempDir({ prefix: "svc-modes-" });
-    await Deno.mkdir(`${dataDir}/.svc/multipart`, { recursive: true, mode: 0o755 });
-    await Deno.chmod(`${dataDir}/.svc`, 0o755);
+    // On an S3 backend (SVC_TEST_BACKEND) the state directory is the default `./data`.
+    const state = `${dataDir}${objectsOnLocalDisk ? "" : "/data"}/.svc`;
+    await Deno.mkdir(`${state}/multipart`, { recursive: true, mode: 0o755 });
+    await Deno.chmod(state, 0o755);
     // A bootstrap hash of svc's own (the file), a generated TLS key.
     await using svc = await startSvc({
       dataDir,
@@ -58,18 +59,21 @@ Deno.test({
       unsetEnv: ["SVC_BOOTSTRAP_PASSWORD_HASH"],
     });
     const url = (path: string) => `${svc.url}/${BUCKET}${path}`;
-    const cert = await Deno.readTextFile(`${svc.dataDir}/.svc/tls/cert.pem`);
+    const cert = await Deno.readTextFile(`${state}/tls/cert.pem`);
     const client = Deno.createHttpClient({ caCerts: [cert] });
     const send = (path: string, init: RequestInit = {}) =>
       fetch(url(path), { ...init, client } as RequestInit);
     try {
       await ok(send("", { method: "PUT" }));
       await ok(send("/plain.bin", { method: "PUT", body: randomBytes(100_000) }));
-      // A delta (compression is on by default for .tar) and its GET (the rebuilt cache).
-      const series = new ArtifactSeries(4, 64 * 1024);
-      await ok(send("/app/v1.tar", { method: "PUT", body: series.current() }));
-      await ok(send("/app/v2.tar", { method: "PUT", body: series.next() }));
-      assert.equal((await ok(send("/app/v2.tar"))).length > 0, true);
+      // A delta (compression is on by default for .tar) and its GET (the rebuilt cache). Not
+      // on the S3 test backend: a backing svc refuses the baseline's reserved name (README).
+      if (objectsOnLocalDisk) {
+        const series = new ArtifactSeries(4, 64 * 1024);
+        await ok(send("/app/v1.tar", { method: "PUT", body: series.current() }));
+        await ok(send("/app/v2.tar", { method: "PUT", body: series.next() }));
+        assert.equal((await ok(send("/app/v2.tar"))).length > 0, true);
+      }
       // A completed multipart upload (extents) and one in progress (parts, record).
       for (const complete of [true, false]) {
         const key = complete ? "/done.bin" : "/open.bin";
@@ -86,7 +90,7 @@ Deno.test({
         }</ETag></Part></CompleteMultipartUpload>`;
         await ok(send(`${key}?uploadId=${uploadId}`, { method: "POST", body: xml }));
       }
-      assert.deepEqual(looseModes(`${svc.dataDir}/.svc`), []);
+      assert.deepEqual(looseModes(state), []);
     } finally {
       client.close();
       await svc.stop();
