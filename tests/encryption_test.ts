@@ -7,9 +7,9 @@
  * wrong bytes; plaintext objects from before, the legacy key and key-id mismatches behave as
  * docs/ENCRYPTION.md says.
  *
- * The backend's directory is kept apart from the state directory (SVC_DATA_DIR): local scratch
- * (multipart parts in flight, the delta caches) is plaintext by design (docs/ENCRYPTION.md), and
- * what must hold no plaintext is what the backend stores.
+ * The backend's directory is kept apart from the state directory (SVC_DATA_DIR): the delta caches
+ * there are plaintext working copies (docs/ENCRYPTION.md), and what must hold no plaintext here is
+ * what the backend stores (tests/encryption_state_test.ts checks multipart parts in flight).
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";

@@ -31,6 +31,7 @@ import type {
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
+  ScratchSealer,
   StagedObject,
 } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
@@ -279,6 +280,11 @@ export class DeltaBackend implements Backend {
     if (eligible && !this.#ctx.codecUnavailable) return null;
     const staged = await this.#inner.stageExtents(bucket, key, extents, signal);
     return staged && compression ? this.#cleaningUp(staged, bucket, key) : staged;
+  }
+
+  /** Parts in flight are kept as the backend below keeps its objects (sealed when encrypted). */
+  scratchSealer(bucket: string): Promise<ScratchSealer | null> {
+    return this.#inner.scratchSealer?.(bucket) ?? Promise.resolve(null);
   }
 
   /**

@@ -23,7 +23,13 @@ export { commonPrefixOf, compareUtf8 } from "./key-order.ts";
 export { dotSegmentOf } from "./key-segments.ts";
 export { mapConcurrent } from "./map-concurrent.ts";
 export { pathExists } from "./path-exists.ts";
-export { removeInterruptedWrites, writePrivateFile } from "./private-file.ts";
+export {
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  privateDir,
+  removeInterruptedWrites,
+  writePrivateFile,
+} from "./private-file.ts";
 export {
   isLent,
   lendChunk,

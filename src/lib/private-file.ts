@@ -5,10 +5,15 @@
 import { randomBytes } from "node:crypto";
 import { fsyncDirectoryNow } from "./dir-sync.ts";
 
+/** Mode of svc's own files under its state directory: its user's alone. */
+export const PRIVATE_FILE_MODE = 0o600;
+/** Mode of svc's own folders under its state directory. */
+export const PRIVATE_DIR_MODE = 0o700;
+
 export async function writePrivateFile(path: string, text: string): Promise<void> {
   const dir = path.slice(0, path.lastIndexOf("/")) || ".";
   const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
-  const file = await Deno.open(temp, { write: true, createNew: true, mode: 0o600 });
+  const file = await Deno.open(temp, { write: true, createNew: true, mode: PRIVATE_FILE_MODE });
   try {
     await file.write(new TextEncoder().encode(text));
     await file.sync();
@@ -44,4 +49,18 @@ export async function removeInterruptedWrites(dir: string): Promise<string[]> {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
   return removed.sort();
+}
+
+/**
+ * Creates a folder of svc's own state (and missing parents) readable by svc's user alone, and
+ * narrows one that already exists: state directories made by an older svc were 0755. Parts in
+ * flight, spools and caches hold object bytes (plaintext for unencrypted backends), the database
+ * holds credentials; a 0700 folder keeps them from other local users whatever the files' modes.
+ * A folder svc may not chmod (another owner) is left as its owner set it.
+ */
+export async function privateDir(path: string): Promise<void> {
+  await Deno.mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await Deno.chmod(path, PRIVATE_DIR_MODE).catch((err) => {
+    if (!(err instanceof Deno.errors.PermissionDenied)) throw err;
+  });
 }

@@ -10,6 +10,7 @@
  * needed after a crash, and a half-written file must never be served.
  */
 import { dirname, join } from "node:path";
+import { privateDir } from "../lib/mod.ts";
 import type { Config } from "../config/mod.ts";
 import {
   CodecPool,
@@ -68,7 +69,7 @@ async function freshDir(path: string): Promise<void> {
   await Deno.remove(path, { recursive: true }).catch((err) => {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   });
-  await Deno.mkdir(path, { recursive: true });
+  await privateDir(path);
 }
 
 export async function openDeltaStore(

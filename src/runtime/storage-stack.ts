@@ -27,7 +27,7 @@ import {
   type ObservedBackend,
   type ProbeMode,
 } from "../storage/mod.ts";
-import { withTimeout } from "../lib/mod.ts";
+import { privateDir, withTimeout } from "../lib/mod.ts";
 import { openBackend } from "./open-backend.ts";
 import { type DeltaStore, openDeltaStore } from "./delta-store.ts";
 import { startSweeper } from "./multipart-sweeper.ts";
@@ -71,6 +71,9 @@ export async function openStorageStack(
 ): Promise<StorageStack> {
   const stateDir = stateDirOf(config);
   const spoolDir = `${stateDir}/.svc/spool`;
+  // svc's state directory is its user's alone, one an older svc left 0755 included (whatever the
+  // backend: on an S3 backend no filesystem backend opens it).
+  await privateDir(`${stateDir}/.svc`);
   const plan = backendPlanOf(config);
   const backends = new Map<string, ObservedBackend>();
   for (const spec of plan.specs) {

@@ -121,6 +121,23 @@ export interface LocalExtent {
   size: number;
 }
 
+/** Seals and opens local working copies of a bucket's bytes; see Backend.scratchSealer. */
+export interface ScratchSealer {
+  /** The key id new copies are sealed under; undefined when they are written as they are. */
+  readonly keyId: string | undefined;
+  /** `plain` as it is to be stored (header and sealed frames; `plain` itself when keyId is unset). */
+  seal(plain: ReadableStream<Uint8Array>): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * The plaintext of a copy sealed under `keyId`, whose stored bytes (`storedSize` long) hold
+   * `size` bytes of plaintext. InternalError, before any byte, when the key is unknown or the
+   * sizes disagree; a damaged frame fails the stream, never yields its bytes.
+   */
+  open(
+    stored: ReadableStream<Uint8Array>,
+    sealed: { keyId: string; storedSize: number; size: number },
+  ): Promise<ReadableStream<Uint8Array>>;
+}
+
 export interface ObjectBody {
   info: ObjectInfo;
   body: ReadableStream<Uint8Array>;
@@ -191,6 +208,12 @@ export interface Backend {
     extents: LocalExtent[],
     signal?: AbortSignal,
   ): Promise<StagedObject | null>;
+  /**
+   * Optional: how svc keeps its local working copies of this bucket's bytes (multipart parts in
+   * flight) at rest: sealed as the backend seals its objects, so an encrypted backend's bytes are
+   * never plaintext on svc's disk either. null or absent: kept as they are.
+   */
+  scratchSealer?(bucket: string): Promise<ScratchSealer | null>;
   /** Removes one object; false when it did not exist. */
   deleteObject(bucket: string, key: string): Promise<boolean>;
   /** One page of keys in UTF-8 byte order. Throws NoSuchBucket. */

@@ -28,6 +28,7 @@ import type {
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
+  ScratchSealer,
   StagedObject,
 } from "./backend.ts";
 import { BucketLister, type BucketListingSettings } from "./bucket-lister.ts";
@@ -273,6 +274,13 @@ export class BucketRouter implements Backend {
         abort: () => staged.abort(),
       };
     });
+  }
+
+  scratchSealer(bucket: string): Promise<ScratchSealer | null> {
+    return this.#on(
+      bucket,
+      async ({ backend, real }) => await backend.scratchSealer?.(real) ?? null,
+    );
   }
 
   deleteObject(bucket: string, key: string): Promise<boolean> {

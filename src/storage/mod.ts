@@ -15,6 +15,7 @@ export type {
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
+  ScratchSealer,
   StagedObject,
   StorageKind,
   StoredHeader,

@@ -20,6 +20,7 @@ import type {
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
+  ScratchSealer,
   StagedObject,
 } from "./backend.ts";
 
@@ -104,6 +105,10 @@ export class ObservedBackend implements Backend {
       this.inner.stageExtents!(bucket, key, extents, signal)
     );
     return staged && new ObservedStagedObject(staged, (call) => this.#observe(call));
+  }
+
+  scratchSealer(bucket: string): Promise<ScratchSealer | null> {
+    return this.inner.scratchSealer?.(bucket) ?? Promise.resolve(null);
   }
 
   deleteObject(bucket: string, key: string): Promise<boolean> {

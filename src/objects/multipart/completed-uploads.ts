@@ -9,7 +9,12 @@
  * for the multipart idle TTL (the sweeper removes older ones) and removed with their bucket.
  */
 import type { StorageKind } from "../../storage/mod.ts";
-import { syncDirectory as fsyncDirectory, writeAll } from "../../lib/mod.ts";
+import {
+  PRIVATE_FILE_MODE,
+  privateDir,
+  syncDirectory as fsyncDirectory,
+  writeAll,
+} from "../../lib/mod.ts";
 import { isUploadId } from "./multipart-store.ts";
 
 export interface CompletedUpload {
@@ -33,7 +38,7 @@ export class CompletedUploads {
   private constructor(readonly dir: string) {}
 
   static async open(dir: string): Promise<CompletedUploads> {
-    await Deno.mkdir(dir, { recursive: true });
+    await privateDir(dir);
     for await (const entry of Deno.readDir(dir)) {
       if (entry.name.startsWith(TEMP_PREFIX)) {
         await Deno.remove(`${dir}/${entry.name}`).catch(() => {});
@@ -45,7 +50,7 @@ export class CompletedUploads {
   /** Makes the record durable; call before the upload's state is removed. */
   async record(done: CompletedUpload): Promise<void> {
     const temp = `${this.dir}/${TEMP_PREFIX}${done.uploadId}-${crypto.randomUUID()}`;
-    const file = await Deno.open(temp, { write: true, createNew: true });
+    const file = await Deno.open(temp, { write: true, createNew: true, mode: PRIVATE_FILE_MODE });
     try {
       await writeAll(file, new TextEncoder().encode(JSON.stringify(done)));
       await file.sync();

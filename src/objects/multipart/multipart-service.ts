@@ -5,7 +5,7 @@
  */
 import { type ReplayBodyCheck, tooLarge } from "../../body/mod.ts";
 import { KeyLock, SvcError } from "../../lib/mod.ts";
-import type { ObjectInfo, ObjectMeta } from "../../storage/mod.ts";
+import type { ObjectInfo, ObjectMeta, ScratchSealer } from "../../storage/mod.ts";
 import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
 import { encodePartSizes } from "./part-layout.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
@@ -149,6 +149,7 @@ export class MultipartService {
     try {
       const checked = options.replayCheck?.stage(body) ?? body;
       const part = await this.#store.putPart(uploadId, partNumber, checked, {
+        sealer: await this.#sealer(bucket),
         signal: options.signal,
         maxBytes: Math.min(
           maxObjectSize - others,
@@ -159,11 +160,19 @@ export class MultipartService {
         expectedSha256: options.expectedSha256,
       });
       stored = part.size;
-      this.#chain(uploadId).stored(partNumber, part.etag);
+      // A sealed part is not hashed ahead: its upload completes by streaming (see
+      // #completeInPlace), which hashes as it writes; the chain would read ciphertext.
+      if (part.keyId === undefined) this.#chain(uploadId).stored(partNumber, part.etag);
+      else this.#chain(uploadId).stop();
       return part;
     } finally {
       reservation.settle(stored);
     }
+  }
+
+  /** How parts of `bucket` are kept at rest: sealed when its backend encrypts. */
+  async #sealer(bucket: string): Promise<ScratchSealer | null> {
+    return await this.#objects.backend.scratchSealer?.(bucket) ?? null;
   }
 
   #chain(uploadId: string): PartHashChain {
@@ -265,7 +274,9 @@ export class MultipartService {
     );
     if (fast !== null) return fast;
 
-    const work = this.#objects.store(bucket, key, concatenateParts(this.#store, uploadId, parts), {
+    const sealer = await this.#sealer(bucket);
+    const body = concatenateParts(this.#store, uploadId, parts, sealer);
+    const work = this.#objects.store(bucket, key, body, {
       metadata,
       maxBytes: maxObjectSize,
       expectedSize: total,
@@ -303,7 +314,9 @@ export class MultipartService {
     context: WriteContext | undefined,
   ): Promise<ObjectInfo | null> {
     const backend = this.#objects.backend;
-    if (!backend.stageExtents) return null;
+    // Sealed parts are opened and streamed into the object (sealed again, under its own salt):
+    // linked or sent as they are, they would be neither the object's format nor plaintext.
+    if (!backend.stageExtents || parts.some((part) => part.keyId !== undefined)) return null;
     const extents = parts.map((part) => ({
       path: this.#store.partPath(uploadId, part.partNumber)!,
       size: part.size,

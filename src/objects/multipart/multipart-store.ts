@@ -3,7 +3,8 @@
  * completed after it. Layout under the store directory (the server uses `<data>/.svc/multipart`):
  *
  *   <uploadId>/upload.json   the UploadRecord, written once
- *   <uploadId>/00001 … 10000 part bytes; xattr `user.svc.part` = {etag, size, lastModified}
+ *   <uploadId>/00001 … 10000 part bytes; xattr `user.svc.part` = {etag, size, lastModified,
+ *                            keyId?}: with keyId, the bytes are sealed under that key (below)
  *   .tmp-*                   staging and trash; anything left by a crash is removed on open
  *
  * Every change becomes visible through one rename: an upload directory appears complete with its
@@ -11,25 +12,36 @@
  * replaces the old one atomically), and an aborted upload disappears in one step before its files
  * are deleted. Upload ids are checked against their generated shape before any path is built, so
  * a client-supplied id can never point outside the store.
+ *
+ * A part of a bucket whose backend encrypts is sealed on its way to disk (the backend's
+ * ScratchSealer: the same frame format as its objects, one sealed "object" per part), so svc's
+ * state directory never holds an encrypted backend's plaintext; etag and size are the
+ * plaintext's. Reading it back (openPart) takes the sealer to open it.
  */
 
 import {
   compareUtf8,
   fileRangeStream,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  privateDir,
   SvcError,
   syncDirectory as fsyncDirectory,
   writeAll,
+  writeStreamToFile,
 } from "../../lib/mod.ts";
-import type { StoredHeader } from "../../storage/mod.ts";
+import type { ScratchSealer, StoredHeader } from "../../storage/mod.ts";
 import { getJsonXattr, setJsonXattr, XattrError } from "../../native/mod.ts";
-import { type PutPartOptions, receivePart } from "./part-receive.ts";
+import { checkedPart, type PutPartOptions } from "./part-receive.ts";
+import { isUploadId, newUploadId, validatePartNumber } from "./upload-ids.ts";
 
-export const MAX_PART_NUMBER = 10_000;
+export { isUploadId, MAX_PART_NUMBER, newUploadId, validatePartNumber } from "./upload-ids.ts";
+
 const PART_XATTR = "user.svc.part";
+/** svc's own files are its user's alone (lib/private-file.ts); extents link these files. */
+const PRIVATE_NEW_FILE = { write: true, createNew: true, mode: PRIVATE_FILE_MODE };
 const RECORD_FILE = "upload.json";
 const TEMP_PREFIX = ".tmp-";
-// base64url of 24 random bytes: 32 characters, no padding, never "." or "/".
-const UPLOAD_ID_SHAPE = /^[A-Za-z0-9_-]{32}$/;
 const PART_FILE_SHAPE = /^\d{5}$/;
 
 export interface UploadRecord<M = unknown> {
@@ -58,6 +70,8 @@ export interface PartInfo {
   size: number;
   /** Epoch milliseconds. */
   lastModified: number;
+  /** The key the part's bytes are sealed under; absent when they are stored as they are. */
+  keyId?: string;
 }
 
 export interface SweptUpload {
@@ -71,28 +85,6 @@ export interface SweptUpload {
 
 export type SweepResult = { count: number; bytes: number; removed: SweptUpload[] };
 
-/** A new unguessable, URL-safe upload id. */
-export function newUploadId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_");
-}
-
-/** Whether a value has the shape of an id this store generates. */
-export function isUploadId(value: string): boolean {
-  return UPLOAD_ID_SHAPE.test(value);
-}
-
-/** Throws InvalidArgument unless the part number is an integer in 1..10000. */
-export function validatePartNumber(partNumber: number): void {
-  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
-    throw new SvcError(
-      "InvalidArgument",
-      `Part number must be an integer between 1 and 10000, inclusive; got "${partNumber}".`,
-      { ArgumentName: "partNumber", ArgumentValue: String(partNumber) },
-    );
-  }
-}
-
 export class MultipartStore<M = unknown> {
   readonly dir: string;
 
@@ -103,7 +95,7 @@ export class MultipartStore<M = unknown> {
   /** Opens (creating if needed) the store and removes what a crash left half-written. */
   static async open<M = unknown>(dir: string): Promise<MultipartStore<M>> {
     const store = new MultipartStore<M>(dir.replace(/\/+$/, "") || "/");
-    await Deno.mkdir(store.dir, { recursive: true });
+    await privateDir(store.dir);
     await store.removeStaleTemps();
     return store;
   }
@@ -116,9 +108,9 @@ export class MultipartStore<M = unknown> {
     };
     if (record.meta === undefined) delete record.meta; // what get() would return
     const staging = `${this.dir}/${TEMP_PREFIX}${record.uploadId}`;
-    await Deno.mkdir(staging);
+    await Deno.mkdir(staging, { mode: PRIVATE_DIR_MODE });
     try {
-      const file = await Deno.open(`${staging}/${RECORD_FILE}`, { write: true, createNew: true });
+      const file = await Deno.open(`${staging}/${RECORD_FILE}`, PRIVATE_NEW_FILE);
       try {
         await writeAll(file, new TextEncoder().encode(JSON.stringify(record)));
         await file.sync();
@@ -156,9 +148,9 @@ export class MultipartStore<M = unknown> {
     uploadId: string,
     partNumber: number,
     body: ReadableStream<Uint8Array>,
-    options: PutPartOptions = {},
+    options: PutPartOptions & { sealer?: ScratchSealer | null } = {},
   ): Promise<PartInfo> {
-    const { signal } = options;
+    const { signal, sealer } = options;
     validatePartNumber(partNumber);
     await this.requireUpload(uploadId);
     const dir = this.uploadDir(uploadId);
@@ -171,14 +163,27 @@ export class MultipartStore<M = unknown> {
     let file: Deno.FsFile | undefined;
     try {
       signal?.throwIfAborted();
-      file = await Deno.open(temp, { write: true, createNew: true }).catch((err) => {
+      file = await Deno.open(temp, PRIVATE_NEW_FILE).catch((err) => {
         throw err instanceof Deno.errors.NotFound ? noSuchUpload(uploadId) : err;
       });
-      const { etag, size } = await receivePart(reader, file, options);
-      const info: PartInfo = { partNumber, etag, size, lastModified: Date.now() };
+      const part = checkedPart(reader, options);
+      const keyId = sealer?.keyId;
+      const stored = keyId === undefined ? part.body : await sealer!.seal(part.body);
+      // Sealed batches are pooled buffers lent to their writer (encrypt-stream.ts): give them
+      // back. The client's own chunks are left alone, as every part's were before.
+      await writeStreamToFile(stored, file, signal, undefined, { recycle: keyId !== undefined });
+      const { etag, size } = part.received();
+      const info: PartInfo = {
+        partNumber,
+        etag,
+        size,
+        lastModified: Date.now(),
+        ...(keyId !== undefined ? { keyId } : {}),
+      };
       // Set before fsync so the attribute is as durable as the bytes, and before the rename so
       // the part never exists without it.
-      setJsonXattr(temp, PART_XATTR, { etag, size, lastModified: info.lastModified });
+      const { partNumber: _, ...attribute } = info;
+      setJsonXattr(temp, PART_XATTR, attribute);
       await file.sync();
       file.close();
       file = undefined;
@@ -212,28 +217,48 @@ export class MultipartStore<M = unknown> {
         throw err;
       }
       if (stored === null) continue; // never renamed without it; only outside hands get here
-      const { etag, size, lastModified } = stored;
-      parts.push({ partNumber: Number(entry.name), etag, size, lastModified });
+      const { etag, size, lastModified, keyId } = stored;
+      parts.push({
+        partNumber: Number(entry.name),
+        etag,
+        size,
+        lastModified,
+        ...(keyId !== undefined ? { keyId } : {}),
+      });
     }
     return parts.sort((a, b) => a.partNumber - b.partNumber);
   }
 
-  /** The bytes of one part as a pull-based stream; null when the part (or upload) is absent. */
+  /**
+   * The plaintext of one part as a pull-based stream; null when the part (or upload) is absent.
+   * A sealed part is opened by `sealer` (its bucket's); without one it is an InternalError.
+   */
   async openPart(
     uploadId: string,
     partNumber: number,
+    sealer?: Pick<ScratchSealer, "open"> | null,
   ): Promise<ReadableStream<Uint8Array> | null> {
     validatePartNumber(partNumber);
     if (!isUploadId(uploadId)) return null;
     const path = `${this.uploadDir(uploadId)}/${partFileName(partNumber)}`;
     const file = await Deno.open(path).catch(nullIfAbsent);
     if (file === null) return null;
+    let stream: ReadableStream<Uint8Array> | undefined;
     try {
-      // Pull-based: one chunk read per consumer read, so memory stays flat.
       const { size } = await file.stat();
-      return fileRangeStream(file, 0, size, size);
+      const stored = getJsonXattr<Omit<PartInfo, "partNumber">>(path, PART_XATTR);
+      // Pull-based: one chunk read per consumer read, so memory stays flat.
+      stream = fileRangeStream(file, 0, size, size);
+      if (stored?.keyId === undefined) return stream;
+      if (!sealer) throw new SvcError("InternalError", `Part ${partNumber} is sealed`);
+      return await sealer.open(stream, {
+        keyId: stored.keyId,
+        storedSize: size,
+        size: stored.size,
+      });
     } catch (err) {
-      file.close();
+      // The stream owns the file once made (an open that failed has cancelled it already).
+      await (stream ? stream.cancel(err).catch(() => {}) : file.close());
       throw err;
     }
   }

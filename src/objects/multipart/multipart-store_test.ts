@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { isUploadId, MultipartStore, type NewUpload, newUploadId } from "./multipart-store.ts";
 import { rejectsWith } from "../../testing/svc-error-assertions.ts";
+import type { ScratchSealer } from "../../storage/mod.ts";
 
 const encoder = new TextEncoder();
 
@@ -334,5 +335,52 @@ Deno.test("lastActivity is the newest mtime; sweep removes idle uploads only", a
     // With a TTL shorter than the active upload's age, it goes too.
     assert.equal((await store.sweep(0, now + hour)).count, 1);
     assert.equal(await store.count(), 0);
+  });
+});
+
+/** A stand-in for an encrypting backend's sealer: stored bytes are the plaintext's, inverted. */
+function invertingSealer(keyId = "k1"): ScratchSealer & { opened: number } {
+  const invert = () =>
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, controller) => controller.enqueue(chunk.map((byte) => byte ^ 0xff)),
+    });
+  return {
+    keyId,
+    opened: 0,
+    seal: (plain) => Promise.resolve(plain.pipeThrough(invert())),
+    open(stored, sealed) {
+      assert.equal(sealed.keyId, keyId);
+      assert.equal(sealed.storedSize, sealed.size);
+      this.opened++;
+      return Promise.resolve(stored.pipeThrough(invert()));
+    },
+  };
+}
+
+Deno.test("multipart store: a sealed part is stored sealed, described and opened as plaintext", async () => {
+  await withStore(async (store, dir) => {
+    const { uploadId } = await store.create(upload("sealed"));
+    const sealer = invertingSealer();
+    const part = await store.putPart(uploadId, 1, streamOf("plain ", "part"), { sealer });
+    assert.deepEqual([part.etag, part.size, part.keyId], [md5("plain part"), 10, "k1"]);
+    const onDisk = await Deno.readFile(`${dir}/${uploadId}/00001`);
+    assert.deepEqual(onDisk, encoder.encode("plain part").map((byte) => byte ^ 0xff));
+    assert.equal((await store.listParts(uploadId))[0].keyId, "k1");
+    assert.equal(await text(await store.openPart(uploadId, 1, sealer)), "plain part");
+    assert.equal(sealer.opened, 1);
+    // Without its sealer a sealed part is never handed out as if it were plaintext.
+    await rejectsWith(store.openPart(uploadId, 1), "InternalError");
+    // A part written as it is (no key id: plaintext mode) needs no sealer to be read.
+    const plain = await store.putPart(uploadId, 2, streamOf("as is"), {
+      sealer: { ...invertingSealer(), keyId: undefined },
+    });
+    assert.equal(plain.keyId, undefined);
+    assert.equal(await text(await store.openPart(uploadId, 2)), "as is");
+    // A digest that fails behind the sealer leaves no part and no staging file.
+    await rejectsWith(
+      store.putPart(uploadId, 3, streamOf("bad"), { sealer, expectedMd5: md5("other") }),
+      "BadDigest",
+    );
+    assert.deepEqual(await entries(`${dir}/${uploadId}`), ["00001", "00002", "upload.json"]);
   });
 });

@@ -1,16 +1,19 @@
 /**
  * The streaming completion's body: an upload's parts read back in order, as one stream. Used when
  * the backend cannot keep the parts where they are (a delta-eligible key, parts on another
- * filesystem); the object service then hashes and commits it like any upload.
+ * filesystem, parts sealed for an encrypted backend); the object service then hashes and commits
+ * it like any upload.
  */
 import { SvcError } from "../../lib/mod.ts";
+import type { ScratchSealer } from "../../storage/mod.ts";
 import type { MultipartStore, PartInfo } from "./multipart-store.ts";
 
-/** The parts' bytes in order, one part file open at a time. */
+/** The parts' plaintext in order, one part file open at a time (sealed ones opened by `sealer`). */
 export function concatenateParts(
   store: Pick<MultipartStore, "openPart">,
   uploadId: string,
   parts: readonly PartInfo[],
+  sealer: ScratchSealer | null = null,
 ): ReadableStream<Uint8Array> {
   let index = 0;
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -20,7 +23,7 @@ export function concatenateParts(
         if (reader === undefined) {
           if (index >= parts.length) return controller.close();
           const partNumber = parts[index++].partNumber;
-          const part = await store.openPart(uploadId, partNumber);
+          const part = await store.openPart(uploadId, partNumber, sealer);
           if (part === null) {
             throw new SvcError(
               "NoSuchUpload",

@@ -1,10 +1,10 @@
 /**
- * One part's bytes received into its staging file, hashed as they arrive and judged against the
- * client's limits and digests before the multipart store lets the part appear (multipart-store.ts
- * renames the file into place only once this returns).
+ * One part's bytes on their way into its staging file, hashed as they arrive and judged against
+ * the client's limits and digests before the multipart store lets the part appear
+ * (multipart-store.ts renames the file into place only once the stream ended and passed).
  */
 import { createHash } from "node:crypto";
-import { SvcError, writeAll } from "../../lib/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
 
 export interface PutPartOptions {
   signal?: AbortSignal;
@@ -16,37 +16,70 @@ export interface PutPartOptions {
   expectedSha256?: string;
 }
 
+export interface ReceivedPart {
+  /** md5 hex of the plaintext: the part's ETag. */
+  etag: string;
+  /** Plaintext bytes. */
+  size: number;
+}
+
 /**
- * Copies the body into `file` and returns the part's md5 (its ETag) and size. Throws
- * EntityTooLarge, BadDigest, XAmzContentSHA256Mismatch or the signal's reason; the caller removes
- * the file then.
+ * The body as a stream that hashes its bytes and judges them as they pass. A failed judgement
+ * (EntityTooLarge, BadDigest, XAmzContentSHA256Mismatch, the signal's reason) errors the stream
+ * instead of ending it, so whatever consumes it (the part file, or the cipher sealing the part on
+ * its way there) fails too and the part never appears. Hashing happens before a chunk is passed
+ * on, so a consumer may recycle the chunk's buffer once it took the bytes. `received()` is the
+ * part's md5 and size, once the stream ended.
  */
-export async function receivePart(
+export function checkedPart(
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  file: Deno.FsFile,
   options: PutPartOptions,
-): Promise<{ etag: string; size: number }> {
-  const { signal, maxBytes, expectedMd5, expectedSha256 } = options;
+): { body: ReadableStream<Uint8Array>; received(): ReceivedPart } {
+  const { signal, maxBytes, expectedSha256 } = options;
   const hash = createHash("md5");
   const sha256 = expectedSha256 ? createHash("sha256") : undefined;
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    signal?.throwIfAborted();
-    if (done) break;
-    size += value.byteLength;
-    if (maxBytes !== undefined && size > maxBytes) {
-      throw new SvcError(
-        "EntityTooLarge",
-        `Your proposed upload exceeds the maximum allowed size of ${maxBytes} bytes.`,
-        { MaxSizeAllowed: String(maxBytes) },
-      );
-    }
-    hash.update(value);
-    sha256?.update(value);
-    await writeAll(file, value);
-  }
-  const etag = hash.digest("hex");
+  let result: ReceivedPart | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      signal?.throwIfAborted();
+      if (done) {
+        result = judged(hash.digest("hex"), sha256?.digest("hex"), size, options);
+        return controller.close();
+      }
+      size += value.byteLength;
+      if (maxBytes !== undefined && size > maxBytes) {
+        throw new SvcError(
+          "EntityTooLarge",
+          `Your proposed upload exceeds the maximum allowed size of ${maxBytes} bytes.`,
+          { MaxSizeAllowed: String(maxBytes) },
+        );
+      }
+      hash.update(value);
+      sha256?.update(value);
+      controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  return {
+    body,
+    received() {
+      if (result === undefined) throw new Error("the part's body has not ended");
+      return result;
+    },
+  };
+}
+
+/** The received part, or the error its digests call for. */
+function judged(
+  etag: string,
+  computedSha256: string | undefined,
+  size: number,
+  { expectedMd5, expectedSha256 }: PutPartOptions,
+): ReceivedPart {
   if (expectedMd5 && expectedMd5.toLowerCase() !== etag) {
     throw new SvcError(
       "BadDigest",
@@ -55,12 +88,11 @@ export async function receivePart(
       { ExpectedDigest: expectedMd5, CalculatedDigest: etag },
     );
   }
-  const computed = sha256?.digest("hex");
-  if (computed !== undefined && computed !== expectedSha256) {
+  if (computedSha256 !== undefined && computedSha256 !== expectedSha256) {
     throw new SvcError(
       "XAmzContentSHA256Mismatch",
       "The provided 'x-amz-content-sha256' header does not match what was computed",
-      { ClientComputedContentSHA256: expectedSha256!, S3ComputedContentSHA256: computed },
+      { ClientComputedContentSHA256: expectedSha256!, S3ComputedContentSHA256: computedSha256 },
     );
   }
   return { etag, size };

@@ -11,7 +11,10 @@ import { EncryptionError } from "./encryption-error.ts";
 import {
   FRAME_SIZE,
   frameCount,
+  type FrameHeader,
   framePlainSize,
+  HEADER_SIZE,
+  parseHeader,
   SEALED_FRAME_SIZE,
   TAG_SIZE,
 } from "./frame-format.ts";
@@ -170,4 +173,17 @@ export function decryptedStream(
       return decryptor.cancel(reason);
     },
   }, { highWaterMark: 1 });
+}
+
+/** The header in `bytes`, or the EncryptionError (truncated or damaged header) it is not. */
+export function parseHeaderOrFail(bytes: Uint8Array): FrameHeader {
+  try {
+    return parseHeader(bytes);
+  } catch (err) {
+    const truncated = bytes.length < HEADER_SIZE;
+    throw new EncryptionError(
+      truncated ? "truncated" : "header",
+      err instanceof Error ? `Encrypted object unreadable: ${err.message}` : String(err),
+    );
+  }
 }

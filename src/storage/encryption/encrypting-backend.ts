@@ -25,9 +25,10 @@ import type {
   ObjectBody,
   ObjectInfo,
   ObjectMeta,
+  ScratchSealer,
   StagedObject,
 } from "../backend.ts";
-import { decryptedStream, FrameDecryptor } from "./decrypt-stream.ts";
+import { decryptedStream, FrameDecryptor, parseHeaderOrFail } from "./decrypt-stream.ts";
 import { type DecryptFailure, EncryptionError } from "./encryption-error.ts";
 import { encryptStream } from "./encrypt-stream.ts";
 import { objectCipher } from "./frame-crypto.ts";
@@ -35,13 +36,13 @@ import {
   framesForRange,
   HEADER_SIZE,
   newHeader,
-  parseHeader,
   plainSizeOf,
   storedSizeOf,
 } from "./frame-format.ts";
 import type { GcmEngine } from "./gcm-engine.ts";
 import type { KeyRing } from "./key-ring.ts";
 import { ExactReader } from "./pipeline.ts";
+import { KeyRingScratchSealer } from "./scratch-sealer.ts";
 
 /** Reads retried when the object is replaced between the reads of one ranged GET. */
 const RANGE_ATTEMPTS = 3;
@@ -211,6 +212,13 @@ export class EncryptingBackend implements Backend {
     return staged && new MarkedStagedObject(staged, () => staged.size, undefined);
   }
 
+  /** Multipart parts in flight are sealed like the objects they become (scratch-sealer.ts). */
+  scratchSealer(_bucket: string): Promise<ScratchSealer> {
+    return Promise.resolve(
+      new KeyRingScratchSealer(this.keys, (err) => this.#failed(err), this.engine),
+    );
+  }
+
   /**
    * Opens an encrypted object's body: header, key by its id, then the first frames verified
    * before returning. `headerReader` is the stream holding the header when it is not `reader`.
@@ -247,16 +255,27 @@ export class EncryptingBackend implements Backend {
     }
   }
 
-  /** The plaintext size of a sealed object (see plainSizeOf); a failure when there is none. */
+  /**
+   * The plaintext size of a sealed object (see plainSizeOf); a failure when there is none, or
+   * when a passthrough object's record says otherwise. Most truncations leave a stored size that
+   * is itself a valid (smaller) object's, and the layers above resolve ranges against the
+   * record's size: without this check a suffix range of a truncated object fell outside the
+   * sealed size and answered 416 InvalidRange, a client error, for what is damage. (A delta's
+   * or a baseline's record holds the logical size of the object it rebuilds, not its own.)
+   */
   async #sealedSize(info: ObjectInfo, reader?: ExactReader): Promise<number> {
     const size = plainSizeOf(info.storedSize);
-    if (size !== null) return size;
+    const recorded = info.meta.storage === "passthrough" ? info.meta.size : undefined;
+    if (size !== null && (recorded === undefined || recorded === size)) return size;
     await reader?.cancel();
     throw this.#failed(
       new EncryptionError(
         "truncated",
-        `Encrypted object "${info.key}" is truncated: ${info.storedSize} stored bytes are no ` +
-          "whole number of frames",
+        size === null
+          ? `Encrypted object "${info.key}" is truncated: ${info.storedSize} stored bytes are ` +
+            "no whole number of frames"
+          : `Encrypted object "${info.key}" is truncated or damaged: its ${info.storedSize} ` +
+            `stored bytes hold ${size} bytes of plaintext, its record says ${recorded}`,
       ),
     );
   }
@@ -266,18 +285,6 @@ export class EncryptingBackend implements Backend {
     if (!(err instanceof EncryptionError)) return err;
     this.onFailure(err.reason);
     return new SvcError("InternalError", err.message);
-  }
-}
-
-function parseHeaderOrFail(bytes: Uint8Array) {
-  try {
-    return parseHeader(bytes);
-  } catch (err) {
-    const truncated = bytes.length < HEADER_SIZE;
-    throw new EncryptionError(
-      truncated ? "truncated" : "header",
-      err instanceof Error ? `Encrypted object unreadable: ${err.message}` : String(err),
-    );
   }
 }
 

@@ -29,6 +29,7 @@ import type {
   ObjectMeta,
   StagedObject,
 } from "../backend.ts";
+import { privateDir } from "../../lib/mod.ts";
 import { assertXattrSupport } from "../../native/mod.ts";
 import { BucketDirectories } from "./fs-buckets.ts";
 import { nullIfAbsent } from "./fs-calls.ts";
@@ -74,7 +75,10 @@ export class FilesystemBackend implements Backend {
     const absolute = await Deno.realPath(root);
     await assertXattrSupport(absolute);
     const tmpDir = `${absolute}/.svc/tmp`;
-    await Deno.mkdir(tmpDir, { recursive: true });
+    // svc's own state: 0700 folders. Files staged in tmp/ become objects by rename and keep the
+    // umask's mode, as object files always have; while staged, the folder hides them.
+    await privateDir(`${absolute}/.svc`);
+    await privateDir(tmpDir);
     await removeStaleTempFiles(tmpDir);
     const retired = new RetiredFiles(tmpDir);
     const listings = sharedListings(absolute, options.listing);

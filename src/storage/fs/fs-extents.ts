@@ -20,7 +20,7 @@
 import { getJsonXattr, setJsonXattr } from "../../native/mod.ts";
 import type { ByteRange, LocalExtent, ObjectMeta } from "../backend.ts";
 import { errorCode, fsyncDirectory, nullIfAbsent } from "./fs-calls.ts";
-import { fileRangeStream } from "../../lib/mod.ts";
+import { fileRangeStream, PRIVATE_DIR_MODE, privateDir } from "../../lib/mod.ts";
 import { decodePartSizes } from "../part-sizes.ts";
 
 /** ObjectMeta as stored by the filesystem backend: plus the extents id of a multi-file object. */
@@ -64,7 +64,7 @@ export class ExtentStore {
     removeLater?: (path: string) => void,
   ): Promise<ExtentStore> {
     const store = new ExtentStore(`${root}/.svc/extents`, removeLater);
-    await Deno.mkdir(store.dir, { recursive: true });
+    await privateDir(store.dir);
     for await (const entry of Deno.readDir(store.dir)) {
       const path = `${store.dir}/${entry.name}`;
       const stat = await Deno.lstat(path).catch(nullIfAbsent);
@@ -91,7 +91,7 @@ export class ExtentStore {
   ): Promise<string | null> {
     const id = crypto.randomUUID();
     const staging = `${this.dir}/${TEMP_PREFIX}${id}`;
-    await Deno.mkdir(staging);
+    await Deno.mkdir(staging, { mode: PRIVATE_DIR_MODE });
     try {
       for (const [index, source] of sources.entries()) {
         await Deno.link(source.path, `${staging}/${extentName(index)}`);

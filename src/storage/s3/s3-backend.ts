@@ -10,7 +10,7 @@
  * "absent".
  */
 import { createHash } from "node:crypto";
-import { SvcError } from "../../lib/mod.ts";
+import { privateDir, SvcError } from "../../lib/mod.ts";
 import type {
   Backend,
   BucketEntry,
@@ -55,7 +55,7 @@ export class S3Backend implements Backend {
 
   /** Prepares the spool directory (removing this backend's leftovers of an earlier run). */
   static async open(options: S3BackendOptions): Promise<S3Backend> {
-    await Deno.mkdir(options.spoolDir, { recursive: true });
+    await privateDir(options.spoolDir);
     await removeStaleSpools(options.spoolDir);
     return new S3Backend(options);
   }

@@ -19,7 +19,7 @@
  * node:http (s3-transport.ts).
  */
 import { getLogger } from "../../observability/mod.ts";
-import { writeStreamToFile } from "../../lib/mod.ts";
+import { PRIVATE_FILE_MODE, writeStreamToFile } from "../../lib/mod.ts";
 import type { LocalExtent, ObjectMeta } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { BackendError } from "./s3-errors.ts";
@@ -68,7 +68,7 @@ export async function spoolBody(
   signal?: AbortSignal,
 ): Promise<Spool> {
   const path = `${spoolDir}/${crypto.randomUUID()}${SPOOL_SUFFIX}`;
-  const file = await Deno.open(path, { write: true, createNew: true });
+  const file = await Deno.open(path, { write: true, createNew: true, mode: PRIVATE_FILE_MODE });
   try {
     const size = await writeStreamToFile(body, file, signal);
     return { path, size };
