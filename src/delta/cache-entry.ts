@@ -1,0 +1,102 @@
+/**
+ * Hashing of the delta caches' files: the whole-file sha256 (the content address) and one sha256
+ * per CHUNK_BYTES chunk, taken in the same pass when an entry is created. The chunk digests stay
+ * in memory beside the entry (the caches are emptied at start, so nothing on disk needs them and
+ * nothing on disk can forge them); every read of a cached file checks the chunks it touches before
+ * their bytes are used (verified-file.ts). Also the leases reference-cache.ts hands out.
+ */
+
+import { createHash, type Hash } from "node:crypto";
+
+/** Verification granule: a ranged read re-hashes at most one chunk more at each end. */
+export const CHUNK_BYTES = 1 << 20;
+
+export interface FileDigests {
+  /** sha256 of the whole content, hex. */
+  sha256: string;
+  size: number;
+  /** sha256 of each CHUNK_BYTES chunk (the last may be shorter), raw. */
+  chunks: Uint8Array[];
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Hashes bytes as they go by: whole and per chunk. */
+export class ChunkHasher {
+  readonly #whole = createHash("sha256");
+  readonly #chunks: Uint8Array[] = [];
+  #chunk: Hash = createHash("sha256");
+  #filled = 0;
+  #size = 0;
+
+  update(bytes: Uint8Array): void {
+    this.#whole.update(bytes);
+    this.#size += bytes.byteLength;
+    let at = 0;
+    while (at < bytes.byteLength) {
+      const take = Math.min(CHUNK_BYTES - this.#filled, bytes.byteLength - at);
+      this.#chunk.update(bytes.subarray(at, at + take));
+      at += take;
+      this.#filled += take;
+      if (this.#filled === CHUNK_BYTES) {
+        this.#chunks.push(this.#chunk.digest());
+        this.#chunk = createHash("sha256");
+        this.#filled = 0;
+      }
+    }
+  }
+
+  finish(): FileDigests {
+    if (this.#filled > 0) this.#chunks.push(this.#chunk.digest());
+    return { sha256: this.#whole.digest("hex"), size: this.#size, chunks: this.#chunks };
+  }
+}
+
+/** The digests of a file's bytes; rejects with the signal's reason when it fires. */
+export async function digestFile(path: string, signal?: AbortSignal): Promise<FileDigests> {
+  using file = await Deno.open(path, { read: true });
+  const hasher = new ChunkHasher();
+  const buffer = new Uint8Array(CHUNK_BYTES);
+  for (;;) {
+    signal?.throwIfAborted();
+    const n = await file.read(buffer);
+    if (n === null) break;
+    hasher.update(buffer.subarray(0, n));
+  }
+  return hasher.finish();
+}
+
+/** sha256 of a file's bytes; rejects with the signal's reason when it fires. */
+export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
+  return (await digestFile(path, signal)).sha256;
+}
+
+/**
+ * A baseline file a codec may read until `release()` (idempotent; resolves once a file that had to
+ * go with this lease is gone).
+ */
+export interface BaselineLease {
+  readonly path: string;
+  readonly sha256: string;
+  readonly size: number;
+  /** Found in the cache (the `x-svc-cache: hit` of debug headers). */
+  readonly cacheHit: boolean;
+  /** Hashed while this acquisition downloaded it: `verify` answers true without reading. */
+  readonly verified: boolean;
+  /** sha256 of each 1 MiB chunk, taken when the file was filled: readers check against them. */
+  readonly chunks: readonly Uint8Array[];
+  release(): Promise<void>;
+}
+
+export type BaselineAcquired = BaselineLease | { corrupt: true };
+
+/** What a fill made: its digests, and whether the bytes may stay on disk. */
+export type Filled = FileDigests & { persist: boolean };
+
+/** A fetched baseline: its bytes and whether they may stay on disk (default true). */
+export type Fetched = ReadableStream<Uint8Array> | {
+  body: ReadableStream<Uint8Array>;
+  persist: boolean;
+};
