@@ -54,18 +54,53 @@ export class ChunkHasher {
   }
 }
 
-/** The digests of a file's bytes; rejects with the signal's reason when it fires. */
+/**
+ * sha256 of one chunk, computed off the JS thread (Deno runs `subtle.digest` on its blocking pool
+ * and copies the input first), so hashing overlaps reading and sending.
+ */
+export async function chunkDigest(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+}
+
+/** Reads into `buffer` until it is full or the file ends; answers the bytes read. */
+export async function readFull(file: Deno.FsFile, buffer: Uint8Array): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const n = await file.read(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return filled;
+}
+
+/**
+ * The digests of a file's bytes; rejects with the signal's reason when it fires. The whole-file
+ * hash runs here while the previous chunk's digest runs on the pool (one chunk in flight).
+ */
 export async function digestFile(path: string, signal?: AbortSignal): Promise<FileDigests> {
   using file = await Deno.open(path, { read: true });
-  const hasher = new ChunkHasher();
-  const buffer = new Uint8Array(CHUNK_BYTES);
+  const whole = createHash("sha256");
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let inFlight = Promise.resolve();
   for (;;) {
     signal?.throwIfAborted();
-    const n = await file.read(buffer);
-    if (n === null) break;
-    hasher.update(buffer.subarray(0, n));
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    const n = await readFull(file, buffer);
+    if (n === 0) break;
+    const bytes = buffer.subarray(0, n);
+    const index = chunks.length;
+    chunks.push(new Uint8Array(0));
+    await inFlight;
+    inFlight = chunkDigest(bytes).then((digest) => {
+      chunks[index] = digest;
+    });
+    whole.update(bytes);
+    size += n;
+    if (n < CHUNK_BYTES) break;
   }
-  return hasher.finish();
+  await inFlight;
+  return { sha256: whole.digest("hex"), size, chunks };
 }
 
 /** sha256 of a file's bytes; rejects with the signal's reason when it fires. */

@@ -1,8 +1,8 @@
 /**
  * Streaming a byte range of a cached file whose chunk digests are known (cache-entry.ts): every
  * chunk the range touches is read whole, hashed and compared before any of its bytes is enqueued,
- * so a damaged cache file never sends a wrong byte. One chunk is held at a time: memory does not
- * grow with the object.
+ * so a damaged cache file never sends a wrong byte. The next READ_AHEAD_CHUNKS are read and hashed
+ * while one is sent (hashing runs off the JS thread); memory does not grow with the object.
  *
  * The first chunk is checked before the stream is handed out, so damage there is reported while
  * nothing has been sent and the caller can rebuild instead; damage further on errors the stream
@@ -10,8 +10,10 @@
  */
 
 import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
-import { CHUNK_BYTES } from "./cache-entry.ts";
+import { CHUNK_BYTES, chunkDigest, readFull } from "./cache-entry.ts";
+
+/** Chunks read and hashed ahead of the one being sent: hashing overlaps sending (memory: 3 MiB). */
+const READ_AHEAD_CHUNKS = 2;
 
 export interface VerifiedRangeOptions {
   /** Open on the cached file; closed by this function in every case. */
@@ -31,63 +33,78 @@ export async function openVerifiedRange(
 ): Promise<ReadableStream<Uint8Array> | null> {
   const { file, chunks, size, start, end } = options;
   let closed = false;
+  let reads: Promise<unknown> = Promise.resolve();
   const close = () => {
     if (closed) return;
     closed = true;
-    file.close();
+    // After the reads already started: closing under one would fail it for nothing.
+    reads.then(() => file.close()).catch(() => {});
   };
-  const readChunk = async (index: number): Promise<Uint8Array | Error> => {
+  /** The chunk's bytes inside the range, or its index when it does not match its digest. */
+  const load = (index: number): Promise<Uint8Array | number> => {
     const from = index * CHUNK_BYTES;
     const bytes = new Uint8Array(Math.min(CHUNK_BYTES, size - from));
-    await file.seek(from, Deno.SeekMode.Start);
-    let filled = 0;
-    while (filled < bytes.length) {
-      const n = await file.read(bytes.subarray(filled));
-      if (n === null) break;
-      filled += n;
-    }
-    const digest = createHash("sha256").update(bytes.subarray(0, filled)).digest();
-    const expected = chunks[index];
-    if (
-      filled !== bytes.length || expected === undefined || !Buffer.from(expected).equals(digest)
-    ) {
-      return options.damaged(index);
-    }
-    // Only the part of the chunk inside the range leaves.
-    return bytes.subarray(Math.max(0, start - from), Math.min(bytes.length, end + 1 - from));
+    // Reads go one after another (they share the file position); digests may overlap them.
+    const read = reads.then(async () => {
+      await file.seek(from, Deno.SeekMode.Start);
+      return await readFull(file, bytes);
+    });
+    reads = read.catch(() => {});
+    return read.then(async (filled) => {
+      const digest = await chunkDigest(bytes.subarray(0, filled));
+      const expected = chunks[index];
+      const whole = filled === bytes.length && expected !== undefined;
+      if (!whole || !Buffer.from(expected).equals(digest)) return index;
+      // Only the part of the chunk inside the range leaves.
+      return bytes.subarray(Math.max(0, start - from), Math.min(bytes.length, end + 1 - from));
+    });
   };
 
-  const last = Math.floor(end / CHUNK_BYTES);
-  let next = Math.floor(start / CHUNK_BYTES);
-  let first: Uint8Array | Error;
+  const last = size === 0 ? -1 : Math.floor(end / CHUNK_BYTES);
+  let scheduled = Math.floor(start / CHUNK_BYTES);
+  const ahead: Promise<Uint8Array | number>[] = [];
+  const fill = () => {
+    while (!closed && ahead.length < READ_AHEAD_CHUNKS && scheduled <= last) {
+      const loading = load(scheduled++);
+      loading.catch(() => {}); // awaited in order below; a cancel may leave it unawaited
+      ahead.push(loading);
+    }
+  };
+  /** The next chunk to send (undefined at the end), or the index of a damaged one. */
+  const take = async (): Promise<Uint8Array | number | undefined> => {
+    fill();
+    const loading = ahead.shift();
+    if (loading === undefined) return undefined;
+    const bytes = await loading;
+    if (typeof bytes !== "number") fill();
+    return bytes;
+  };
+
+  let first: Uint8Array | number | undefined;
   try {
-    first = size === 0 ? new Uint8Array(0) : await readChunk(next);
+    first = await take();
   } catch (err) {
     close();
     throw err;
   }
-  if (first instanceof Error) {
+  if (typeof first === "number") {
+    options.damaged(first);
     close();
     return null;
   }
-  next++;
-  let pending: Uint8Array | undefined = first;
+  let pending = first;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        if (pending !== undefined) {
-          const bytes = pending;
-          pending = undefined;
-          if (bytes.byteLength > 0) controller.enqueue(bytes);
-        } else {
-          const bytes = await readChunk(next++);
-          if (bytes instanceof Error) throw bytes;
-          controller.enqueue(bytes);
-        }
-        if (next > last || size === 0) {
+        const bytes = pending ?? await take();
+        pending = undefined;
+        if (typeof bytes === "number") throw options.damaged(bytes);
+        if (bytes === undefined) {
           close();
           controller.close();
+          return;
         }
+        if (bytes.byteLength > 0) controller.enqueue(bytes);
       } catch (err) {
         close();
         controller.error(err);
@@ -96,5 +113,5 @@ export async function openVerifiedRange(
     cancel() {
       close();
     },
-  }); // the default queue of one chunk: the next chunk is read and hashed while this one is sent
+  }, { highWaterMark: 0 }); // the read-ahead above is the buffer
 }
