@@ -6,6 +6,7 @@
  * their bytes are used (verified-file.ts). Also the leases reference-cache.ts hands out.
  */
 
+import { Buffer } from "node:buffer";
 import { createHash, type Hash } from "node:crypto";
 
 /** Verification granule: a ranged read re-hashes at most one chunk more at each end. */
@@ -103,9 +104,33 @@ export async function digestFile(path: string, signal?: AbortSignal): Promise<Fi
   return { sha256: whole.digest("hex"), size, chunks };
 }
 
-/** sha256 of a file's bytes; rejects with the signal's reason when it fires. */
-export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
-  return (await digestFile(path, signal)).sha256;
+/**
+ * What is wrong with a file against its chunk digests (undefined: nothing), reading it chunk by
+ * chunk with the next chunk's digest running beside this one's read. Rejects when the signal fires.
+ */
+export async function findDamage(
+  path: string,
+  chunks: readonly Uint8Array[],
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  using file = await Deno.open(path, { read: true });
+  let checking: Promise<string | undefined> = Promise.resolve(undefined);
+  for (let index = 0;; index++) {
+    signal?.throwIfAborted();
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    const n = await readFull(file, buffer);
+    const damage = await checking;
+    if (damage !== undefined) return damage;
+    if (n === 0) return index === chunks.length ? undefined : `ends before chunk ${index}`;
+    const expected = chunks[index];
+    if (expected === undefined) return `longer than its ${chunks.length} chunks`;
+    checking = chunkDigest(buffer.subarray(0, n)).then((digest) =>
+      Buffer.from(expected).equals(digest) ? undefined : `chunk ${index} is damaged`
+    );
+    if (n < CHUNK_BYTES) {
+      return (await checking) ?? (index + 1 === chunks.length ? undefined : "is short");
+    }
+  }
 }
 
 /**

@@ -18,7 +18,6 @@ import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
 import { openVerifiedRange } from "./verified-file.ts";
-import { CHUNK_BYTES } from "./cache-entry.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -144,7 +143,7 @@ export async function readDelta(
     }
     // An encrypted backend's object is rebuilt for this read only, never kept on disk.
     const persist = stored.sealed !== true;
-    for (;;) {
+    for (let attempt = 1;; attempt++) {
       let rebuilt: BaselineAcquired;
       try {
         rebuilt = await ctx.rebuiltCache.acquireBuilt(
@@ -179,8 +178,10 @@ export async function readDelta(
         damaged,
       });
       if (body !== null) return { body, cacheHit: rebuilt.cacheHit || baselineHit };
-      // Damaged before a byte left, and evicted: rebuild it once from the stored delta.
-      if (deltaUsed) throw damaged(Math.floor(start / CHUNK_BYTES));
+      // Damaged before a byte left (counted, evicted): rebuild it once from the stored delta.
+      if (deltaUsed || attempt === 2) {
+        throw internalError(`Delta object "${stored.key}": its rebuilt file is damaged`);
+      }
     }
   } finally {
     if (!deltaUsed) await deltaBody.cancel().catch(() => {});

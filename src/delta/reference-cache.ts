@@ -41,11 +41,11 @@ import {
   digestFile,
   type Fetched,
   type Filled,
-  sha256File,
+  findDamage,
 } from "./cache-entry.ts";
 
 export type { BaselineAcquired, BaselineLease, Fetched } from "./cache-entry.ts";
-export { sha256File, sha256Hex } from "./cache-entry.ts";
+export { sha256Hex } from "./cache-entry.ts";
 
 const log = getLogger("svc::delta");
 
@@ -192,15 +192,15 @@ export class ReferenceCache {
    */
   async verify(lease: BaselineLease, signal?: AbortSignal): Promise<boolean> {
     if (lease.verified) return true;
-    let actual: string;
+    let damage: string | undefined;
     try {
-      actual = await sha256File(lease.path, signal);
+      damage = await findDamage(lease.path, lease.chunks, signal);
     } catch (err) {
       if (signal?.aborted) return false;
-      actual = `unreadable: ${err instanceof Error ? err.message : String(err)}`;
+      damage = `unreadable: ${err instanceof Error ? err.message : String(err)}`;
     }
-    if (actual === lease.sha256) return true;
-    this.reportDamaged(lease.sha256, `cached file hashes to ${actual}`);
+    if (damage === undefined) return true;
+    this.reportDamaged(lease.sha256, damage);
     return false;
   }
 
