@@ -68,6 +68,13 @@ Deno.test("cache trust: a damaged rebuilt file is rebuilt, never served", async 
   await put(svc, "app/v1.tar", v1);
   await put(svc, "app/v2.tar", v2);
   assert.equal(sha256Hex((await get(svc, "app/v2.tar")).bytes!), sha256Hex(v2));
+  for (const dir of ["baselines", "rebuilt"]) {
+    const path = `${svc.dataDir}/.svc/${dir}`;
+    assert.equal(Deno.statSync(path).mode! & 0o777, 0o700, `${path} mode`);
+    for (const file of filesUnder(path)) {
+      assert.equal(Deno.statSync(file).mode! & 0o777, 0o600, `${file} mode`);
+    }
+  }
 
   assert.ok(await corruptAll(`${svc.dataDir}/.svc/rebuilt`) > 0, "nothing was cached");
   const whole = await get(svc, "app/v2.tar");
