@@ -7,7 +7,10 @@ import { runAdmissionCommand, runConfigCommand } from "./src/cli/mod.ts";
 import { ConfigError, loadConfig } from "./src/config/mod.ts";
 import { configureLogging, getLogger, resolveLogLevel } from "./src/observability/mod.ts";
 import {
+  checkBackendSettings,
   checkStartupAuth,
+  DataDirectoryInUse,
+  lockDataDirectories,
   openSvc,
   processClock,
   reloadOnHangup,
@@ -110,6 +113,10 @@ async function main(args: string[]): Promise<number> {
           `${clockOffset} s (a test aid; never set it in production)`,
       );
     }
+    // Before anything is written: a config that cannot start is refused first, and a second svc
+    // on these directories must change nothing.
+    await checkBackendSettings(loaded.config);
+    await lockDataDirectories(loaded.config);
     const svc = await openSvc(loaded.config, {
       clock: processClock(env),
       env: Deno.env.toObject(),
@@ -141,7 +148,9 @@ async function main(args: string[]): Promise<number> {
     await stopped;
     return 0;
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof StartupError) {
+    if (
+      err instanceof ConfigError || err instanceof StartupError || err instanceof DataDirectoryInUse
+    ) {
       console.error(`svc: ${err.message}`);
       return 1;
     }

@@ -31,8 +31,11 @@ Deno.test("config DB: a wrong bootstrap hash at boot sets the DB aside, S3 answe
     const firstCookie = first.cookie;
     await svc.stop();
 
-    // Another hash: the DB it encrypted cannot be opened.
+    // Another hash: the DB it encrypted cannot be opened, and the log says so (not "damaged").
     svc = await startSvc({ dataDir, env: { SVC_BOOTSTRAP_PASSWORD_HASH: HASH_B } });
+    const said = svc.logs.join("\n");
+    assert.match(said, /another hash encrypted it\)/);
+    assert.doesNotMatch(said, /is damaged/);
     const s3 = await fetch(`${svc.url}/`);
     assert.equal(s3.status, 503);
     assert.match(await s3.text(), /<Code>ServiceUnavailable<\/Code>.*recover-db/s);
@@ -64,6 +67,41 @@ Deno.test("config DB: a wrong bootstrap hash at boot sets the DB aside, S3 answe
     assert.deepEqual(await back.json("GET", "/session"), { valid: true, admin_gui: true });
   } finally {
     await svc.stop();
+  }
+});
+
+Deno.test("config DB: a damaged file is called damaged, with what recover-db keeps and loses", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-admin-db-" });
+  let svc = await startSvc({ dataDir });
+  try {
+    await new AdminClient(svc.url).login();
+    await svc.stop();
+    // The right hash, a file overwritten with garbage.
+    await Deno.writeFile(`${dataDir}/.svc/config.db`, crypto.getRandomValues(new Uint8Array(8192)));
+    svc = await startSvc({ dataDir });
+    const said = svc.logs.join("\n");
+    assert.match(said, /the config database is damaged/);
+    assert.match(said, /keeps the config file, the objects and the moved-aside file/);
+    assert.match(said, /loses IAM users, groups and keys/);
+    assert.equal(await s3Status(svc), 503);
+  } finally {
+    await svc.stop();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("config DB: a temp file a crash left mid password change is removed at boot", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-admin-db-" });
+  await Deno.mkdir(`${dataDir}/.svc`, { recursive: true });
+  const leftover = `${dataDir}/.svc/bootstrap-password.bcrypt.tmp-0123456789ab`;
+  await Deno.writeTextFile(leftover, "$2b$12$an.uncommitted.hash\n");
+  const svc = await startSvc({ dataDir });
+  try {
+    await assert.rejects(Deno.stat(leftover), Deno.errors.NotFound);
+    assert.match(svc.logs.join("\n"), /removed files an interrupted write left behind/);
+  } finally {
+    await svc.stop();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
 });
 

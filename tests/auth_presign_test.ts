@@ -186,7 +186,7 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
   }
 
   await t.step(
-    "replay: a header-signed PUT twice is answered once; CreateMultipartUpload twice: 400",
+    "replay: a header-signed PUT twice is answered once; a copy twice: 400",
     async () => {
       const client = new AwsClient({ ...KEYS, service: "s3", region: "us-east-1", retries: 0 });
       const put = await client.sign(`${svc.url}/${BUCKET}/replayed.txt`, {
@@ -199,8 +199,11 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
       const second = await fetch(again);
       assert.equal(second.status, 200, await second.text());
       assert.equal(second.headers.get("etag"), first.headers.get("etag"));
-      const create = await client.sign(`${svc.url}/${BUCKET}/replayed.txt?uploads`, {
-        method: "POST",
+      // A copy would create something new: its repeat is refused (CreateMultipartUpload, once
+      // refused too, is executed again: replay-rules.ts).
+      const create = await client.sign(`${svc.url}/${BUCKET}/copied.txt`, {
+        method: "PUT",
+        headers: { "x-amz-copy-source": `/${BUCKET}/replayed.txt` },
       });
       const createAgain = create.clone();
       assert.equal((await fetch(create)).status, 200);
@@ -260,6 +263,18 @@ Deno.test("presigned URLs: signers, keys, refusals and replays against one serve
       assert.match(text, /<Message>Request has expired<\/Message>/);
       await assertAbsent(s3, key);
     }
+  });
+
+  await t.step("a negative X-Amz-Expires (boto3's already-expired URL): 403, as S3", async () => {
+    const url = await aws4Presign(svc.url, "PUT", "expires-negative.txt", { expires: -3600 });
+    const res = await fetch(url, { method: "PUT", body: "x" });
+    const text = await res.text();
+    assert.equal(res.status, 403, text);
+    assert.equal(codeOf(text), "AccessDenied");
+    assert.match(text, /<Message>Request has expired<\/Message>/);
+    await assertAbsent(s3, "expires-negative.txt");
+    const get = await fetch(await aws4Presign(svc.url, "GET", "week.txt", { expires: -1 }));
+    assert.equal(get.status, 403, await get.text());
   });
 
   await t.step("not yet valid (X-Amz-Date 10 min ahead): 403 AccessDenied", async () => {

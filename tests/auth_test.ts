@@ -343,10 +343,12 @@ Deno.test("auth: lockout with trusted proxy headers; replays do not count", asyn
     },
   );
   await t.step("150 refused replays from one IP do not count toward lockout", async () => {
-    // CreateMultipartUpload: a repeat would create something new, so it is refused.
-    const signed = await sign(`${url("storm")}?uploads`, {
-      method: "POST",
-      headers: xff("10.3.3.3"),
+    // A copy: a repeat would create something new, so it is refused.
+    assert.equal((await fetch(await sign(url("storm-source"), put("x")))).status, 200);
+    const source = new URL(url("storm-source")).pathname;
+    const signed = await sign(url("storm"), {
+      method: "PUT",
+      headers: { ...xff("10.3.3.3"), "x-amz-copy-source": source },
     });
     const copies = Array.from({ length: 151 }, () => signed.clone());
     assert.equal((await fetch(copies[0])).status, 200);

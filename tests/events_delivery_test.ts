@@ -164,8 +164,9 @@ Deno.test("Slack incoming webhook: Slack's message shape, kinds and globs filter
       webhook_url: `${receiver.url}/services/T000/B000/XXXX`,
       slack_username: "svc-bot",
       slack_icon_emoji: ":package:",
-      slack_include_globs: ["evb/**"],
-      slack_exclude_globs: ["evb/tmp/**"],
+      // The reference implementation's dialect: the key alone, `*` crossing `/`.
+      slack_include_globs: ["*.csv", "last"],
+      slack_exclude_globs: ["**/*.tmp"],
     }),
   );
   try {
@@ -173,7 +174,7 @@ Deno.test("Slack incoming webhook: Slack's message shape, kinds and globs filter
     await createBucket(svc, "other");
     await put(svc, "evb", "reports/q1.csv", "numbers");
     await del(svc, "evb", "reports/q1.csv"); // ObjectDeleted: not in slack_notify_kinds
-    await put(svc, "evb", "tmp/scratch", "x"); // excluded
+    await put(svc, "evb", "tmp/scratch.tmp", "x"); // excluded
     await put(svc, "other", "file", "x"); // not included
     await put(svc, "evb", "last", "x");
     await waitFor("2 messages", () => receiver.accepted().length >= 2);
@@ -218,7 +219,8 @@ Deno.test("Slack bot token: chat.postMessage per matching route, fallback channe
       slack_channel: "#fallback",
       slack_api_url: `${receiver.url}/api`,
       slack_routes: [
-        { name: "logs", bucket: "evb", prefix_globs: ["logs/**"], channel: "C0LOGS" },
+        // `*` crosses `/` (the reference dialect): logs/app.log matches.
+        { name: "logs", bucket: "evb", prefix_globs: ["*.log"], channel: "C0LOGS" },
         { name: "everything-ev", bucket: "evb", channel: "#evb" },
       ],
       max_attempts: 10,

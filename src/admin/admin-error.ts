@@ -11,7 +11,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConfigError } from "../config/mod.ts";
-import { SvcError } from "../lib/mod.ts";
+import { jsonDepthOver, MAX_JSON_DEPTH, SvcError } from "../lib/mod.ts";
 import { readBounded } from "../http/mod.ts";
 import { getLogger } from "../observability/mod.ts";
 import { JobsError } from "../jobs/mod.ts";
@@ -93,7 +93,9 @@ export function renderAdminError(err: unknown, c: Context): Response {
 
 /**
  * Reads a JSON object body or throws bad_request (never a 500 for a client's typo). The body is
- * read bounded, so a chunked body without Content-Length cannot grow past `maxBytes` in memory.
+ * read bounded, so a chunked body without Content-Length cannot grow past `maxBytes` in memory,
+ * and its nesting is bounded (`MAX_JSON_DEPTH`) before it is parsed: the routes walk bodies
+ * recursively (merge patch, validation), and a body nested 150,000 deep overflowed the stack (500).
  */
 export async function jsonBody(c: Context, maxBytes = 1 << 20): Promise<Record<string, unknown>> {
   const length = Number(c.req.header("content-length") ?? "0");
@@ -110,6 +112,13 @@ export async function jsonBody(c: Context, maxBytes = 1 << 20): Promise<Record<s
       }
       throw err;
     }
+  }
+  if (jsonDepthOver(text, MAX_JSON_DEPTH) > 0) {
+    throw new AdminError(
+      "bad_request",
+      `Body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
+      { max_depth: MAX_JSON_DEPTH },
+    );
   }
   let parsed: unknown;
   try {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { AdminError, jsonBody, renderAdminError } from "./admin-error.ts";
 import { JobsError } from "../jobs/jobs-error.ts";
+import { jsonDepthOver, MAX_JSON_DEPTH } from "../lib/mod.ts";
 
 function app() {
   const hono = new Hono();
@@ -62,4 +63,31 @@ Deno.test("admin errors: JSON bodies are parsed strictly and bounded even when c
   );
   assert.equal(big.status, 413);
   assert.equal((await big.json()).error, "payload_too_large");
+});
+
+Deno.test("admin errors: JSON bodies nested past MAX_JSON_DEPTH are 400 before parsing", async () => {
+  const hono = new Hono();
+  hono.onError(renderAdminError);
+  hono.post("/echo", async (c) => c.json(await jsonBody(c)));
+  const nested = (depth: number) => `{"a":`.repeat(depth) + "1" + "}".repeat(depth);
+  const atLimit = await hono.request("/echo", { method: "POST", body: nested(MAX_JSON_DEPTH) });
+  assert.equal(atLimit.status, 200);
+  await atLimit.body?.cancel();
+  const over = await hono.request("/echo", { method: "POST", body: nested(MAX_JSON_DEPTH + 1) });
+  assert.equal(over.status, 400);
+  const error = await over.json();
+  assert.equal(error.error, "bad_request");
+  assert.equal(error.max_depth, MAX_JSON_DEPTH);
+  // Brackets inside strings (escaped quotes included) are text, not nesting.
+  const text = `{"s":"${"[{".repeat(200)}\\"${"[".repeat(200)}"}`;
+  const inString = await hono.request("/echo", { method: "POST", body: text });
+  assert.equal(inString.status, 200);
+  assert.equal((await inString.json()).s.length, 601);
+});
+
+Deno.test("jsonDepthOver: linear, string-aware, reports the first depth past the bound", () => {
+  assert.equal(jsonDepthOver("[[[]]]", 3), 0);
+  assert.equal(jsonDepthOver("[[[[]]]]", 3), 4);
+  assert.equal(jsonDepthOver('["[[[[", {"a": "}}}\\\\"}]', 2), 0);
+  assert.equal(jsonDepthOver("[".repeat(1_000_000)), MAX_JSON_DEPTH + 1);
 });

@@ -29,5 +29,5 @@ export { sessionRoutes, whoamiHandler } from "./session/session-routes.ts";
 export { AdminSessions } from "./session/sessions.ts";
 export { backendRoutes } from "./storage/backend-routes.ts";
 export { objectIoRoutes } from "./storage/object-io-routes.ts";
-export { objectRoutes } from "./storage/object-routes.ts";
+export { objectRoutes, sessionBucketCheck } from "./storage/object-routes.ts";
 export type { StorageView } from "./storage/storage-admin.ts";

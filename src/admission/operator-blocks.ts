@@ -11,8 +11,6 @@ import type { AdmissionAction, AdmissionBlock, AdmissionMatch } from "./chain.ts
 import { addressMatcher } from "../http/mod.ts";
 import { globMatcher } from "../lib/mod.ts";
 
-export { globMatcher };
-
 export function operatorBlock(config: BlockConfig, warnings: string[]): AdmissionBlock {
   const m = config.match;
   const match: AdmissionMatch = {};

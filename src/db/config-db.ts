@@ -46,6 +46,7 @@ import {
 } from "./db-files.ts";
 import { appliedVersion, migrate, type Migration, MIGRATIONS } from "./migrations.ts";
 import { SerialQueue } from "./serial-queue.ts";
+import { type OpenFailure, openFailureOf, recordKeyCheck } from "./key-check.ts";
 
 const log = getLogger("svc::db");
 
@@ -150,6 +151,7 @@ async function settleDatabaseFile(dir: string, key: string, now: number): Promis
   const present = await exists(path);
   if (present && await opensWith(path, key)) return null;
   const restorable = await findOpenableAside(dir, key);
+  const failure = present ? await openFailureOf(dir, key) : undefined;
   const movedTo = present ? await moveAside(dir, now) : null;
   if (restorable !== null) {
     await moveDatabase(restorable, path);
@@ -160,15 +162,32 @@ async function settleDatabaseFile(dir: string, key: string, now: number): Promis
     });
     return null;
   }
-  if (movedTo !== null) {
-    log.error(
-      "the bootstrap password hash does not open the config database; it was moved aside and " +
-        "svc runs on an empty one until an operator recovers (POST /_/api/admin/recover-db) or " +
-        "restarts with the right hash",
-      { moved_aside: movedTo },
-    );
-  }
+  if (movedTo !== null) log.error(unopenedMessage(failure!), { moved_aside: movedTo });
   return movedTo;
+}
+
+/**
+ * The operator's story of a config database the current hash does not open (key-check.ts tells
+ * which): what happened, and what `POST /recover-db` keeps and loses. Accepting the empty
+ * database keeps the config file, the objects and the moved-aside file (never deleted); it loses
+ * what only the database held: IAM users, groups and keys, sessions, login providers, job
+ * history, undelivered events and persisted usage counters (rebuilt by a scan).
+ */
+function unopenedMessage(failure: OpenFailure): string {
+  const after = "it was moved aside and svc runs on an empty one (S3 answers 503) until an " +
+    "operator accepts that (POST /_/api/admin/recover-db: keeps the config file, the objects and " +
+    "the moved-aside file; loses IAM users, groups and keys, sessions, login providers, job " +
+    "history, undelivered events and usage counters)";
+  if (failure === "damaged") {
+    return "the config database is damaged: the bootstrap password hash is the one that " +
+      `encrypted it, yet it does not open; ${after}, or restores a backup (POST /_/api/admin/backup)`;
+  }
+  if (failure === "other_hash") {
+    return "the bootstrap password hash does not open the config database (another hash " +
+      `encrypted it); ${after}, or restarts with the hash that encrypted it`;
+  }
+  return "the config database does not open with the bootstrap password hash (another hash " +
+    `encrypted it, or the file is damaged); ${after}, or restarts with the right hash`;
 }
 
 export async function openConfigDb(options: OpenConfigDbOptions): Promise<ConfigDb> {
@@ -187,6 +206,7 @@ export async function openConfigDb(options: OpenConfigDbOptions): Promise<Config
   const client = openClient(path, key);
   try {
     await migrate(client, options.migrations ?? MIGRATIONS, now);
+    await recordKeyCheck(dir, key);
     if (asidePath !== null) {
       await client.execute({
         sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
@@ -322,6 +342,7 @@ export class ConfigDb implements DbClient {
       this.#raw = openClient(this.path, newKey);
       this.#key = newKey;
       await fsyncDirectoryNow(this.dir);
+      await recordKeyCheck(this.dir, newKey);
     });
   }
 

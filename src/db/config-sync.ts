@@ -36,6 +36,8 @@ export interface ConfigSyncDeps {
   audit: AuditFn;
   /** Counts each step's outcome (svc_config_sync_total). */
   count: (outcome: ConfigSyncOutcome) => void;
+  /** The running bootstrap key id: a copy giving it to a user is not adopted (iam/model.ts). */
+  bootstrapKeyId?: () => string | undefined;
 }
 
 export class ConfigSync {
@@ -166,7 +168,11 @@ export class ConfigSync {
       });
       const out = await Deno.open(file, { write: true, create: true, truncate: true, mode: 0o600 });
       await response.body!.pipeTo(out.writable);
-      const { users } = await adoptIamSnapshot(this.#deps.db, file);
+      const { users } = await adoptIamSnapshot(
+        this.#deps.db,
+        file,
+        this.#deps.bootstrapKeyId?.(),
+      );
       await this.#remember(response.headers.get("etag"));
       await this.#deps.onAdopted();
       log.info("IAM adopted from the config sync bucket", { bucket: this.#deps.bucket, users });

@@ -33,16 +33,22 @@ export class IamReconciler {
     this.#now = options.now ?? Date.now;
   }
 
-  /** What a reconcile of `access` would do; throws IamError("invalid"); writes nothing. */
-  async preview(access: Record<string, unknown>): Promise<ReconcilePlan> {
-    const desired = desiredIam(access);
+  /**
+   * What a reconcile of `access` would do; throws IamError; writes nothing. `bootstrapKeyId` (the
+   * running `access.access_key_id`) is a key no user may hold (iam/model.ts).
+   */
+  async preview(access: Record<string, unknown>, bootstrapKeyId?: string): Promise<ReconcilePlan> {
+    const desired = desiredIam(access, bootstrapKeyId);
     const state = await this.state();
     return planReconcile(desired, state);
   }
 
   /** Converges the database to `access` in one transaction; answers the plan it wrote. */
-  async reconcile(access: Record<string, unknown>): Promise<ReconcilePlan> {
-    const desired = desiredIam(access);
+  async reconcile(
+    access: Record<string, unknown>,
+    bootstrapKeyId?: string,
+  ): Promise<ReconcilePlan> {
+    const desired = desiredIam(access, bootstrapKeyId);
     const plan = await this.#db.transaction(async (tx) => {
       const planned = planReconcile(desired, await readIamState(tx));
       if (!isNoop(planned)) await writePlan(tx, planned, this.#now());

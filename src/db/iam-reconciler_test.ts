@@ -295,3 +295,29 @@ Deno.test("reconcile: export → apply → export is identical, with and without
     assert.deepEqual((await reconciler.state()).identities, []);
   });
 });
+
+Deno.test("reconcile: no user may hold the bootstrap key id; the refusal changes nothing", async () => {
+  await withDb(async (reconciler, store) => {
+    const access = base();
+    const version = await store.version();
+    for (
+      const run of [
+        () => reconciler.preview(access, "AKIABOB000000000"),
+        () => reconciler.reconcile(access, "AKIABOB000000000"),
+      ]
+    ) {
+      await assert.rejects(
+        run(),
+        (err: Error) =>
+          err instanceof IamError && err.kind === "conflict" &&
+          /access\.iam_users\.1 \(user "bob"\): access key "AKIABOB000000000" is the bootstrap key/
+            .test(err.message),
+      );
+    }
+    assert.equal(await store.version(), version);
+    assert.deepEqual(await store.listUsers(), []);
+    // Another key id as the bootstrap key: applies as usual.
+    await reconciler.reconcile(access, "AKIABOOTSTRAP000");
+    assert.equal((await store.listUsers()).length, 2);
+  });
+});

@@ -10,6 +10,7 @@ import type { Client } from "@libsql/client";
 import type { ConfigDb } from "./config-db.ts";
 import { removeDatabase } from "./db-files.ts";
 import { appliedVersion } from "./migrations.ts";
+import { assertNotBootstrapKey } from "../iam/mod.ts";
 
 /** Parents before children: inserts run in this order, deletes in reverse. */
 export const IAM_TABLES = [
@@ -51,9 +52,15 @@ async function readRows(client: Client, table: string) {
 
 /**
  * Replaces the IAM rows of `db` with those of the snapshot at `path`. Throws SnapshotMismatch when
- * the file does not open with this database's key or has another schema version.
+ * the file does not open with this database's key or has another schema version, and IamError
+ * when a user of the copy holds `bootstrapKeyId` (this instance's `access.access_key_id`: the
+ * rule every user-writing path shares, iam/model.ts); nothing changes then.
  */
-export async function adoptIamSnapshot(db: ConfigDb, path: string): Promise<{ users: number }> {
+export async function adoptIamSnapshot(
+  db: ConfigDb,
+  path: string,
+  bootstrapKeyId?: string,
+): Promise<{ users: number }> {
   const copy = db.openSibling(path);
   let rows: Map<string, Awaited<ReturnType<typeof readRows>>>;
   let version: string | null;
@@ -76,6 +83,13 @@ export async function adoptIamSnapshot(db: ConfigDb, path: string): Promise<{ us
     }
     rows = new Map();
     for (const table of IAM_TABLES) rows.set(table, await readRows(copy, table));
+    for (const user of rows.get("iam_users")!) {
+      assertNotBootstrapKey(
+        { name: String(user.name), access_key_id: String(user.access_key_id) },
+        bootstrapKeyId,
+        `Synced user "${String(user.name)}"`,
+      );
+    }
     const meta = await copy.execute("SELECT value FROM meta WHERE key = 'iam_version'");
     version = meta.rows.length > 0 ? String(meta.rows[0].value) : null;
   } finally {

@@ -3,6 +3,7 @@ import { openConfigDb } from "./config-db.ts";
 import { IamStore } from "./iam-store.ts";
 import { adoptIamSnapshot, SnapshotMismatch, writeIamSnapshot } from "./iam-snapshot.ts";
 import { fileContains, HASH_A, HASH_B } from "../../tests/helpers/config-db.ts";
+import { IamError } from "../iam/mod.ts";
 
 Deno.test("IAM snapshot: adopted whole by an instance with the same hash; nothing else travels", async () => {
   const dir = await Deno.makeTempDir();
@@ -48,6 +49,39 @@ Deno.test("IAM snapshot: another bootstrap hash cannot adopt it, and nothing cha
     assert.deepEqual((await otherIam.listUsers()).map((u) => u.name), ["bob"]);
     await source.close();
     await other.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("IAM snapshot: a copy giving a user this instance's bootstrap key id is not adopted", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const source = await openConfigDb({ dir: `${dir}/a`, passwordHash: HASH_A });
+    await new IamStore(source).createUser({
+      name: "intruder",
+      access_key_id: "BOOTSTRAPKEY0001",
+      secret_access_key: "attacker-secret-01",
+    });
+    await writeIamSnapshot(source, `${dir}/snapshot.db`);
+    const target = await openConfigDb({ dir: `${dir}/b`, passwordHash: HASH_A });
+    const targetIam = new IamStore(target);
+    await targetIam.createUser({ name: "bob" });
+    const versionBefore = await targetIam.version();
+    await assert.rejects(
+      adoptIamSnapshot(target, `${dir}/snapshot.db`, "BOOTSTRAPKEY0001"),
+      (err: Error) =>
+        err instanceof IamError && err.kind === "conflict" && /intruder/.test(err.message) &&
+        /bootstrap key/.test(err.message),
+    );
+    assert.deepEqual((await targetIam.listUsers()).map((u) => u.name), ["bob"]);
+    assert.equal(await targetIam.version(), versionBefore, "nothing changed");
+    // Another instance's bootstrap key id is no concern of this one.
+    assert.deepEqual(await adoptIamSnapshot(target, `${dir}/snapshot.db`, "OTHERKEY0001"), {
+      users: 1,
+    });
+    await source.close();
+    await target.close();
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

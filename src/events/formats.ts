@@ -14,14 +14,14 @@
  *   entry whose `bucket` (absent = any) and `prefix_globs` (empty = any key) match, else
  *   `slack_channel`. Slack answers 200 with `{"ok": false}` on failure: only `ok: true` counts.
  * - Slack filters: the kind must be in `slack_notify_kinds`; `slack_include_globs` (empty = all)
- *   and `slack_exclude_globs` match `bucket/key` (exclude wins). Route `prefix_globs` match the
- *   key. Globs as elsewhere in the config: `*` any run without `/`, `**` any run, `?` one
- *   character. A filtered-out event has no target and counts as delivered.
+ *   and `slack_exclude_globs` match the object key (exclude wins), and so do route
+ *   `prefix_globs`, in the reference implementation's dialect (`*` crosses `/`: lib/glob.ts
+ *   `keyGlobMatcher`). A filtered-out event has no target and counts as delivered.
  */
 import type { EventDeliveryConfig } from "../config/mod.ts";
 import { type DeliveredEvent, EVENT_SCHEMA, type ObjectEvent } from "./event.ts";
 import { SIGNATURE_HEADER, signatureHeader } from "./signing.ts";
-import { globMatcher } from "../lib/mod.ts";
+import { keyGlobMatcher } from "../lib/mod.ts";
 
 export interface DeliveryRequest {
   /** Stable name of the target (the URL, or `slack:<channel>`). */
@@ -51,7 +51,7 @@ function matchesAny(globs: readonly string[], text: string): boolean {
     let matcher = globCache.get(glob);
     if (matcher === undefined) {
       if (globCache.size > 1000) globCache.clear();
-      matcher = globMatcher(glob);
+      matcher = keyGlobMatcher(glob);
       globCache.set(glob, matcher);
     }
     return matcher(text);
@@ -61,9 +61,11 @@ function matchesAny(globs: readonly string[], text: string): boolean {
 /** Whether the Slack filters let this event through. */
 export function slackWants(event: ObjectEvent, config: EventDeliveryConfig): boolean {
   if (!config.slack_notify_kinds.includes(event.kind)) return false;
-  const path = `${event.bucket}/${event.key}`;
-  if (matchesAny(config.slack_exclude_globs, path)) return false;
-  return config.slack_include_globs.length === 0 || matchesAny(config.slack_include_globs, path);
+  // The key alone, in the reference implementation's dialect: configs written for it filter the
+  // same here (lib/glob.ts).
+  if (matchesAny(config.slack_exclude_globs, event.key)) return false;
+  return config.slack_include_globs.length === 0 ||
+    matchesAny(config.slack_include_globs, event.key);
 }
 
 /** Bot-token mode: the channels an event goes to (matching routes, else the fallback). */

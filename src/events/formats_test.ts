@@ -54,19 +54,21 @@ Deno.test("raw: one request per distinct endpoint with the envelope, headers and
   assert.equal(unsigned[0].headers["x-svc-signature"], undefined);
 });
 
-Deno.test("slack filters: kinds, include and exclude globs over bucket/key (exclude wins)", () => {
+Deno.test("slack filters: kinds, include and exclude globs over the key, * crossing / (exclude wins)", () => {
   const config = settings({
     format: "slack",
     webhook_url: "http://hooks/x",
-    slack_include_globs: ["logs/**", "data/*.csv"],
-    slack_exclude_globs: ["logs/tmp/**"],
+    slack_include_globs: ["logs/**", "*.csv"],
+    slack_exclude_globs: ["logs/tmp/**", "*.tmp"],
   });
-  assert.equal(slackWants(event("logs", "a/b.txt"), config), true);
-  assert.equal(slackWants(event("logs", "tmp/x"), config), false);
+  assert.equal(slackWants(event("any", "logs/a/b.txt"), config), true);
+  assert.equal(slackWants(event("any", "logs/tmp/x"), config), false);
   assert.equal(slackWants(event("data", "x.csv"), config), true);
-  assert.equal(slackWants(event("data", "deep/x.csv"), config), false, "* stops at /");
+  assert.equal(slackWants(event("data", "deep/x.csv"), config), true, "* crosses /");
+  assert.equal(slackWants(event("data", "deep/x.csv.tmp"), config), false, "exclude wins");
+  assert.equal(slackWants(event("logs", "a/b.txt"), config), false, "the bucket is not matched");
   assert.equal(slackWants(event("other", "x"), config), false);
-  assert.equal(slackWants(event("logs", "a", "ObjectDeleted"), config), false, "default kinds");
+  assert.equal(slackWants(event("logs", "logs/a", "ObjectDeleted"), config), false, "kinds");
   const all = settings({ format: "slack", slack_notify_kinds: ["ObjectDeleted"] });
   assert.equal(slackWants(event("any", "x", "ObjectDeleted"), all), true);
   assert.deepEqual(deliveryRequests(event("other", "x"), config, 0), [], "filtered: no target");

@@ -14,6 +14,7 @@
 import { type MappingRule, MATCH_TYPES } from "./mapping-rules.ts";
 import { isPlainObject } from "../lib/mod.ts";
 import {
+  assertNotBootstrapKey,
   type AuthSource,
   IamError,
   type Permission,
@@ -259,10 +260,14 @@ function parseIdentity(raw: Record<string, unknown>, where: string): DesiredIden
 
 /**
  * The desired IAM of an `access` mapping, with every YAML-only check (SPEC "Declarative IAM" 3
- * except the one that needs the database: a key of a to-be-deleted user, in reconcile.ts).
- * Throws IamError("invalid").
+ * except the one that needs the database: a key of a to-be-deleted user, in reconcile.ts), and
+ * the rule every user-writing path shares: no user holds `bootstrapKeyId` (the running
+ * `access.access_key_id`; a fragment applied alone does not carry it). Throws IamError.
  */
-export function desiredIam(access: Record<string, unknown>): DesiredIam {
+export function desiredIam(
+  access: Record<string, unknown>,
+  bootstrapKeyId?: string | null,
+): DesiredIam {
   const base = "access";
   const groups = records(access.iam_groups, `${base}.iam_groups`, GROUP_FIELDS)
     .map((raw, i) => parseGroup(raw, `${base}.iam_groups.${i}`));
@@ -280,6 +285,7 @@ export function desiredIam(access: Record<string, unknown>): DesiredIam {
   const groupNames = new Set(groups.map((g) => g.name));
   const providerNames = new Set(providers.map((p) => p.name));
   users.forEach((user, i) => {
+    assertNotBootstrapKey(user, bootstrapKeyId, `${base}.iam_users.${i} (user "${user.name}")`);
     for (const group of user.groups) {
       if (!groupNames.has(group)) {
         invalid(`${base}.iam_users.${i}: user "${user.name}" names unknown group "${group}"`);

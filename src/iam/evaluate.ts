@@ -252,19 +252,21 @@ export function evaluate(
 }
 
 /**
- * Where a listing of `bucket` may find keys the statements let the user `list`: the literal
- * prefixes of the Allow grants on that bucket ("" for a grant on the whole bucket), and whether
- * the per-entry filter is needed at all (a Deny or a condition on the bucket, or a glob that is
- * not a plain `prefix*`, means some entries inside those ranges may be hidden).
+ * Where a listing of `bucket` may find keys the statements let the user do `action` on (`list`
+ * or `read`): the literal prefixes of the Allow grants on that bucket ("" for a grant on the whole
+ * bucket), and whether the per-entry filter is needed at all (a Deny or a condition on the
+ * bucket, or a glob that is not a plain `prefix*`, means some entries inside those ranges may be
+ * hidden).
  */
 export function listRanges(
   statements: readonly CompiledStatement[],
   bucket: string,
+  action: RequestAction = "list",
 ): { prefixes: string[]; filtered: boolean } {
   const prefixes = new Set<string>();
   let filtered = false;
   for (const statement of statements) {
-    if (statement.actions !== null && !statement.actions.has("list")) continue;
+    if (statement.actions !== null && !statement.actions.has(action)) continue;
     const onBucket = statement.resources.filter((r) =>
       r.kind === "all" || globMatches(r.bucket, bucket)
     );
@@ -280,8 +282,50 @@ export function listRanges(
       }
     }
   }
-  // A range inside another one is read by the wider one already.
-  const sorted = [...prefixes].sort();
-  const kept = sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p.startsWith(q)));
-  return { prefixes: kept, filtered };
+  return { prefixes: outermost(prefixes), filtered };
+}
+
+/** The prefixes no other one of the set contains (a range inside another is read by it). */
+function outermost(prefixes: Iterable<string>): string[] {
+  const sorted = [...new Set(prefixes)].sort();
+  return sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p.startsWith(q)));
+}
+
+/** The key ranges inside both sets of ranges (each a set of key prefixes). */
+export function intersectRanges(a: readonly string[], b: readonly string[]): string[] {
+  const both: string[] = [];
+  for (const p of a) {
+    for (const q of b) {
+      if (p.startsWith(q)) both.push(p);
+      else if (q.startsWith(p)) both.push(q);
+    }
+  }
+  return outermost(both);
+}
+
+/**
+ * The longest prefix of `key` under which an unconditional Deny of one of `actions` hides every
+ * key of `bucket` (`bucket/private/*`), or undefined: a listing that met a hidden key may jump
+ * past the whole denied range instead of reading it key by key.
+ */
+export function deniedRange(
+  statements: readonly CompiledStatement[],
+  bucket: string,
+  key: string,
+  actions: readonly RequestAction[],
+): string | undefined {
+  let longest: string | undefined;
+  for (const statement of statements) {
+    if (!statement.deny || statement.conditions.length > 0) continue;
+    if (statement.actions !== null && !actions.some((a) => statement.actions!.has(a))) continue;
+    for (const resource of statement.resources) {
+      if (resource.kind !== "all" && !globMatches(resource.bucket, bucket)) continue;
+      // `*` and a whole-bucket resource deny every key: the range is the whole bucket.
+      const literal = resource.kind === "keys" ? resource.key.literal : "";
+      if (resource.kind === "keys" && !resource.key.prefixOnly) continue;
+      if (!key.startsWith(literal)) continue;
+      if (longest === undefined || literal.length > longest.length) longest = literal;
+    }
+  }
+  return longest;
 }

@@ -14,8 +14,10 @@ import {
   type CompiledStatement,
   compileStatement,
   type Decision,
+  deniedRange,
   evaluate,
   expandPermission,
+  intersectRanges,
   listRanges,
 } from "./evaluate.ts";
 
@@ -137,7 +139,7 @@ export class IamIndex {
 
   /**
    * The predicate a listing applies to each key and common prefix it would return: keys the
-   * principal may `list`, and common prefixes under which it may list something. Nothing outside
+   * principal may `list` and `read`, and common prefixes under which it may list something. Nothing outside
    * the grant shows, not even as a common prefix.
    */
   keyFilter(principal: Principal, context: ListContext): {
@@ -145,29 +147,38 @@ export class IamIndex {
     commonPrefix(prefix: string): boolean;
   } {
     const request = { action: "list" as const, ...context };
+    // A key is shown when the user may list it and read it (a GetObject asks no s3:prefix).
+    const read = { action: "read" as const, bucket: context.bucket, sourceIp: context.sourceIp };
     return {
-      key: (key) => this.authorize(principal, { ...request, key }).allowed,
+      key: (key) =>
+        this.authorize(principal, { ...request, key }).allowed &&
+        this.authorize(principal, { ...read, key }).allowed,
       commonPrefix: (prefix) => this.authorize(principal, { ...request, prefix }).allowed,
     };
   }
 
   /**
-   * What a listing of `context.bucket` may show `principal`: undefined when it sees every key (the
-   * bootstrap key, or an unconditional grant on the whole bucket with no Deny on it), else the
-   * ranges its grants cover and, when a Deny, a condition or a narrower glob applies, the
-   * per-entry filter.
+   * What a listing of `context.bucket` may show `principal` (SPEC Authentication 7: "list results
+   * show only what the user may read"): keys it may both `list` and `read`. Undefined when it sees
+   * every key (the bootstrap key, or unconditional grants of both on the whole bucket with no
+   * Deny there), else the ranges both grants cover and, when a Deny, a condition or a narrower
+   * glob applies, the per-entry filter and the denied ranges a listing may jump over.
    */
   listVisibility(principal: Principal, context: ListContext): KeyVisibility | undefined {
     if (principal.name === BOOTSTRAP_PRINCIPAL) return undefined;
     const entry = this.#byAccessKey.get(principal.accessKeyId);
     if (!entry || entry.name !== principal.name) return { prefixes: [] };
-    const { prefixes, filtered } = listRanges(entry.statements, context.bucket);
+    const list = listRanges(entry.statements, context.bucket, "list");
+    const read = listRanges(entry.statements, context.bucket, "read");
+    const prefixes = intersectRanges(list.prefixes, read.prefixes);
+    const filtered = list.filtered || read.filtered;
     if (!filtered && prefixes.length === 1 && prefixes[0] === "") return undefined;
     if (!filtered) return { prefixes };
     const filter = this.keyFilter(principal, context);
     return {
       prefixes,
       visible: (name, kind) => kind === "object" ? filter.key(name) : filter.commonPrefix(name),
+      hiddenRange: (key) => deniedRange(entry.statements, context.bucket, key, ["list", "read"]),
     };
   }
 

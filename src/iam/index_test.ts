@@ -214,3 +214,48 @@ Deno.test("concurrent rebuild requests all end on the newest version", async () 
     assert.equal(holder.current.userCount, 2);
   });
 });
+
+Deno.test("listVisibility: free for whole-bucket readers, read-filtered for the rest", async () => {
+  await withIam(async (store, holder) => {
+    const admin = await store.createUser({
+      name: "root",
+      permissions: [{ actions: ["*"], resources: ["*"] }],
+    });
+    const reader = await store.createUser({
+      name: "rita",
+      permissions: [{ actions: ["read", "list"], resources: ["photos"] }],
+    });
+    const lister = await store.createUser({
+      name: "homer",
+      permissions: [
+        { actions: ["list"], resources: ["photos"] },
+        { actions: ["read", "write"], resources: ["photos/home/${iam:username}/*"] },
+      ],
+    });
+    const denied = await store.createUser({
+      name: "dora",
+      permissions: [
+        { actions: ["read", "list"], resources: ["photos"] },
+        { effect: "Deny", actions: ["read"], resources: ["photos/secret/*"] },
+      ],
+    });
+    const index = await holder.rebuild();
+    const view = (u: { name: string; access_key_id: string }) =>
+      index.listVisibility({ name: u.name, accessKeyId: u.access_key_id }, {
+        bucket: "photos",
+        prefix: "",
+      });
+    // No per-key cost where both actions cover the whole bucket.
+    assert.equal(view(admin), undefined);
+    assert.equal(view(reader), undefined);
+    // list on the bucket, read on the home: only the home range is read, no filter needed.
+    assert.deepEqual(view(lister), { prefixes: ["home/homer/"] });
+    // A Deny on reading part of the bucket: filtered, and the denied range may be jumped.
+    const filtered = view(denied)!;
+    assert.deepEqual(filtered.prefixes, [""]);
+    assert.equal(filtered.visible!("secret/a", "object"), false);
+    assert.equal(filtered.visible!("open/a", "object"), true);
+    assert.equal(filtered.hiddenRange!("secret/a"), "secret/");
+    assert.equal(filtered.hiddenRange!("open/a"), undefined);
+  });
+});

@@ -14,6 +14,7 @@ export { generateAccessKeyId, generateSecretAccessKey } from "./keys.ts";
 export { mappedGroups } from "./mapping-rules.ts";
 export type { MappingRule } from "./mapping-rules.ts";
 export {
+  assertNotBootstrapKey,
   IamError,
   validateAccessKeyId,
   validateGroupNames,

@@ -132,6 +132,29 @@ export function validateAccessKeyId(value: unknown): string {
   return value;
 }
 
+/**
+ * The one rule on the bootstrap access key id (`access.access_key_id`): no IAM user may be given
+ * it. The IAM index answers for a key before the bootstrap pair does, so a user holding that id
+ * would take the bootstrap key over (its secret refused, the user's accepted). Every path that
+ * writes users applies it with the running bootstrap key id: `POST /users`, a backup import (zip
+ * and legacy JSON), a declarative apply and the startup reconcile, an adopted config-sync copy.
+ * Only `POST /migrate` hands the bootstrap pair to a user, on purpose. Throws
+ * IamError("conflict") naming `where` (the user) and how to proceed.
+ */
+export function assertNotBootstrapKey(
+  user: { name: string; access_key_id: string },
+  bootstrapKeyId: string | null | undefined,
+  where = `User "${user.name}"`,
+): void {
+  if (!bootstrapKeyId || user.access_key_id !== bootstrapKeyId) return;
+  throw new IamError(
+    "conflict",
+    `${where}: access key "${user.access_key_id}" is the bootstrap key (access.access_key_id); ` +
+      "no IAM user may hold it (POST /migrate turns the bootstrap pair into an IAM user, " +
+      "otherwise give the user another key)",
+  );
+}
+
 export function validateSecret(value: unknown): string {
   if (typeof value !== "string" || !SECRET.test(value)) {
     invalid("Secret access key must be 8-128 printable characters without spaces");

@@ -20,3 +20,30 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   return false;
 }
+
+/** How deep an admin JSON body may nest (a config document needs about 8 levels). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The first nesting depth of JSON `text` above `max`, or 0 when it stays within: one linear pass
+ * over the text, before any parse, so a body nested 150,000 levels deep never reaches a recursive
+ * walk (a stack overflow answered 500). Brackets inside strings do not count.
+ */
+export function jsonDepthOver(text: string, max = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) {
+      inString = true;
+    } else if (ch === 0x5b || ch === 0x7b) {
+      if (++depth > max) return depth;
+    } else if (ch === 0x5d || ch === 0x7d) {
+      depth--;
+    }
+  }
+  return 0;
+}

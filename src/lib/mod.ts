@@ -16,13 +16,14 @@ export {
   writeAll,
   writeStreamToFile,
 } from "./file-streams.ts";
-export { globMatcher } from "./glob.ts";
-export { deepEqual, isPlainObject } from "./json-value.ts";
+export { globMatcher, keyGlobMatcher } from "./glob.ts";
+export { deepEqual, isPlainObject, jsonDepthOver, MAX_JSON_DEPTH } from "./json-value.ts";
 export { KeyLock } from "./key-lock.ts";
 export { commonPrefixOf, compareUtf8 } from "./key-order.ts";
+export { dotSegmentOf } from "./key-segments.ts";
 export { mapConcurrent } from "./map-concurrent.ts";
 export { pathExists } from "./path-exists.ts";
-export { writePrivateFile } from "./private-file.ts";
+export { removeInterruptedWrites, writePrivateFile } from "./private-file.ts";
 export {
   isLent,
   lendChunk,

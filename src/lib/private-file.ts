@@ -23,3 +23,25 @@ export async function writePrivateFile(path: string, text: string): Promise<void
   }
   await fsyncDirectoryNow(dir);
 }
+
+/** The temp name writePrivateFile gives a file while writing it. */
+const INTERRUPTED_WRITE = /\.tmp-[0-9a-f]{12}$/;
+
+/**
+ * Removes what writes a crash interrupted left in `dir` (temps of writePrivateFile: e.g. the hash
+ * of a bootstrap password whose change never committed); returns their names. A missing `dir` has
+ * none.
+ */
+export async function removeInterruptedWrites(dir: string): Promise<string[]> {
+  const removed: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !INTERRUPTED_WRITE.test(entry.name)) continue;
+      await Deno.remove(`${dir}/${entry.name}`);
+      removed.push(entry.name);
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return removed.sort();
+}

@@ -1,8 +1,8 @@
 /**
  * libc, opened once for the whole process with every function svc calls in it, for what Deno
  * has no op for: the xattr family (xattr.ts, fd-read.ts), statx (lean-stat.ts, fd-read.ts),
- * getdents64 (fs-read-dir.ts), renameat2 (rename-exchange.ts), mallopt (malloc-tuning.ts) and
- * rlimits (fd-limit.ts).
+ * getdents64 (fs-read-dir.ts), renameat2 (rename-exchange.ts), mallopt (malloc-tuning.ts),
+ * rlimits (fd-limit.ts) and flock (file-lock.ts).
  *
  * The required functions are in every glibc svc can run on; where libc cannot be opened with
  * them (not glibc, no FFI permission) `processLibc` is unavailable, with the reason. The optional
@@ -32,6 +32,8 @@ export const LIBC_SYMBOLS = {
   fgetxattr: { parameters: ["i32", "buffer", "buffer", "usize"], result: "isize" },
   setxattr: { parameters: ["buffer", "buffer", "buffer", "usize", "i32"], result: "i32" },
   removexattr: { parameters: ["buffer", "buffer"], result: "i32" },
+  /** Advisory whole-file lock (file-lock.ts): one svc per data directory. */
+  flock: { parameters: ["i32", "i32"], result: "i32" },
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
   setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
   /** glibc 2.28+ (statx-layout.ts has the struct). */

@@ -5,6 +5,7 @@
 export { cJoinedPath, cPath } from "./c-path.ts";
 export { raiseOpenFileLimit } from "./fd-limit.ts";
 export { lstatNoThrow, withRegularFile } from "./fd-read.ts";
+export { tryLockFile } from "./file-lock.ts";
 export { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "./fs-read-dir.ts";
 export { DIRECTORY, leanLstat, leanLstatC, leanSize, REGULAR_FILE } from "./lean-stat.ts";
 export { createBackgroundHasher, createHasher } from "./libcrypto/native-hash.ts";

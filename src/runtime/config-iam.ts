@@ -21,10 +21,10 @@ import type { LogLevel } from "../observability/mod.ts";
 
 /** What the runtime needs of declarative IAM (src/db/iam-reconciler.ts implements it). */
 export interface IamReconcilePort {
-  /** Throws IamError("invalid"); writes nothing. */
-  preview(access: Record<string, unknown>): Promise<ReconcilePlan>;
+  /** Throws IamError; writes nothing. No user may hold `bootstrapKeyId` (iam/model.ts). */
+  preview(access: Record<string, unknown>, bootstrapKeyId?: string): Promise<ReconcilePlan>;
   /** One transaction; the IAM index is rebuilt before it returns. */
-  reconcile(access: Record<string, unknown>): Promise<ReconcilePlan>;
+  reconcile(access: Record<string, unknown>, bootstrapKeyId?: string): Promise<ReconcilePlan>;
 }
 
 export type IamAudit = (event: string, fields: Record<string, unknown>, level?: LogLevel) => void;
@@ -75,7 +75,7 @@ export async function prepareIamStep(
   }
   let plan: ReconcilePlan;
   try {
-    plan = await port.preview(access);
+    plan = await port.preview(access, input.next.access_key_id);
   } catch (err) {
     throw asConfigError(err);
   }
@@ -85,7 +85,7 @@ export async function prepareIamStep(
     commit: async (audit, who) => {
       let done: ReconcilePlan;
       try {
-        done = await port.reconcile(access);
+        done = await port.reconcile(access, input.next.access_key_id);
       } catch (err) {
         throw asConfigError(err);
       }

@@ -2,6 +2,8 @@
 // the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
 // entry into the room going through this file.
 
+export { DataDirectoryInUse, lockDataDirectories } from "./data-dir-lock.ts";
+export { checkBackendSettings } from "./open-backend.ts";
 export { openSvc } from "./open-svc.ts";
 export { reloadOnHangup } from "./reload.ts";
 export { startServer } from "./server.ts";

@@ -2,7 +2,7 @@
  * Opens the backends a config describes (config/backend-plan.ts names them): each the real
  * backend under its encryption layer, observed.
  */
-import type { BackendSpec, Config } from "../config/mod.ts";
+import { backendPlanOf, type BackendSpec, type Config } from "../config/mod.ts";
 import {
   type Backend,
   type DecryptFailure,
@@ -16,6 +16,37 @@ import {
 } from "../storage/mod.ts";
 import { StartupError } from "./startup-checks.ts";
 
+/** What a backend spec needs checked before anything opens: its keys, and an S3 backend's options. */
+async function settingsOf(spec: BackendSpec, config: Config, spoolDir: string) {
+  let keys: KeyRing;
+  try {
+    keys = await KeyRing.fromConfig(spec.name, spec.encryption);
+  } catch (err) {
+    throw new StartupError(err instanceof Error ? err.message : String(err));
+  }
+  if (spec.type === "filesystem") return { keys, s3: undefined };
+  try {
+    const s3 = {
+      ...s3OptionsFromConfig(spec, config.advanced, spoolDir),
+      writeHeaders: sseWriteHeaders(spec.encryption),
+    };
+    return { keys, s3 };
+  } catch (err) {
+    throw new StartupError(
+      `Backend "${spec.name}": ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/**
+ * Checks every backend's settings (keys, endpoint, credentials) without opening or writing
+ * anything: a config that cannot start is refused before its data directory is touched (the
+ * directory lock creates it). Throws StartupError.
+ */
+export async function checkBackendSettings(config: Config): Promise<void> {
+  for (const spec of backendPlanOf(config).specs) await settingsOf(spec, config, "/nonexistent");
+}
+
 /**
  * Opens one backend: the real one, under its encryption layer (always there, so objects that
  * say they are encrypted are decrypted whatever the current mode), observed (readiness uses its
@@ -27,28 +58,9 @@ export async function openBackend(
   spoolDir: string,
   onDecryptFailure?: (reason: DecryptFailure) => void,
 ): Promise<ObservedBackend> {
-  let backend: Backend;
-  let keys: KeyRing;
-  try {
-    keys = await KeyRing.fromConfig(spec.name, spec.encryption);
-  } catch (err) {
-    throw new StartupError(err instanceof Error ? err.message : String(err));
-  }
-  if (spec.type === "filesystem") {
-    backend = await FilesystemBackend.open(spec.path ?? "./data");
-  } else {
-    let options;
-    try {
-      options = {
-        ...s3OptionsFromConfig(spec, config.advanced, spoolDir),
-        writeHeaders: sseWriteHeaders(spec.encryption),
-      };
-    } catch (err) {
-      throw new StartupError(
-        `Backend "${spec.name}": ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    backend = await S3Backend.open(options);
-  }
+  const { keys, s3 } = await settingsOf(spec, config, spoolDir);
+  const backend: Backend = s3 === undefined
+    ? await FilesystemBackend.open(spec.path ?? "./data")
+    : await S3Backend.open(s3);
   return new ObservedBackend(new EncryptingBackend(backend, keys, onDecryptFailure));
 }

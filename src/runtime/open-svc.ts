@@ -62,6 +62,7 @@ export async function openSvc(config: Config, options: SvcOptions): Promise<Svc>
     config,
     metrics: services.metrics.iam,
     audit,
+    bootstrapKeyId: () => services.config.current.access.access_key_id,
   });
   const surface = late.surface = openS3Surface(services, iam.hooks);
   const runtime = new ConfigRuntime(services, {

@@ -23,9 +23,11 @@ export type S3Action = "read" | "list" | "write" | "delete" | "admin";
  * - `copy-source`: CopyObject / UploadPartCopy, `read` on the source object;
  * - `batch-key`: DeleteObjects, `delete` on each key (a refusal fails that key only);
  * - `form-key`: a POST form upload, `write` on the key its verified policy names, with the
- *   form's signer as principal (unknown before the policy is verified).
+ *   form's signer as principal (unknown before the policy is verified);
+ * - `listed-key`: ListParts, `read` on the upload's key (a listing of an object's parts shows
+ *   only what the user may read, as listings do).
  */
-export type AccessCheck = "request" | "copy-source" | "batch-key" | "form-key";
+export type AccessCheck = "request" | "copy-source" | "batch-key" | "form-key" | "listed-key";
 
 export interface AccessTarget {
   /** The S3 operation (routes.ts), e.g. `CopyObject` for a copy-source check too. */
@@ -43,7 +45,7 @@ export interface AccessTarget {
 export interface S3Access {
   /** Throws SvcError AccessDenied (see accessDenied) to refuse. */
   authorize(request: S3Request, target: AccessTarget): void;
-  /** ListObjects / ListObjectsV2: undefined shows every key (no filtering cost). */
+  /** ListObjects / ListObjectsV2 / ListMultipartUploads: undefined shows every key (no cost). */
   visibleKeys(request: S3Request, bucket: string): KeyVisibility | undefined;
   /** ListBuckets: undefined shows every bucket. */
   visibleBuckets(request: S3Request): ((bucket: string) => boolean) | undefined;

@@ -8,7 +8,7 @@
  *   answers AccessDenied without s3:ListAllMyBuckets; a filtered list lets every client start).
  * - DeleteObjects is judged key by key (a refused key fails alone), not as a bucket action.
  * - Listings pass the request's `prefix` ("" when absent) as `s3:prefix`, and show only the keys
- *   the user may `list` (see IamIndex.listVisibility).
+ *   the user may `list` and `read` (see IamIndex.listVisibility).
  * - `aws:SourceIp` is the client address the request context carries (proxy headers believed
  *   only with `trust_proxy_headers`).
  */

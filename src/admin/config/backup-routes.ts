@@ -28,7 +28,7 @@ import {
   openBackup,
   writeBackup,
 } from "../../backup/mod.ts";
-import { IamError } from "../../iam/mod.ts";
+import { assertNotBootstrapKey, IamError } from "../../iam/mod.ts";
 import { SvcError } from "../../lib/mod.ts";
 import { readBounded } from "../../http/mod.ts";
 import { type AuditFn, getLogger } from "../../observability/mod.ts";
@@ -105,7 +105,9 @@ async function refusing<T>(fn: () => Promise<T> | T): Promise<T> {
     if (err instanceof BackupFormatError) {
       throw new AdminError(err.tooLarge ? "payload_too_large" : "bad_request", err.message);
     }
-    if (err instanceof IamError) throw new AdminError("bad_request", err.message);
+    if (err instanceof IamError) {
+      throw new AdminError(err.kind === "conflict" ? "conflict" : "bad_request", err.message);
+    }
     throw err;
   }
 }
@@ -193,6 +195,13 @@ export function backupRoutes(deps: BackupRoutesDeps): Hono<AdminEnv> {
           "for the legacy JSON form)",
       );
     }
+    // Before the transaction: a record holding the bootstrap key id refuses the whole import.
+    const bootstrapKeyId = deps.config.current().access.access_key_id;
+    await refusing(() => {
+      plan.users.forEach((user, i) =>
+        assertNotBootstrapKey(user, bootstrapKeyId, `Backup user ${i} ("${user.name}")`)
+      );
+    });
     const counts = await refusing(() => importIam(deps.db, plan));
     await deps.onChange();
     const warnings = [...plan.warnings];

@@ -13,7 +13,7 @@
  */
 import { type Context, Hono } from "hono";
 import type { IamStore } from "../../db/mod.ts";
-import { IamError, POLICY_TEMPLATES } from "../../iam/mod.ts";
+import { assertNotBootstrapKey, IamError, POLICY_TEMPLATES } from "../../iam/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
@@ -118,20 +118,16 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
 
   app.post("/users", async (c) => {
     const body = onlyFields(await jsonBody(c), USER_CREATE_FIELDS);
-    if (
-      body.access_key_id !== undefined &&
-      body.access_key_id === deps.config.current().access.access_key_id
-    ) {
-      // Only POST /migrate may hand the bootstrap pair to an IAM user.
-      throw new AdminError(
-        "conflict",
-        `Access key "${body.access_key_id}" is the bootstrap key; POST /migrate turns it into ` +
-          `an IAM user`,
-      );
-    }
-    const user = await store(() =>
-      deps.store.createUser({ ...body, name: body.name as string } as never)
-    );
+    const user = await store(() => {
+      // The rule every user-writing path shares (iam/model.ts); only POST /migrate skips it.
+      if (typeof body.access_key_id === "string") {
+        assertNotBootstrapKey(
+          { name: String(body.name), access_key_id: body.access_key_id },
+          deps.config.current().access.access_key_id,
+        );
+      }
+      return deps.store.createUser({ ...body, name: body.name as string } as never);
+    });
     return changed(
       c,
       "iam_user_created",

@@ -2,7 +2,8 @@
  * The jobs area of the admin API (SPEC "Admin API", Jobs): the unified rows, runs and failures,
  * the per-kind actions (an action outside the kind's matrix answers 405 listing the supported
  * ones), `POST /jobs/reencrypt`, `POST /buckets/:bucket/migrate` and the bucket gate view
- * `GET /jobs/bucket/:bucket`, which is the only jobs route a browse (non-admin) session may read.
+ * `GET /jobs/bucket/:bucket`, which is the only jobs route a browse (non-admin) session may read,
+ * and then only for a bucket its user may see (the answer for another is the browse routes' one).
  */
 import { Hono } from "hono";
 import {
@@ -20,6 +21,11 @@ import type { Context } from "hono";
 export interface JobsRoutesDeps {
   jobs: JobsService;
   audit: AuditFn;
+  /**
+   * Throws (the AdminError the browse routes answer for that bucket: 403 forbidden, 404
+   * not_found) unless the session may see `bucket`. Asked only for non-admin (browse) sessions.
+   */
+  checkBucket: (c: Context<AdminEnv>, bucket: string) => Promise<void>;
 }
 
 const DEFAULT_LIMIT = 50;
@@ -47,7 +53,10 @@ export function jobsRoutes(deps: JobsRoutesDeps): Hono<AdminEnv> {
 
   // Before `/jobs/:id/...`: a bucket named `runs` must not read as a job id.
   app.get("/jobs/bucket/:bucket", async (c) => {
-    return c.json(await jobs.bucketStatus(c.req.param("bucket")));
+    const bucket = c.req.param("bucket");
+    // A browse session sees the jobs of the buckets its user may see, no others.
+    if (!c.var.principal?.admin) await deps.checkBucket(c, bucket);
+    return c.json(await jobs.bucketStatus(bucket));
   });
 
   app.get("/jobs", async (c) => {

@@ -6,8 +6,12 @@
  * mistypes gets several tries, a guesser gets about one password a minute.
  *
  * An attempt being checked counts as a possible failure until it ends, so firing many at once
- * (bcrypt takes ~0.4 s each) cannot slip more than `maxFailures` guesses past the limit. A
- * success forgets the address's failures. Memory is bounded by `maxTracked` addresses.
+ * (bcrypt takes ~0.4 s each) cannot slip more than `maxFailures` guesses past the limit.
+ * Failures only decay with time: a success forgets none of them. The limiter is shared by the
+ * password routes and the key-pair routes (`/login-as`, `/session/browser-connect`), so when a
+ * success cleared the address, four wrong passwords then one browse-connect with any valid key
+ * pair (a read-only user's) repeated forever guessed the bootstrap password without limit.
+ * Memory is bounded by `maxTracked` addresses.
  */
 import { AdminError } from "../admin-error.ts";
 
@@ -20,7 +24,7 @@ export interface LoginLimiterOptions {
 }
 
 export interface LoginAttempt {
-  /** The password was right: the address's failures are forgotten. */
+  /** The password was right; the address's failures stay until they leave the window. */
   succeeded(): void;
   /** The password was wrong; true when this failure locked the address. */
   failed(): boolean;
@@ -84,9 +88,7 @@ export class LoginLimiter {
     };
     return {
       succeeded: () => {
-        if (!settle()) return;
-        entry.failures = [];
-        this.#forgetIfIdle(ip, entry);
+        if (settle()) this.#forgetIfIdle(ip, entry);
       },
       failed: () => {
         if (!settle()) return false;

@@ -32,7 +32,7 @@ Deno.test("failures within the window lock the address for the lockout", () => {
   limiter.begin("b").succeeded();
 });
 
-Deno.test("failures older than the window are forgotten; a success clears the rest", () => {
+Deno.test("failures older than the window are forgotten; a success forgets none", () => {
   const clock = { now: 0 };
   const limiter = new LoginLimiter({ maxFailures: 3, windowSecs: 60, now: () => clock.now });
   limiter.begin("a").failed();
@@ -41,8 +41,20 @@ Deno.test("failures older than the window are forgotten; a success clears the re
   assert.equal(limiter.begin("a").failed(), false, "the first two left the window");
   limiter.begin("a").failed();
   limiter.begin("a").succeeded();
+  assert.equal(limiter.tracked, 1, "the failures outlive a success");
+  assert.equal(limiter.begin("a").failed(), true, "the third failure in the window locks");
+  clock.now = 61_000 + 300_000;
+  limiter.begin("a").succeeded();
   assert.equal(limiter.tracked, 0, "an address with nothing against it is not kept");
-  assert.equal(limiter.begin("a").failed(), false);
+});
+
+Deno.test("successes in between do not reset the count of wrong passwords", () => {
+  const clock = { now: 0 };
+  const limiter = new LoginLimiter({ maxFailures: 5, windowSecs: 60, now: () => clock.now });
+  for (let i = 0; i < 4; i++) assert.equal(limiter.begin("a").failed(), false);
+  limiter.begin("a").succeeded();
+  assert.equal(limiter.begin("a").failed(), true, "the fifth failure locks despite the success");
+  retryAfter(() => limiter.begin("a"));
 });
 
 Deno.test("attempts in flight count against the limit until they end", () => {

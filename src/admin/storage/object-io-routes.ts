@@ -25,7 +25,7 @@ import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { principalOf } from "./object-routes.ts";
-import { ActingClient, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";
+import { ActingClient, checkTarget, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";
 
 export interface ObjectIoDeps {
   s3: InternalS3;
@@ -56,10 +56,12 @@ export function objectIoRoutes(deps: ObjectIoDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const client = (c: Context<AdminEnv>) =>
     new ActingClient(deps.s3, principalOf(deps, c.var.principal), c.var.clientIp);
-  const target = (c: Context<AdminEnv>) => ({
-    bucket: required(c, "bucket"),
-    key: required(c, "key"),
-  });
+  // Checked here as well as in s3Path: a refused key answers 400 before any body is read.
+  const target = (c: Context<AdminEnv>) => {
+    const found = { bucket: required(c, "bucket"), key: required(c, "key") };
+    checkTarget(found.bucket, found.key);
+    return found;
+  };
 
   app.get("/objects/head", async (c) => {
     const { bucket, key } = target(c);
@@ -95,6 +97,7 @@ export function objectIoRoutes(deps: ObjectIoDeps): Hono<AdminEnv> {
     ) {
       throw new AdminError("bad_request", `"keys" must list at most ${MAX_KINDS} keys`);
     }
+    for (const key of keys) checkTarget(bucket, key as string);
     const s3 = client(c);
     const kinds: Record<string, string | null> = {};
     let next = 0;

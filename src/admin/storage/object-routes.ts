@@ -18,7 +18,7 @@ import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv, type AdminPrincipal } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
-import { ActingClient, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";
+import { ActingClient, checkTarget, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";
 import { zipObjects } from "./zip-objects.ts";
 
 export interface ObjectRoutesDeps {
@@ -56,6 +56,20 @@ export function principalOf(
   return { name: user.name, accessKeyId: user.accessKeyId };
 }
 
+/**
+ * Refuses a bucket the session's user may not see, with the answer the browse routes give for it
+ * (a HeadBucket as that user: 403 forbidden, 404 not_found): for admin routes that show a bucket's
+ * state to browse sessions (`/jobs/bucket/:bucket`).
+ */
+export function sessionBucketCheck(deps: Pick<ObjectRoutesDeps, "s3" | "index" | "config">) {
+  return async (c: { var: AdminEnv["Variables"] }, bucket: string): Promise<void> => {
+    const s3 = new ActingClient(deps.s3, principalOf(deps, c.var.principal), c.var.clientIp);
+    const response = await s3.send("HEAD", s3Path(bucket));
+    if (!response.ok) throw await s3Failure(response);
+    await response.body?.cancel();
+  };
+}
+
 function stringField(value: unknown, name: string): string {
   if (typeof value !== "string" || value === "") {
     throw new AdminError("bad_request", `Field "${name}" must be a non-empty string`);
@@ -68,14 +82,18 @@ function itemsOf(body: Record<string, unknown>) {
   if (!Array.isArray(items) || items.length === 0 || items.length > MAX_ITEMS) {
     throw new AdminError("bad_request", `"items" must list 1 to ${MAX_ITEMS} objects`);
   }
+  // Every item is checked before the first call, so a refused one leaves nothing half done.
   return items.map((item, i) => {
     const record = (item ?? {}) as Record<string, unknown>;
-    return {
+    const checked = {
       source_bucket: stringField(record.source_bucket, `items[${i}].source_bucket`),
       source_key: stringField(record.source_key, `items[${i}].source_key`),
       destination_bucket: stringField(record.destination_bucket, `items[${i}].destination_bucket`),
       destination_key: stringField(record.destination_key, `items[${i}].destination_key`),
     };
+    checkTarget(checked.source_bucket, checked.source_key, `items[${i}].source_key`);
+    checkTarget(checked.destination_bucket, checked.destination_key, `items[${i}].destination_key`);
+    return checked;
   });
 }
 
@@ -182,10 +200,14 @@ export function objectRoutes(deps: ObjectRoutesDeps): Hono<AdminEnv> {
     if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_ITEMS) {
       throw new AdminError("bad_request", `"keys" must list 1 to ${MAX_ITEMS} keys`);
     }
+    const names = keys.map((key, i) => {
+      const name = stringField(key, `keys[${i}]`);
+      checkTarget(bucket, name, `keys[${i}]`);
+      return name;
+    });
     const s3 = client(c);
     const results = [];
-    for (const [i, key] of keys.entries()) {
-      const name = stringField(key, `keys[${i}]`);
+    for (const name of names) {
       results.push({ key: name, ...await outcome(await s3.send("DELETE", s3Path(bucket, name))) });
     }
     const done = results.filter((r) => r.ok).length;
@@ -202,6 +224,7 @@ export function objectRoutes(deps: ObjectRoutesDeps): Hono<AdminEnv> {
     if ((keys.length === 0) === (prefix === undefined)) {
       throw new AdminError("bad_request", `Give either "key" (repeatable) or "prefix"`);
     }
+    for (const key of keys) checkTarget(bucket, key);
     const s3 = client(c);
     const { stream, entries } = await zipObjects(
       s3,

@@ -6,6 +6,7 @@
  */
 import type { Principal } from "../../iam/mod.ts";
 import { type ActingAs, childText, parseXml } from "../../s3/mod.ts";
+import { dotSegmentOf } from "../../lib/mod.ts";
 import { AdminError } from "../admin-error.ts";
 
 export type InternalS3 = (
@@ -14,8 +15,32 @@ export type InternalS3 = (
   acting?: ActingAs,
 ) => Promise<Response>;
 
-/** `/bucket/key` with every segment percent-encoded (the handler decodes the raw path). */
+/**
+ * Refuses (400) a bucket or key holding a `.` or `..` segment, as S3 does (lib/key-segments.ts):
+ * the in-process request's URL would resolve `/a/../b/x` to bucket `b` while the route (and its
+ * audit) named `a`. `what` names the field in the message.
+ */
+export function checkTarget(bucket: string, key?: string, what = "key"): void {
+  if (bucket === "." || bucket === "..") {
+    throw new AdminError("bad_request", `Bucket "${bucket}" is not a bucket name`);
+  }
+  const dot = key === undefined ? null : dotSegmentOf(key);
+  if (dot !== null) {
+    const shown = key!.length > 80 ? `${key!.slice(0, 80)}…` : key;
+    throw new AdminError(
+      "bad_request",
+      `Field "${what}": key "${shown}" has a "${dot}" path segment; S3 refuses such keys`,
+      { s3_code: "InvalidObjectName" },
+    );
+  }
+}
+
+/**
+ * `/bucket/key` with every segment percent-encoded (the handler decodes the raw path). Checks
+ * the target first (`checkTarget`), so no in-process call can leave the bucket it names.
+ */
 export function s3Path(bucket: string, key?: string): string {
+  checkTarget(bucket, key);
   const encode = (segment: string) => encodeURIComponent(segment);
   return key === undefined
     ? `/${encode(bucket)}`

@@ -14,7 +14,7 @@ import { Zip, ZipPassThrough } from "fflate";
 import { getLogger } from "../../observability/mod.ts";
 import { childrenNamed, childText, parseXml } from "../../s3/mod.ts";
 import { AdminError } from "../admin-error.ts";
-import { type ActingClient, s3Failure, s3Path } from "./s3-internal.ts";
+import { type ActingClient, checkTarget, s3Failure, s3Path } from "./s3-internal.ts";
 
 const log = getLogger("svc::admin");
 
@@ -102,6 +102,9 @@ export async function zipObjects(
     : await listAll(s3, bucket, selection.prefix);
   // Folder markers (`photos/`, empty) are not files.
   const entries = all.filter((e) => !(e.key.endsWith("/") && e.size === 0));
+  // A listed key no URL can address (a `..` segment, stored behind svc's back on an S3 backend)
+  // is a JSON error now, not a stream that fails halfway.
+  for (const entry of entries) checkTarget(bucket, entry.key);
   const total = entries.reduce((sum, e) => sum + e.size, 0);
   if (total > MAX_ZIP_BYTES) {
     throw new AdminError(

@@ -7,6 +7,8 @@
  * - the first failed: nothing was remembered, so the repeat runs (an honest retry);
  * - the first succeeded and the operation is idempotent (replay-rules.ts) with the same body:
  *   the first answer (status, headers, body), without running again;
+ * - CreateMultipartUpload and conditional writes: executed again, every time (replay-rules.ts
+ *   says why);
  * - otherwise (it would create something new, its body differs, or the first answer was too
  *   large to keep): 400 "Request replay detected", audited `replay_rejected`.
  *
@@ -22,7 +24,7 @@ import { readBounded, type RequestContext } from "../../http/mod.ts";
 import { getLogger } from "../../observability/mod.ts";
 import type { VerifiedRequest } from "../sigv4/sigv4-request.ts";
 import { type ReplayBodyComparison, type ReplayDecision, RUN_AS_SENT } from "./replay-decision.ts";
-import { bodyIsSigned, type ReplayRule, replayRule } from "./replay-rules.ts";
+import { bodyIsSigned, type ReplayRule, replayRule, rerunsOnRepeat } from "./replay-rules.ts";
 import {
   type ReplayAnswer,
   type ReplayClaim,
@@ -131,7 +133,7 @@ export class ReplayGuard {
     const { windowSeconds, clockSkewSeconds } = this.#settings();
     if (
       verified === undefined || verified.presigned || windowSeconds <= 0 ||
-      !MUTATING.has(request.method)
+      !MUTATING.has(request.method) || rerunsOnRepeat(request)
     ) {
       return await work(RUN_AS_SENT);
     }

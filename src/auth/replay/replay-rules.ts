@@ -9,8 +9,14 @@
  * - `object`: an object or part body (PutObject, UploadPart), compared through its MD5, which is
  *   the ETag the first answer returned.
  *
- * Everything else (CreateMultipartUpload, copies, configuration subresources, browser POSTs)
- * would create something new or is not listed: its repeat is refused.
+ * Two kinds are executed again instead (`rerunsOnRepeat`): CreateMultipartUpload, whose repeat
+ * only makes another empty upload (parallel uploaders send identical ones; the idle TTL and
+ * `max_multipart_uploads` bound them), and any write carrying a precondition, whose first answer
+ * depended on the state then: replaying it would tell a second writer it created what the first
+ * one did.
+ *
+ * Everything else (copies, configuration subresources, browser POSTs) would create something new
+ * or is not listed: its repeat is refused.
  */
 import type { RequestContext } from "../../http/mod.ts";
 import { UNSIGNED_PAYLOAD } from "../sigv4/sigv4-request.ts";
@@ -28,6 +34,15 @@ const NEUTRAL = new Set(["x-id"]);
 function queryIs(request: RequestContext, names: string[]): boolean {
   const present = [...request.query.keys()].filter((name) => !NEUTRAL.has(name));
   return present.length === names.length && names.every((name) => request.query.has(name));
+}
+
+/** Request headers that make a write conditional on the object's state. */
+const PRECONDITIONS = ["if-match", "if-none-match", "if-modified-since", "if-unmodified-since"];
+
+/** Whether a repeat of this request is executed again (see the header) rather than answered. */
+export function rerunsOnRepeat(request: RequestContext): boolean {
+  if (PRECONDITIONS.some((name) => request.headers.has(name))) return true;
+  return request.method === "POST" && request.key !== null && queryIs(request, ["uploads"]);
 }
 
 /** The rule of an idempotent operation, or null when a repeat must be refused. */

@@ -131,7 +131,9 @@ function parseQueryForm(query: URLSearchParams, headers: Headers): SignedRequest
   const time = amzTime(amzDate);
   if (time === undefined) throw queryError(MESSAGES.queryDate);
   if (scope.date !== amzDate.slice(0, 8)) throw queryError(dateMismatch(scope.date, amzDate));
-  if (!/^\d{1,7}$/.test(expiresText)) throw queryError("X-Amz-Expires should be a number");
+  // A negative lifetime is what boto3 writes for a URL presigned as already expired: S3 reads it
+  // as expired (403 at verification), not as a malformed parameter.
+  if (!/^-?\d{1,7}$/.test(expiresText)) throw queryError("X-Amz-Expires should be a number");
   const expires = Number(expiresText);
   if (expires > MAX_EXPIRES) {
     throw queryError(`X-Amz-Expires must be less than a week (in seconds) that is ${MAX_EXPIRES}`);

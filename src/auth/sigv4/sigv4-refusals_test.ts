@@ -227,6 +227,11 @@ Deno.test("malformed presigned parameters are AuthorizationQueryParametersError"
     0,
     "expired, not malformed",
   );
+  assert.equal(
+    parseSignedRequest(request({ "X-Amz-Expires": "-5" }))!.expires,
+    -5,
+    "boto3's already-expired URL: expired (403 at verification), not malformed",
+  );
   const bad: Record<string, string | null>[] = [
     { "X-Amz-Date": null },
     { "X-Amz-Expires": null },
@@ -237,7 +242,7 @@ Deno.test("malformed presigned parameters are AuthorizationQueryParametersError"
     { "X-Amz-Credential": `${AKID}/20251231/us-east-1/s3/aws4_request` },
     { "X-Amz-Date": "20260101120000" },
     { "X-Amz-Expires": "604801" },
-    { "X-Amz-Expires": "-5" },
+    { "X-Amz-Expires": "--5" },
     { "X-Amz-Expires": "1e3" },
     { "X-Amz-SignedHeaders": "x-amz-date" },
   ];

@@ -58,8 +58,9 @@ export function verifySignedRequest(
   if (signed.presigned) {
     if (signed.time - now > skew) throw fail(reason, "AccessDenied", "Request is not valid yet");
     const expiry = signed.time + signed.expires! * 1000;
-    // X-Amz-Expires=0 is a URL that was never valid: expired, as S3 answers it (403, not 400).
-    if (now > expiry || signed.expires === 0) {
+    // X-Amz-Expires=0 (or negative) is a URL that was never valid: expired, as S3 answers it
+    // (403, not 400).
+    if (now > expiry || signed.expires! <= 0) {
       throw fail(reason, "AccessDenied", "Request has expired", {
         "X-Amz-Expires": String(signed.expires),
         Expires: isoSeconds(expiry),

@@ -18,6 +18,7 @@ import {
   objectIoRoutes,
   objectRoutes,
   outboxRoutes,
+  sessionBucketCheck,
   sessionGuard,
   sessionRoutes,
   type StorageView,
@@ -79,7 +80,11 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         onChange,
         indexVersion: () => iam.index.version,
       }),
-      jobsRoutes({ jobs: deps.jobs, audit }),
+      jobsRoutes({
+        jobs: deps.jobs,
+        audit,
+        checkBucket: sessionBucketCheck({ s3: deps.s3, index, config }),
+      }),
       outboxRoutes({ store: deps.events.store, audit }),
       backupRoutes({ db, store: iam.store, config, audit, onChange, svcVersion: VERSION }),
       usageRoutes({

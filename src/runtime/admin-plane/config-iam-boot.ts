@@ -19,7 +19,10 @@ export async function reconcileAtBoot(
 ): Promise<void> {
   if (access.iam_mode !== "declarative") return;
   try {
-    const plan = await port.reconcile(access as unknown as Record<string, unknown>);
+    const plan = await port.reconcile(
+      access as unknown as Record<string, unknown>,
+      access.access_key_id,
+    );
     auditPlan(plan, audit, { source: "startup", user: null, ip: null });
     const line = summaryLine(plan);
     if (line !== null) log.warn(line);

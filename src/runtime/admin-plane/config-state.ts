@@ -12,6 +12,7 @@ import { type Config, stateDirOf } from "../../config/mod.ts";
 import { type ConfigDb, openConfigDb } from "../../db/mod.ts";
 import { getLogger } from "../../observability/mod.ts";
 import type { CheckReport } from "../readiness.ts";
+import { removeInterruptedWrites } from "../../lib/mod.ts";
 
 const log = getLogger("svc::admin");
 
@@ -36,6 +37,11 @@ export async function openConfigState(
   options: { env: Record<string, string | undefined>; bcryptCost?: number },
 ): Promise<ConfigState> {
   const stateDir = adminStateDir(config);
+  // A password change a crash interrupted leaves the hash it never committed in a temp file.
+  const interrupted = await removeInterruptedWrites(stateDir);
+  if (interrupted.length > 0) {
+    log.warn("removed files an interrupted write left behind", { files: interrupted.join(", ") });
+  }
   const password = await BootstrapPassword.resolve({
     env: options.env,
     configHash: config.advanced.bootstrap_password_hash,

@@ -19,6 +19,7 @@ export async function startConfigSync(
     onAdopted: () => Promise<unknown>;
     audit: AuditFn;
     count: ConfigSyncDeps["count"];
+    bootstrapKeyId?: ConfigSyncDeps["bootstrapKeyId"];
   },
 ): Promise<ConfigSync | null> {
   if (shared === null) return null;

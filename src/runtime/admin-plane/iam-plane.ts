@@ -35,6 +35,8 @@ export async function openIamPlane(deps: {
   config: Config;
   metrics: IamMetrics;
   audit: AuditFn;
+  /** The running bootstrap key id (config sync refuses a copy giving it to a user). */
+  bootstrapKeyId?: () => string | undefined;
 }): Promise<IamPlane> {
   const { db, config, metrics, audit } = deps;
   const store = new IamStore(db);
@@ -62,6 +64,7 @@ export async function openIamPlane(deps: {
     onAdopted: () => index.rebuild(),
     audit,
     count: (outcome) => metrics.syncs.inc({ outcome }),
+    bootstrapKeyId: deps.bootstrapKeyId ?? (() => config.access.access_key_id),
   });
   const hooks: IamHooks = {
     credentials: new IamCredentials(index),

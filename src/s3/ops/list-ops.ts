@@ -1,7 +1,8 @@
 /**
  * ListObjectsV2 and ListObjects (v1): one backend listing path, two wire shapes. A listing
- * admitted anonymously through public prefixes is narrowed to them, and one by an IAM principal
- * to what it may see (access.ts KeyVisibility), both through public-list.ts.
+ * admitted anonymously through public prefixes is narrowed to them (public-list.ts), and one by
+ * an IAM principal to what it may see (access.ts KeyVisibility): to its granted ranges through
+ * public-list.ts, key by key through filtered-list.ts when some keys inside them are hidden.
  */
 import { wholeBucket } from "../../admission/mod.ts";
 import { SvcError } from "../../lib/mod.ts";
@@ -9,6 +10,8 @@ import type { ObjectService } from "../../objects/mod.ts";
 import type { ListPage } from "../../storage/mod.ts";
 import { continuationToken } from "./bucket-ops.ts";
 import { listPublic } from "./public-list.ts";
+import { type FilteredPage, listFiltered } from "./filtered-list.ts";
+import { looksSealed, openPosition, sealPosition } from "./list-position.ts";
 import { intParam, type S3Request } from "../request.ts";
 import type { BucketRequest } from "../routes/route-types.ts";
 import type { KeyVisibility } from "../access.ts";
@@ -21,10 +24,12 @@ interface ListParams {
   delimiter: string;
   maxKeys: number;
   startAfter: string;
+  /** `startAfter` came sealed (list-position.ts): a place to resume, not an entry returned. */
+  resumeRaw: boolean;
   encode: (value: string) => string;
 }
 
-function listParams(request: S3Request, startAfter: string): ListParams {
+function listParams(request: S3Request, startAfter: string, resumeRaw = false): ListParams {
   const encodingType = request.query.get("encoding-type");
   if (encodingType !== null && encodingType !== "url") {
     throw new SvcError(
@@ -40,6 +45,7 @@ function listParams(request: S3Request, startAfter: string): ListParams {
     delimiter: request.query.get("delimiter") ?? "",
     maxKeys: intParam(request.query, "max-keys", MAX_KEYS, 0, MAX_KEYS),
     startAfter,
+    resumeRaw,
     encode: encodingType === "url" ? urlEncodeKey : (value) => value,
   };
 }
@@ -49,7 +55,7 @@ async function listPage(
   request: BucketRequest,
   params: ListParams,
   visibility: KeyVisibility | undefined,
-): Promise<ListPage> {
+): Promise<FilteredPage> {
   const bucket = request.bucket;
   if (params.maxKeys === 0) {
     await objects.headBucket(bucket);
@@ -61,7 +67,17 @@ async function listPage(
   const narrowed: KeyVisibility | undefined = publicPrefixes !== undefined
     ? { prefixes: publicPrefixes }
     : visibility;
-  if (narrowed !== undefined && (!wholeBucket(narrowed.prefixes) || narrowed.visible)) {
+  if (narrowed?.visible !== undefined) {
+    await objects.headBucket(bucket);
+    return await listFiltered((options) => objects.listObjects(bucket, options), {
+      prefix: params.prefix,
+      delimiter: params.delimiter,
+      maxKeys: params.maxKeys,
+      startAfter: params.startAfter,
+      resumeRaw: params.resumeRaw,
+    }, narrowed);
+  }
+  if (narrowed !== undefined && !wholeBucket(narrowed.prefixes)) {
     // No range may be read at all: the bucket must still exist for the answer to be empty.
     await objects.headBucket(bucket);
     return await listPublic(
@@ -73,7 +89,6 @@ async function listPage(
         startAfter: params.startAfter,
       },
       narrowed.prefixes,
-      narrowed.visible,
     );
   }
   return await objects.listObjects(bucket, {
@@ -107,9 +122,19 @@ export async function listObjectsV2(
 ): Promise<Response> {
   const token = request.query.get("continuation-token");
   const startAfterParam = request.query.get("start-after") ?? "";
-  const resumeAt = token !== null ? continuationToken.decode(token) : "";
+  const sealed = token !== null ? openPosition(token) : undefined;
+  if (token !== null && sealed === undefined && looksSealed(token)) {
+    throw new SvcError("InvalidArgument", "The continuation token provided is incorrect", {
+      ArgumentName: "continuation-token",
+    });
+  }
+  const resumeAt = sealed ?? (token !== null ? continuationToken.decode(token) : "");
   // A continuation token resumes where the previous page ended; start-after only seeds page one.
-  const params = listParams(request, token !== null ? resumeAt : startAfterParam);
+  const params = listParams(
+    request,
+    token !== null ? resumeAt : startAfterParam,
+    sealed !== undefined,
+  );
   const bucket = request.bucket;
   const page = await listPage(objects, request, params, visibility);
   const fetchOwner = request.query.get("fetch-owner") === "true";
@@ -123,7 +148,7 @@ export async function listObjectsV2(
     IsTruncated: page.isTruncated,
     ContinuationToken: token ?? undefined,
     NextContinuationToken: page.isTruncated && page.nextStartAfter !== undefined
-      ? continuationToken.encode(page.nextStartAfter)
+      ? (page.nextSealed ? sealPosition : continuationToken.encode)(page.nextStartAfter)
       : undefined,
     StartAfter: request.query.has("start-after") ? params.encode(startAfterParam) : undefined,
     Contents: contents(page, params, fetchOwner),
@@ -138,7 +163,15 @@ export async function listObjectsV1(
   visibility?: KeyVisibility,
 ): Promise<Response> {
   const marker = request.query.get("marker") ?? "";
-  const params = listParams(request, marker);
+  // A marker this process sealed resumes at its hidden position; any other is a key, unless it
+  // is shaped as a sealed one this process cannot open (made before a restart).
+  const sealed = openPosition(marker);
+  if (sealed === undefined && looksSealed(marker)) {
+    throw new SvcError("InvalidArgument", "The marker provided is no longer valid: list again", {
+      ArgumentName: "marker",
+    });
+  }
+  const params = listParams(request, sealed ?? marker, sealed !== undefined);
   const bucket = request.bucket;
   const page = await listPage(objects, request, params, visibility);
   return xmlResponse("ListBucketResult", {
@@ -151,7 +184,7 @@ export async function listObjectsV1(
     // S3 sends NextMarker only with a delimiter; svc always sends it when truncated, which every
     // client accepts and which saves the ones that forget the last-key fallback.
     NextMarker: page.isTruncated && page.nextStartAfter !== undefined
-      ? params.encode(page.nextStartAfter)
+      ? (page.nextSealed ? sealPosition(page.nextStartAfter) : params.encode(page.nextStartAfter))
       : undefined,
     MaxKeys: params.maxKeys,
     Delimiter: params.delimiter ? params.encode(params.delimiter) : undefined,

@@ -16,6 +16,7 @@ import {
 import { replayBodyCheck, uploadBody } from "../../body/mod.ts";
 import { intParam, type S3Request, writeContextOf } from "../request.ts";
 import type { BucketRequest, ObjectRequest } from "../routes/route-types.ts";
+import type { KeyVisibility } from "../access.ts";
 import {
   isoDate,
   OWNER,
@@ -220,9 +221,18 @@ export async function listParts(ctx: MultipartContext, request: ObjectRequest): 
   });
 }
 
+/** Is `key` one a listing with this visibility shows (undefined shows every key)? */
+function shows(visibility: KeyVisibility | undefined, key: string): boolean {
+  if (visibility === undefined) return true;
+  if (!visibility.prefixes.some((prefix) => key.startsWith(prefix))) return false;
+  return visibility.visible?.(key, "object") ?? true;
+}
+
 export async function listMultipartUploads(
   ctx: MultipartContext,
   request: BucketRequest,
+  /** What the principal may see (IAM): uploads of keys it may not read are not listed. */
+  visibility?: KeyVisibility,
 ): Promise<Response> {
   const query = request.query;
   const prefix = query.get("prefix") ?? "";
@@ -233,7 +243,9 @@ export async function listMultipartUploads(
   const encode = query.get("encoding-type") === "url" ? urlEncodeKey : (v: string) => v;
 
   const uploads = (await ctx.multipart.listUploads(request.bucket))
-    .filter((u) => u.key.startsWith(prefix))
+    // Filtered before paging and before common prefixes are built, so markers and prefixes
+    // come from visible uploads only.
+    .filter((u) => u.key.startsWith(prefix) && shows(visibility, u.key))
     .sort((a, b) => compareUtf8(a.key, b.key) || a.initiated - b.initiated);
   // Resume after (key-marker, upload-id-marker); without an upload-id-marker skip the whole key.
   let start = 0;
@@ -256,6 +268,11 @@ export async function listMultipartUploads(
       if (at >= 0) commonPrefix = upload.key.slice(0, at + delimiter.length);
     }
     if (commonPrefix !== undefined && seenPrefixes.has(commonPrefix)) continue;
+    // A Deny on `s3:prefix` may refuse to show a common prefix (KeyVisibility).
+    if (commonPrefix !== undefined && visibility?.visible?.(commonPrefix, "prefix") === false) {
+      seenPrefixes.add(commonPrefix);
+      continue;
+    }
     // A common prefix at or before the key marker was returned by an earlier page.
     if (commonPrefix !== undefined && keyMarker && compareUtf8(commonPrefix, keyMarker) <= 0) {
       continue;

@@ -5,11 +5,11 @@
  * continuation token or marker never names a private key. Pages hold exactly `maxKeys` entries
  * unless the listing ends, and `isTruncated` is exact: one entry beyond the page is looked for.
  *
- * An IAM principal's listing goes the same way, with its grants' prefixes as the ranges and an
- * optional `visible` predicate dropping entries inside them (a Deny on part of a grant). A
- * dropped entry never ends a page: the page fills from later entries instead, so the token or
- * marker still names only entries returned. The cost of that choice: hidden entries between two
- * visible ones are read (never returned), so a page may read more than it shows.
+ * An IAM principal's listing goes the same way when its grants' prefixes are exact (the ranges
+ * hold only keys it may see). When some keys inside them are hidden, list-ops.ts takes
+ * filtered-list.ts instead, which builds common prefixes from visible keys only and bounds the
+ * hidden keys a request reads. The optional `visible` predicate here (drop entries inside the
+ * ranges; a dropped entry never ends a page) has no production caller since then.
  */
 import { compareBytes, rangeBefore, rollUp, scanRanges } from "../../admission/mod.ts";
 import type { ListOptions, ListPage, ObjectInfo } from "../../storage/mod.ts";

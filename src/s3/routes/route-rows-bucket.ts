@@ -63,7 +63,7 @@ export const SERVICE_AND_BUCKET_ROUTES: Route[] = [
     query: ["uploads"],
     label: "list_objects",
     action: "list",
-    handle: (s, r) => multipart.listMultipartUploads(s, r),
+    handle: (s, r) => multipart.listMultipartUploads(s, r, visibleKeysOf(s, r)),
   },
   {
     operation: "ListObjectsV2",

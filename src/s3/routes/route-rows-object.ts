@@ -4,6 +4,7 @@ import * as multipart from "../ops/multipart-ops.ts";
 import * as objectOps from "../ops/object-ops.ts";
 import type { Route } from "./route-types.ts";
 import {
+  authorizeAlso,
   copySourceCheck,
   copySourceSize,
   declared,
@@ -72,7 +73,17 @@ export const OBJECT_ROUTES: Route[] = [
     query: ["uploadId"],
     label: "get_object",
     action: "list",
-    handle: (s, r) => multipart.listParts(s, r),
+    handle: (s, r) => {
+      // The parts of an object the user may not read are not its to list (AccessDenied).
+      authorizeAlso(s, r, {
+        operation: "ListParts",
+        action: "read",
+        bucket: r.bucket,
+        key: r.key,
+        check: "listed-key",
+      });
+      return multipart.listParts(s, r);
+    },
   },
   {
     operation: "GetObject",

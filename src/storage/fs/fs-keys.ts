@@ -6,7 +6,7 @@
  * (fs-nesting.ts); clients cannot use those names as key segments.
  */
 
-import { SvcError } from "../../lib/mod.ts";
+import { dotSegmentOf, SvcError } from "../../lib/mod.ts";
 import type { ObjectMeta } from "../backend.ts";
 import {
   errorCode,
@@ -63,11 +63,12 @@ export function parseKey(key: string): ParsedKey {
   // A lone surrogate would be written as U+FFFD, so the key read back would differ.
   if (!key.isWellFormed()) throw invalid("contains an unpaired UTF-16 surrogate");
   if (key.includes("\0")) throw invalid("contains a NUL byte");
+  const dot = dotSegmentOf(key);
+  if (dot !== null) throw invalid(`has a "${dot}" path segment`);
   const marker = key.endsWith("/");
   const segments = (marker ? key.slice(0, -1) : key).split("/");
   for (const segment of segments) {
     if (segment === "") throw invalid("has an empty path segment");
-    if (segment === "." || segment === "..") throw invalid(`has a "${segment}" path segment`);
     if (isReservedEntry(segment)) {
       throw invalid(`has a "${segment}" path segment, a name the storage reserves`);
     }

@@ -7,6 +7,7 @@
  * when it builds the canonical request, so what we send and what we sign agree; a literal `+`
  * would be read as a space by it, which is why `+` is always sent as `%2B`.
  */
+import { dotSegmentOf } from "../../lib/mod.ts";
 
 /** Percent-encodes everything outside RFC 3986's unreserved characters. */
 export function encodeRfc3986(text: string): string {
@@ -29,7 +30,7 @@ export function encodeKeyPath(key: string): string {
  */
 export function isAddressableKey(key: string): boolean {
   if (key === "" || key.includes("\0") || !key.isWellFormed()) return false;
-  return !key.split("/").some((segment) => segment === "." || segment === "..");
+  return dotSegmentOf(key) === null;
 }
 
 /** A query string with RFC 3986 encoding (spaces as %20, never `+`), keys in the given order. */
