@@ -1,11 +1,11 @@
 /**
  * The read side of the delta store: leasing a deltaspace's baseline file from the reference cache
- * (downloaded and verified on a miss; see reference-cache.ts for when a cached file is re-hashed)
- * and rebuilding a delta object into a spool file whose sha256 is checked before a single byte
- * reaches the caller.
+ * (downloaded and verified on a miss, re-hashed on a hit before a decode uses it) and rebuilding a
+ * delta object into a file whose sha256 is checked before a single byte reaches the caller; every
+ * chunk of that file is checked again as it is sent (verified-file.ts).
  */
 
-import { diskFullError, fileRangeStream, isNoSpaceError, SvcError } from "../lib/mod.ts";
+import { diskFullError, isNoSpaceError, SvcError } from "../lib/mod.ts";
 import type { ByteRange, ObjectInfo } from "../storage/mod.ts";
 import {
   baselineCacheKey,
@@ -17,6 +17,7 @@ import {
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
+import { openVerifiedRange } from "./verified-file.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -24,8 +25,8 @@ const log = getLogger("svc::delta");
 /**
  * A lease on the deltaspace's baseline file (the caller releases it), or `corrupt` when the
  * stored bytes do not match `expectedSha256` (from the baseline's metadata). A cached file is not
- * re-hashed here: decodes are checked by the rebuilt object's sha256, encodes call `verify`. A
- * missing baseline or a backend failure throws.
+ * re-hashed here (decodes call `verifiedBaseline`, encodes call `verify`). A baseline stored
+ * encrypted is never kept in the cache. A missing baseline or a backend failure throws.
  */
 export async function fetchBaseline(
   ctx: DeltaContext,
@@ -39,11 +40,24 @@ export async function fetchBaseline(
     async () => {
       const found = await ctx.inner.getObject(bucket, referenceNameFor(deltaspace));
       if (!found) throw internalError(`Baseline of deltaspace "${deltaspace}" is missing`);
-      return found.body;
+      return { body: found.body, persist: found.info.sealed !== true };
     },
   );
   ctx.observer?.referenceCache("corrupt" in acquired ? false : acquired.cacheHit);
   return acquired;
+}
+
+/** `fetchBaseline`, with a cached file re-hashed before use: a damaged one is fetched again. */
+async function verifiedBaseline(
+  ctx: DeltaContext,
+  bucket: string,
+  deltaspace: string,
+  expectedSha256: string,
+): Promise<BaselineAcquired> {
+  const acquired = await fetchBaseline(ctx, bucket, deltaspace, expectedSha256);
+  if ("corrupt" in acquired || await ctx.referenceCache.verify(acquired)) return acquired;
+  await acquired.release(); // evicted by verify: the next acquisition downloads it
+  return await fetchBaseline(ctx, bucket, deltaspace, expectedSha256);
 }
 
 /** One "reading without space" warning per this many ms: every delta read does it while full. */
@@ -98,7 +112,7 @@ export async function readDelta(
     if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
       throw fail("it was encoded against a different baseline");
     }
-    const baseline = await fetchBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
+    const baseline = await verifiedBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
     if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
     baselineSha256 = baseline.sha256;
     baselineHit = baseline.cacheHit;
@@ -127,30 +141,48 @@ export async function readDelta(
     if (range && (start < 0 || end < start || end >= meta.size)) {
       throw new SvcError("InvalidRange", `Range ${start}-${end} is outside object`);
     }
-    let rebuilt: BaselineAcquired;
-    try {
-      rebuilt = await ctx.rebuiltCache.acquireBuilt(
-        rebuiltOwner(ctx, bucket, stored.key),
-        meta.sha256,
-        build,
-      );
-    } catch (err) {
-      if (!isNoSpaceError(err)) throw err;
-      // No room for the rebuilt object: verify and stream it in two decodes instead.
-      return await readWithoutSpace();
+    // An encrypted backend's object is rebuilt for this read only, never kept on disk.
+    const persist = stored.sealed !== true;
+    for (let attempt = 1;; attempt++) {
+      let rebuilt: BaselineAcquired;
+      try {
+        rebuilt = await ctx.rebuiltCache.acquireBuilt(
+          rebuiltOwner(ctx, bucket, stored.key),
+          meta.sha256,
+          build,
+          persist,
+        );
+      } catch (err) {
+        if (!isNoSpaceError(err)) throw err;
+        // No room for the rebuilt object: verify and stream it in two decodes instead.
+        return await readWithoutSpace();
+      }
+      if ("corrupt" in rebuilt) throw fail("the rebuilt bytes do not match the object's sha256");
+      let file: Deno.FsFile;
+      try {
+        // Once open, the bytes stay readable even if the entry is evicted meanwhile.
+        file = await Deno.open(rebuilt.path, { read: true });
+      } finally {
+        await rebuilt.release();
+      }
+      const damaged = (chunk: number) => {
+        ctx.rebuiltCache.reportDamaged(meta.sha256, `"${stored.key}": chunk ${chunk} is damaged`);
+        return internalError(`Delta object "${stored.key}": its rebuilt file is damaged`);
+      };
+      const body = await openVerifiedRange({
+        file,
+        chunks: rebuilt.chunks,
+        size: meta.size,
+        start,
+        end,
+        damaged,
+      });
+      if (body !== null) return { body, cacheHit: rebuilt.cacheHit || baselineHit };
+      // Damaged before a byte left (counted, evicted): rebuild it once from the stored delta.
+      if (deltaUsed || attempt === 2) {
+        throw internalError(`Delta object "${stored.key}": its rebuilt file is damaged`);
+      }
     }
-    if ("corrupt" in rebuilt) throw fail("the rebuilt bytes do not match the object's sha256");
-    let file: Deno.FsFile;
-    try {
-      // Once open, the bytes stay readable even if the entry is evicted meanwhile.
-      file = await Deno.open(rebuilt.path, { read: true });
-    } finally {
-      await rebuilt.release();
-    }
-    return {
-      body: fileRangeStream(file, start, end - start + 1, meta.size),
-      cacheHit: rebuilt.cacheHit || baselineHit,
-    };
   } finally {
     if (!deltaUsed) await deltaBody.cancel().catch(() => {});
   }

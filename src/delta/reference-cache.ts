@@ -20,23 +20,37 @@
  * objects, named by the object's sha256 and filled by `acquireBuilt` (xdelta3 writes the file, it is
  * hashed before admission), so a repeat GET streams a file instead of decoding.
  *
- * Verification policy. A downloaded baseline is verified by construction. A cached file is handed
- * out without re-hashing (hashing 100 MiB costs ~0.3 s, more than the decode itself):
- * - decode (GET): the rebuilt object's own sha256 is checked before its first byte leaves, so a
- *   corrupt baseline can only cause a 500, never wrong bytes; the reader then evicts the entry.
- * - encode (PUT): a delta made against corrupt local bytes could never be rebuilt from the real
- *   baseline, so the writer runs `verify` concurrently with the encode and the commit awaits it;
- *   on a mismatch the entry is evicted, the delta discarded and the object stored passthrough.
+ * Verification policy. A file on disk can be damaged: filling an entry hashes it whole and per
+ * 1 MiB chunk (cache-entry.ts); the digests stay in memory with the entry, leases carry them.
+ * - rebuilt objects (GET): every chunk a response touches is checked before it is sent
+ *   (verified-file.ts); damage evicts the entry and counts `onCorruption`.
+ * - baselines feed xdelta3 as a file, so a cache hit is hashed whole by `verify` before a decode
+ *   uses it (a damaged one is evicted and downloaded again); an encode runs `verify` beside the
+ *   codec and the commit awaits it (a delta against damaged bytes is discarded, stored passthrough).
+ *
+ * Privacy. Folders 0700, files 0600. A fill with `persist: false` (an encrypted backend's bytes)
+ * is never admitted: its file is private to this acquisition, deleted at the last release.
  */
 
-import { createHash } from "node:crypto";
 import { getLogger } from "../observability/mod.ts";
 import { writeStreamToFile } from "../lib/mod.ts";
+import {
+  type BaselineAcquired,
+  type BaselineLease,
+  ChunkHasher,
+  digestFile,
+  type Fetched,
+  type Filled,
+  findDamage,
+} from "./cache-entry.ts";
+
+export type { BaselineAcquired, BaselineLease, Fetched } from "./cache-entry.ts";
+export { sha256Hex } from "./cache-entry.ts";
 
 const log = getLogger("svc::delta");
 
-/** Read size when hashing a cached file. */
-const HASH_READ_BYTES = 1 << 20;
+/** Mode of every file a cache creates (its folder is 0700). */
+export const CACHE_FILE_MODE = 0o600;
 
 export interface ReferenceCacheStats {
   hits: number;
@@ -50,27 +64,11 @@ export interface ReferenceCacheStats {
   maxBytes: number;
 }
 
-/**
- * A baseline file a codec may read until `release()` (idempotent; resolves once a file that had to
- * go with this lease is gone).
- */
-export interface BaselineLease {
-  readonly path: string;
-  readonly sha256: string;
-  readonly size: number;
-  /** Found in the cache (the `x-svc-cache: hit` of debug headers). */
-  readonly cacheHit: boolean;
-  /** Hashed while this acquisition downloaded it: `verify` answers true without reading. */
-  readonly verified: boolean;
-  release(): Promise<void>;
-}
-
-export type BaselineAcquired = BaselineLease | { corrupt: true };
-
 interface Entry {
   sha256: string;
   path: string;
   size: number;
+  chunks: Uint8Array[];
   pins: number;
   /** In the index and counted in sizeBytes; otherwise the file goes with the last pin. */
   cached: boolean;
@@ -82,26 +80,8 @@ interface Download {
   done: Promise<Entry | null>;
 }
 
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 async function removeQuietly(path: string): Promise<void> {
   await Deno.remove(path).catch(() => {});
-}
-
-/** sha256 of a file's bytes; rejects with the signal's reason when it fires. */
-export async function sha256File(path: string, signal?: AbortSignal): Promise<string> {
-  using file = await Deno.open(path, { read: true });
-  const hash = createHash("sha256");
-  const buffer = new Uint8Array(HASH_READ_BYTES);
-  for (;;) {
-    signal?.throwIfAborted();
-    const n = await file.read(buffer);
-    if (n === null) break;
-    hash.update(buffer.subarray(0, n));
-  }
-  return hash.digest("hex");
 }
 
 export class ReferenceCache {
@@ -125,8 +105,13 @@ export class ReferenceCache {
   /** What the files are, for log lines ("baseline", "rebuilt object"). */
   readonly #label: string;
 
+  /** Counts a cached file found damaged (the `svc_cache_corruption_total` metric). */
+  readonly #onCorruption: () => void;
+
   /** `dir` must exist and hold nothing else (the caller empties it at start). */
-  constructor(options: { dir: string; maxBytes: number; label?: string }) {
+  constructor(
+    options: { dir: string; maxBytes: number; label?: string; onCorruption?: () => void },
+  ) {
     const { dir, maxBytes } = options;
     if (!Number.isFinite(maxBytes) || maxBytes < 0) {
       throw new RangeError(`reference cache size out of range: ${maxBytes}`);
@@ -134,6 +119,7 @@ export class ReferenceCache {
     this.dir = dir;
     this.maxBytes = Math.floor(maxBytes);
     this.#label = options.label ?? "baseline";
+    this.#onCorruption = options.onCorruption ?? (() => {});
   }
 
   /**
@@ -144,36 +130,38 @@ export class ReferenceCache {
   acquire(
     owner: string,
     sha256: string,
-    fetch: () => Promise<ReadableStream<Uint8Array>>,
+    fetch: () => Promise<Fetched>,
   ): Promise<BaselineAcquired> {
-    return this.#acquire(
-      owner,
-      sha256,
-      async (temp) => await this.#spoolHashed(await fetch(), temp),
-    );
+    return this.#acquire(owner, sha256, async (temp) => {
+      const fetched = await fetch();
+      if (fetched instanceof ReadableStream) return await this.#spoolHashed(fetched, temp, true);
+      return await this.#spoolHashed(fetched.body, temp, fetched.persist);
+    });
   }
 
   /**
    * `acquire` for files something else writes: on a miss `build(path)` fills a new file at `path`
    * (e.g. a codec writing its output itself), which is then hashed and admitted only when its
-   * bytes match `sha256`. A build failure rejects (every caller sharing it sees it).
+   * bytes match `sha256`. A build failure rejects (every caller sharing it sees it). With
+   * `persist` false the file is never admitted (see Privacy above).
    */
   acquireBuilt(
     owner: string,
     sha256: string,
     build: (path: string) => Promise<void>,
+    persist = true,
   ): Promise<BaselineAcquired> {
     return this.#acquire(owner, sha256, async (temp) => {
       await build(temp);
-      const actual = await sha256File(temp);
-      return { actual, size: (await Deno.stat(temp)).size };
+      await Deno.chmod(temp, CACHE_FILE_MODE);
+      return { ...await digestFile(temp), persist };
     });
   }
 
   async #acquire(
     owner: string,
     sha256: string,
-    fill: (temp: string) => Promise<{ actual: string; size: number }>,
+    fill: (temp: string) => Promise<Filled>,
   ): Promise<BaselineAcquired> {
     const sha = sha256.toLowerCase();
     this.#owners.set(owner, sha);
@@ -204,17 +192,23 @@ export class ReferenceCache {
    */
   async verify(lease: BaselineLease, signal?: AbortSignal): Promise<boolean> {
     if (lease.verified) return true;
-    let actual: string;
+    let damage: string | undefined;
     try {
-      actual = await sha256File(lease.path, signal);
+      damage = await findDamage(lease.path, lease.chunks, signal);
     } catch (err) {
       if (signal?.aborted) return false;
-      actual = `unreadable: ${err instanceof Error ? err.message : String(err)}`;
+      damage = `unreadable: ${err instanceof Error ? err.message : String(err)}`;
     }
-    if (actual === lease.sha256) return true;
-    this.#verifyFailures++;
-    this.evictSha256(lease.sha256, `cached file hashes to ${actual}`);
+    if (damage === undefined) return true;
+    this.reportDamaged(lease.sha256, damage);
     return false;
+  }
+
+  /** A reader found the cached file of these bytes damaged: counted, and the entry goes. */
+  reportDamaged(sha256: string, reason: string): void {
+    this.#verifyFailures++;
+    this.#onCorruption();
+    this.evictSha256(sha256, reason);
   }
 
   /** Drops the entry of these bytes (corruption); its file goes now or at its last release. */
@@ -281,6 +275,7 @@ export class ReferenceCache {
       size: entry.size,
       cacheHit,
       verified,
+      chunks: entry.chunks,
       release: () => {
         if (released) return released;
         entry.pins--;
@@ -327,19 +322,21 @@ export class ReferenceCache {
    */
   async #download(
     sha256: string,
-    fill: (temp: string) => Promise<{ actual: string; size: number }>,
+    fill: (temp: string) => Promise<Filled>,
     download: Download,
   ): Promise<Entry | null> {
     const temp = `${this.dir}/tmp-${++this.#tempSeq}-${crypto.randomUUID()}`;
     let admitted = false;
     try {
-      const { actual, size } = await fill(temp);
+      const { sha256: actual, size, chunks, persist } = await fill(temp);
       if (actual !== sha256) {
         this.#verifyFailures++;
         log.warn(`A ${this.#label} does not match its sha256`, { expected: sha256, actual });
         return null;
       }
-      const entry = await this.#admit(sha256, temp, size);
+      const entry = persist
+        ? await this.#admit(sha256, temp, size, chunks)
+        : { sha256, path: temp, size, chunks, pins: 0, cached: false };
       admitted = true;
       entry.pins += download.waiters;
       return entry;
@@ -352,19 +349,25 @@ export class ReferenceCache {
   async #spoolHashed(
     body: ReadableStream<Uint8Array>,
     path: string,
-  ): Promise<{ actual: string; size: number }> {
-    const hash = createHash("sha256");
-    using file = await Deno.open(path, { write: true, createNew: true });
-    const size = await writeStreamToFile(body, file, undefined, (chunk) => hash.update(chunk));
-    return { actual: hash.digest("hex"), size };
+    persist: boolean,
+  ): Promise<Filled> {
+    const hasher = new ChunkHasher();
+    using file = await Deno.open(path, { write: true, createNew: true, mode: CACHE_FILE_MODE });
+    await writeStreamToFile(body, file, undefined, (chunk) => hasher.update(chunk));
+    return { ...hasher.finish(), persist };
   }
 
   /** Makes room and renames `temp` into place; a file that cannot be cached stays private. */
-  async #admit(sha256: string, temp: string, size: number): Promise<Entry> {
+  async #admit(
+    sha256: string,
+    temp: string,
+    size: number,
+    chunks: Uint8Array[],
+  ): Promise<Entry> {
     const canonical = this.#canonicalPath(sha256);
     const fits = size <= this.maxBytes && !this.#doomedPaths.has(canonical) &&
       this.#unpinnedBytes() + (this.maxBytes - this.#sizeBytes) >= size;
-    if (!fits) return { sha256, path: temp, size, pins: 0, cached: false };
+    if (!fits) return { sha256, path: temp, size, chunks, pins: 0, cached: false };
     for (const entry of [...this.#entries.values()]) {
       if (this.#sizeBytes + size <= this.maxBytes) break;
       if (entry.pins > 0) continue;
@@ -381,9 +384,9 @@ export class ReferenceCache {
         sha256,
         error: String(err),
       });
-      return { sha256, path: temp, size, pins: 0, cached: false };
+      return { sha256, path: temp, size, chunks, pins: 0, cached: false };
     }
-    const entry: Entry = { sha256, path: canonical, size, pins: 0, cached: true };
+    const entry: Entry = { sha256, path: canonical, size, chunks, pins: 0, cached: true };
     // Another download of the same bytes cannot have finished meanwhile: they share this one.
     this.#entries.set(sha256, entry);
     return entry;

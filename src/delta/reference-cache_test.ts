@@ -212,3 +212,57 @@ Deno.test("reference cache: evict and evictPrefix forget owners; shared bytes st
     assert.equal(cache.evict("b2/a/"), false);
     assert.equal(cache.stats().sizeBytes, 0);
   }));
+
+Deno.test("reference cache: leases carry per-MiB digests; files are 0600", () =>
+  withCache(8 << 20, async (cache) => {
+    const data = new Uint8Array((2 << 20) + 5);
+    for (let i = 0; i < data.length; i++) data[i] = i % 251;
+    const lease = leased(await cache.acquire("a", sha256Hex(data), fetcher(data)));
+    const chunkSha = (from: number, to: number) => sha256Hex(data.subarray(from, to));
+    const hex = (digest: Uint8Array) => [...digest].map((b) => b.toString(16).padStart(2, "0"));
+    assert.deepEqual(
+      lease.chunks.map((digest) => hex(digest).join("")),
+      [chunkSha(0, 1 << 20), chunkSha(1 << 20, 2 << 20), chunkSha(2 << 20, data.length)],
+    );
+    assert.equal((await Deno.stat(lease.path)).mode! & 0o777, 0o600);
+    await lease.release();
+    const hit = leased(await cache.acquire("a", sha256Hex(data), fetcher(data)));
+    assert.equal(hit.cacheHit, true);
+    assert.deepEqual(hit.chunks, lease.chunks, "kept with the entry");
+    await hit.release();
+  }));
+
+Deno.test("reference cache: bytes that must not persist are never admitted", () =>
+  withCache(1000, async (cache) => {
+    const data = bytes(100, 7);
+    const sealed = () => Promise.resolve({ body: new Blob([data]).stream(), persist: false });
+    const lease = leased(await cache.acquire("a", sha256Hex(data), sealed));
+    assert.equal(lease.cacheHit, false);
+    assert.deepEqual(cache.keys(), []);
+    assert.ok(await Deno.stat(lease.path), "private to the lease meanwhile");
+    await lease.release();
+    await assert.rejects(Deno.stat(lease.path), Deno.errors.NotFound);
+    const built = leased(
+      await cache.acquireBuilt("b", sha256Hex(data), (path) => Deno.writeFile(path, data), false),
+    );
+    assert.deepEqual(cache.keys(), []);
+    await built.release();
+  }));
+
+Deno.test("reference cache: reportDamaged evicts the entry and counts it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-refcache-" });
+  try {
+    let counted = 0;
+    const cache = new ReferenceCache({ dir, maxBytes: 1000, onCorruption: () => counted++ });
+    const data = bytes(100, 3);
+    await touch(cache, "a", data);
+    cache.reportDamaged(sha256Hex(data), "test");
+    assert.deepEqual(cache.keys(), []);
+    assert.equal(counted, 1);
+    assert.equal(cache.stats().verifyFailures, 1);
+    await cache.settled();
+    assert.deepEqual(filesIn(dir), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

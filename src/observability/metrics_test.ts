@@ -217,6 +217,7 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_delta_decisions_total: ["counter", ["decision", "reason"]],
   svc_cache_hits_total: ["counter", []],
   svc_cache_misses_total: ["counter", []],
+  svc_cache_corruption_total: ["counter", ["cache"]],
   svc_cache_size_bytes: ["gauge", []],
   svc_cache_entries: ["gauge", []],
   svc_cache_max_bytes: ["gauge", []],

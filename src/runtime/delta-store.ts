@@ -7,7 +7,9 @@
  * filesystem, so a download is renamed into place), not inside it: the spool must be empty between
  * requests, cached baselines are meant to stay. Verified rebuilt delta objects live in `rebuilt/`
  * (`rebuilt_cache_size_mb`) for the same reason. All three are emptied at start: nothing in them is
- * needed after a crash, and a half-written file must never be served.
+ * needed after a crash, and a half-written file must never be served. They are 0700: their files
+ * (0600) hold object bytes. Every cached file is verified when read (reference-cache.ts); damage
+ * found counts in `svc_cache_corruption_total{cache}`.
  */
 import { dirname, join } from "node:path";
 import { privateDir } from "../lib/mod.ts";
@@ -64,7 +66,10 @@ function observerFor(metrics: Pick<Metrics, "delta" | "cache">): DeltaObserver {
   };
 }
 
-/** Empties (or creates) a local scratch directory: leftovers of a crash are never needed. */
+/**
+ * Empties (or creates) a local scratch directory, private to svc: leftovers of a crash are never
+ * needed. The chmod is for the umask, which mkdir's mode goes through.
+ */
 async function freshDir(path: string): Promise<void> {
   await Deno.remove(path, { recursive: true }).catch((err) => {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -97,11 +102,13 @@ export async function openDeltaStore(
   const referenceCache = new ReferenceCache({
     dir: baselineDir,
     maxBytes: initial.cache_size_mb * 1024 * 1024,
+    onCorruption: () => metrics.cache.corruption.inc({ cache: "baseline" }),
   });
   const rebuiltCache = new ReferenceCache({
     dir: rebuiltDir,
     maxBytes: initial.rebuilt_cache_size_mb * 1024 * 1024,
     label: "rebuilt object",
+    onCorruption: () => metrics.cache.corruption.inc({ cache: "rebuilt" }),
   });
   const backend = new DeltaBackend({
     inner,

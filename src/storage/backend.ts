@@ -67,6 +67,11 @@ export interface ObjectInfo {
    * cache. Feeds the debug headers and metrics.
    */
   debug?: { decision?: StorageKind; referenceCache?: "hit" | "miss" };
+  /**
+   * Transient, never persisted: set by the encryption layer when the stored bytes are sealed
+   * (`aes256-gcm-proxy`), so layers above keep no plaintext copy of them on local disk.
+   */
+  sealed?: true;
 }
 
 export interface BucketEntry {

@@ -31,9 +31,17 @@ export interface DeltaMetrics {
   decisions: LabelledCounterHandle<{ decision: DeltaDecision; reason: DeltaDecisionReason }>;
 }
 
+/** The delta caches kept on disk (reference-cache.ts): baseline files and rebuilt objects. */
+export type CacheName = "baseline" | "rebuilt";
+
 /** The two cache ratios are derived from these at scrape time. */
 export type CacheMetrics =
-  & { hits: CounterHandle; misses: CounterHandle }
+  & {
+    hits: CounterHandle;
+    misses: CounterHandle;
+    /** Cached files found damaged when read (evicted; never served). */
+    corruption: LabelledCounterHandle<{ cache: CacheName }>;
+  }
   & Record<
     CacheGauge,
     GaugeHandle
@@ -57,6 +65,11 @@ export function deltaMetrics(
   const cache = {
     hits: counter("svc_cache_hits_total", "Cache hits."),
     misses: counter("svc_cache_misses_total", "Cache misses."),
+    corruption: counter(
+      "svc_cache_corruption_total",
+      "Cached files found damaged when read (evicted, never served).",
+      ["cache"],
+    ),
     sizeBytes: gauge("svc_cache_size_bytes", "Bytes held by the cache."),
     entries: gauge("svc_cache_entries", "Entries held by the cache."),
     maxBytes: gauge("svc_cache_max_bytes", "Cache capacity in bytes."),

@@ -297,11 +297,12 @@ function sameVersion(a: ObjectInfo, b: ObjectInfo): boolean {
 
 /**
  * `info` as the layers above see it: without the marker, which this layer alone sets and reads
- * (so a record read here and committed elsewhere never claims bytes are sealed when they are not).
+ * (so a record read here and committed elsewhere never claims bytes are sealed when they are not),
+ * but with the transient `sealed` flag (the delta caches keep no plaintext of sealed bytes).
  */
 function unmarked<T extends ObjectInfo | null>(info: T): T {
   if (!info || info.meta.encryptionKeyId === undefined) return info;
-  return { ...info, meta: withMarker(info.meta, undefined) };
+  return { ...info, meta: withMarker(info.meta, undefined), sealed: true };
 }
 
 /** `meta` with the encryption marker of the bytes it describes (none: plaintext). */

@@ -1,0 +1,162 @@
+/**
+ * Hashing of the delta caches' files: the whole-file sha256 (the content address) and one sha256
+ * per CHUNK_BYTES chunk, taken in the same pass when an entry is created. The chunk digests stay
+ * in memory beside the entry (the caches are emptied at start, so nothing on disk needs them and
+ * nothing on disk can forge them); every read of a cached file checks the chunks it touches before
+ * their bytes are used (verified-file.ts). Also the leases reference-cache.ts hands out.
+ */
+
+import { Buffer } from "node:buffer";
+import { createHash, type Hash } from "node:crypto";
+
+/** Verification granule: a ranged read re-hashes at most one chunk more at each end. */
+export const CHUNK_BYTES = 1 << 20;
+
+export interface FileDigests {
+  /** sha256 of the whole content, hex. */
+  sha256: string;
+  size: number;
+  /** sha256 of each CHUNK_BYTES chunk (the last may be shorter), raw. */
+  chunks: Uint8Array[];
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Hashes bytes as they go by: whole and per chunk. */
+export class ChunkHasher {
+  readonly #whole = createHash("sha256");
+  readonly #chunks: Uint8Array[] = [];
+  #chunk: Hash = createHash("sha256");
+  #filled = 0;
+  #size = 0;
+
+  update(bytes: Uint8Array): void {
+    this.#whole.update(bytes);
+    this.#size += bytes.byteLength;
+    let at = 0;
+    while (at < bytes.byteLength) {
+      const take = Math.min(CHUNK_BYTES - this.#filled, bytes.byteLength - at);
+      this.#chunk.update(bytes.subarray(at, at + take));
+      at += take;
+      this.#filled += take;
+      if (this.#filled === CHUNK_BYTES) {
+        this.#chunks.push(this.#chunk.digest());
+        this.#chunk = createHash("sha256");
+        this.#filled = 0;
+      }
+    }
+  }
+
+  finish(): FileDigests {
+    if (this.#filled > 0) this.#chunks.push(this.#chunk.digest());
+    return { sha256: this.#whole.digest("hex"), size: this.#size, chunks: this.#chunks };
+  }
+}
+
+/**
+ * sha256 of one chunk, computed off the JS thread (Deno runs `subtle.digest` on its blocking pool
+ * and copies the input first), so hashing overlaps reading and sending.
+ */
+export async function chunkDigest(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+}
+
+/** Reads into `buffer` until it is full or the file ends; answers the bytes read. */
+export async function readFull(file: Deno.FsFile, buffer: Uint8Array): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const n = await file.read(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return filled;
+}
+
+/**
+ * The digests of a file's bytes; rejects with the signal's reason when it fires. The whole-file
+ * hash runs here while the previous chunk's digest runs on the pool (one chunk in flight).
+ */
+export async function digestFile(path: string, signal?: AbortSignal): Promise<FileDigests> {
+  using file = await Deno.open(path, { read: true });
+  const whole = createHash("sha256");
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let inFlight = Promise.resolve();
+  for (;;) {
+    signal?.throwIfAborted();
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    const n = await readFull(file, buffer);
+    if (n === 0) break;
+    const bytes = buffer.subarray(0, n);
+    const index = chunks.length;
+    chunks.push(new Uint8Array(0));
+    await inFlight;
+    inFlight = chunkDigest(bytes).then((digest) => {
+      chunks[index] = digest;
+    });
+    whole.update(bytes);
+    size += n;
+    if (n < CHUNK_BYTES) break;
+  }
+  await inFlight;
+  return { sha256: whole.digest("hex"), size, chunks };
+}
+
+/**
+ * What is wrong with a file against its chunk digests (undefined: nothing), reading it chunk by
+ * chunk with the next chunk's digest running beside this one's read. Rejects when the signal fires.
+ */
+export async function findDamage(
+  path: string,
+  chunks: readonly Uint8Array[],
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  using file = await Deno.open(path, { read: true });
+  let checking: Promise<string | undefined> = Promise.resolve(undefined);
+  for (let index = 0;; index++) {
+    signal?.throwIfAborted();
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    const n = await readFull(file, buffer);
+    const damage = await checking;
+    if (damage !== undefined) return damage;
+    if (n === 0) return index === chunks.length ? undefined : `ends before chunk ${index}`;
+    const expected = chunks[index];
+    if (expected === undefined) return `longer than its ${chunks.length} chunks`;
+    checking = chunkDigest(buffer.subarray(0, n)).then((digest) =>
+      Buffer.from(expected).equals(digest) ? undefined : `chunk ${index} is damaged`
+    );
+    if (n < CHUNK_BYTES) {
+      return (await checking) ?? (index + 1 === chunks.length ? undefined : "is short");
+    }
+  }
+}
+
+/**
+ * A baseline file a codec may read until `release()` (idempotent; resolves once a file that had to
+ * go with this lease is gone).
+ */
+export interface BaselineLease {
+  readonly path: string;
+  readonly sha256: string;
+  readonly size: number;
+  /** Found in the cache (the `x-svc-cache: hit` of debug headers). */
+  readonly cacheHit: boolean;
+  /** Hashed while this acquisition downloaded it: `verify` answers true without reading. */
+  readonly verified: boolean;
+  /** sha256 of each 1 MiB chunk, taken when the file was filled: readers check against them. */
+  readonly chunks: readonly Uint8Array[];
+  release(): Promise<void>;
+}
+
+export type BaselineAcquired = BaselineLease | { corrupt: true };
+
+/** What a fill made: its digests, and whether the bytes may stay on disk. */
+export type Filled = FileDigests & { persist: boolean };
+
+/** A fetched baseline: its bytes and whether they may stay on disk (default true). */
+export type Fetched = ReadableStream<Uint8Array> | {
+  body: ReadableStream<Uint8Array>;
+  persist: boolean;
+};
