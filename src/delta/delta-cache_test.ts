@@ -4,7 +4,6 @@
  * a delta made against it: stored passthrough), on the live-encode and the encode-from-spool path.
  */
 import assert from "node:assert/strict";
-import { SvcError } from "../lib/errors.ts";
 import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec/codec.ts";
 import { CodecPool } from "./codec/codec-pool.ts";
