@@ -10,6 +10,7 @@ import { Buffer } from "node:buffer";
 import { signedFetch as fetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
 import { ArtifactSeries, mutate, tar } from "./helpers/tar.ts";
 import { corruptFile, sha256Hex } from "./helpers/delta.ts";
+import { filesUnder } from "./helpers/files.ts";
 
 const BUCKET = "trusted";
 const MARKER = "CACHE-MARKER-51e7a";
@@ -34,17 +35,6 @@ async function get(svc: SvcProcess, key: string, headers: Record<string, string>
   } catch {
     return { res, bytes: undefined };
   }
-}
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) out.push(...filesUnder(path));
-    else if (entry.isFile) out.push(path);
-  }
-  return out;
 }
 
 async function corruptAll(dir: string): Promise<number> {

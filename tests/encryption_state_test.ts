@@ -24,6 +24,7 @@ import {
 } from "./helpers/svc.ts";
 import { md5Hex } from "./helpers/assertions.ts";
 import { concat, multipartEtag } from "./helpers/multipart.ts";
+import { filesUnder } from "./helpers/files.ts";
 
 const BUCKET = "vaulted";
 const MiB = 1024 * 1024;
@@ -40,15 +41,6 @@ function marked(size: number): Uint8Array<ArrayBuffer> {
 }
 
 /** Every file under `dir`, recursively (hidden ones and `.svc/` included). */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) out.push(...filesUnder(path));
-    else if (entry.isFile) out.push(path);
-  }
-  return out;
-}
 
 /**
  * Starts svc with one encrypted backend: its data directory (filesystem), or a second svc it

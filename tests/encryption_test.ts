@@ -35,6 +35,7 @@ import { AdminClient } from "./helpers/admin.ts";
 import { codeOf, md5Hex } from "./helpers/assertions.ts";
 import { layoutOf, sha256Hex } from "./helpers/delta.ts";
 import { mutate, tar } from "./helpers/tar.ts";
+import { filesUnder } from "./helpers/files.ts";
 
 const BUCKET = "vaulted";
 const MiB = 1024 * 1024;
@@ -78,17 +79,6 @@ async function start(s: Setup, encryption: string[], env: Record<string, string>
     dataDir: s.root,
     env: { SVC_CONFIG: `${s.root}/svc.yaml`, SVC_CODEC_SLOT_WAIT_SECS: "250", ...env },
   });
-}
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) out.push(...filesUnder(path));
-    else if (entry.isFile) out.push(path);
-  }
-  return out;
 }
 
 /** Whether `needle` occurs in the file's bytes (read whole: the test's files are bounded). */

@@ -17,6 +17,7 @@ import { Buffer } from "node:buffer";
 import { AdminClient } from "./helpers/admin.ts";
 import { clientFor, sha256, startBackingSvc, twoBackendsYaml } from "./helpers/s3-front.ts";
 import { ACCESS_KEY, randomBytes, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { filesUnder } from "./helpers/files.ts";
 
 type Json = Record<string, unknown>;
 
@@ -65,17 +66,6 @@ function marked(bytes: Uint8Array, marker: string | undefined): Uint8Array {
   const encoded = new TextEncoder().encode(marker);
   for (let at = 0; at + encoded.length <= bytes.length; at += 512) bytes.set(encoded, at);
   return bytes;
-}
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) out.push(...filesUnder(path));
-    else if (entry.isFile) out.push(path);
-  }
-  return out.sort();
 }
 
 /** Whether `needle` occurs in the file's bytes (the test's files are small). */
