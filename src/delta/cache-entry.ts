@@ -7,7 +7,8 @@
  */
 
 import { Buffer } from "node:buffer";
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
+import { type ChunkMac, createChunkMac } from "../native/mod.ts";
 
 /** Verification granule: a ranged read re-hashes at most one chunk more at each end. */
 export const CHUNK_BYTES = 1 << 20;
@@ -24,13 +25,65 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** Hashes bytes as they go by: whole and per chunk. */
+/**
+ * How a cached chunk is sealed and checked: AES-256-GMAC under a key only this process holds
+ * (native/libcrypto/chunk-mac.ts: ~6x cheaper than SHA-256, so a verified warm read stays close to
+ * a plain one), or SHA-256 where libcrypto is missing. Either way the seal stays in memory.
+ */
+export interface ChunkCheck {
+  /** Seals a chunk that arrives in parts. */
+  begin(): { update(bytes: Uint8Array): void; finish(): Uint8Array };
+  seal(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array>;
+  matches(bytes: Uint8Array<ArrayBuffer>, sealed: Uint8Array): Promise<boolean>;
+}
+
+/** SHA-256 per chunk (`subtle.digest` runs on Deno's blocking pool, off the JS thread). */
+export const SHA256_CHECK: ChunkCheck = {
+  begin() {
+    const hash = createHash("sha256");
+    return {
+      update: (bytes) => void hash.update(bytes),
+      finish: () => new Uint8Array(hash.digest()),
+    };
+  },
+  async seal(bytes) {
+    return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  },
+  async matches(bytes, sealed) {
+    return Buffer.from(sealed).equals(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+  },
+};
+
+/** The check through a chunk MAC. */
+export function macCheck(mac: ChunkMac): ChunkCheck {
+  return {
+    begin: () => mac.begin(),
+    seal(bytes) {
+      const sealing = mac.begin();
+      sealing.update(bytes);
+      return Promise.resolve(sealing.finish());
+    },
+    matches: (bytes, sealed) => Promise.resolve(mac.matches(bytes, sealed)),
+  };
+}
+
+const processMac = createChunkMac();
+/** This process's check: the MAC where libcrypto has it, else SHA-256. */
+export const PROCESS_CHUNK_CHECK: ChunkCheck = processMac ? macCheck(processMac) : SHA256_CHECK;
+
+/** Hashes bytes as they go by: sha256 of the whole, and each chunk sealed. */
 export class ChunkHasher {
   readonly #whole = createHash("sha256");
   readonly #chunks: Uint8Array[] = [];
-  #chunk: Hash = createHash("sha256");
+  readonly #check: ChunkCheck;
+  #chunk: ReturnType<ChunkCheck["begin"]>;
   #filled = 0;
   #size = 0;
+
+  constructor(check: ChunkCheck = PROCESS_CHUNK_CHECK) {
+    this.#check = check;
+    this.#chunk = check.begin();
+  }
 
   update(bytes: Uint8Array): void {
     this.#whole.update(bytes);
@@ -42,25 +95,17 @@ export class ChunkHasher {
       at += take;
       this.#filled += take;
       if (this.#filled === CHUNK_BYTES) {
-        this.#chunks.push(this.#chunk.digest());
-        this.#chunk = createHash("sha256");
+        this.#chunks.push(this.#chunk.finish());
+        this.#chunk = this.#check.begin();
         this.#filled = 0;
       }
     }
   }
 
   finish(): FileDigests {
-    if (this.#filled > 0) this.#chunks.push(this.#chunk.digest());
+    if (this.#filled > 0) this.#chunks.push(this.#chunk.finish());
     return { sha256: this.#whole.digest("hex"), size: this.#size, chunks: this.#chunks };
   }
-}
-
-/**
- * sha256 of one chunk, computed off the JS thread (Deno runs `subtle.digest` on its blocking pool
- * and copies the input first), so hashing overlaps reading and sending.
- */
-export async function chunkDigest(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
 }
 
 /** Reads into `buffer` until it is full or the file ends; answers the bytes read. */
@@ -78,7 +123,11 @@ export async function readFull(file: Deno.FsFile, buffer: Uint8Array): Promise<n
  * The digests of a file's bytes; rejects with the signal's reason when it fires. The whole-file
  * hash runs here while the previous chunk's digest runs on the pool (one chunk in flight).
  */
-export async function digestFile(path: string, signal?: AbortSignal): Promise<FileDigests> {
+export async function digestFile(
+  path: string,
+  signal?: AbortSignal,
+  check: ChunkCheck = PROCESS_CHUNK_CHECK,
+): Promise<FileDigests> {
   using file = await Deno.open(path, { read: true });
   const whole = createHash("sha256");
   const chunks: Uint8Array[] = [];
@@ -93,7 +142,7 @@ export async function digestFile(path: string, signal?: AbortSignal): Promise<Fi
     const index = chunks.length;
     chunks.push(new Uint8Array(0));
     await inFlight;
-    inFlight = chunkDigest(bytes).then((digest) => {
+    inFlight = check.seal(bytes).then((digest) => {
       chunks[index] = digest;
     });
     whole.update(bytes);
@@ -112,6 +161,7 @@ export async function findDamage(
   path: string,
   chunks: readonly Uint8Array[],
   signal?: AbortSignal,
+  check: ChunkCheck = PROCESS_CHUNK_CHECK,
 ): Promise<string | undefined> {
   using file = await Deno.open(path, { read: true });
   let checking: Promise<string | undefined> = Promise.resolve(undefined);
@@ -124,8 +174,8 @@ export async function findDamage(
     if (n === 0) return index === chunks.length ? undefined : `ends before chunk ${index}`;
     const expected = chunks[index];
     if (expected === undefined) return `longer than its ${chunks.length} chunks`;
-    checking = chunkDigest(buffer.subarray(0, n)).then((digest) =>
-      Buffer.from(expected).equals(digest) ? undefined : `chunk ${index} is damaged`
+    checking = check.matches(buffer.subarray(0, n), expected).then((same) =>
+      same ? undefined : `chunk ${index} is damaged`
     );
     if (n < CHUNK_BYTES) {
       return (await checking) ?? (index + 1 === chunks.length ? undefined : "is short");

@@ -9,8 +9,7 @@
  * (the response is cut short, never completed with wrong bytes).
  */
 
-import { Buffer } from "node:buffer";
-import { CHUNK_BYTES, chunkDigest, readFull } from "./cache-entry.ts";
+import { CHUNK_BYTES, type ChunkCheck, PROCESS_CHUNK_CHECK, readFull } from "./cache-entry.ts";
 
 /** Chunks read and hashed ahead of the one being sent: hashing overlaps sending (memory: 3 MiB). */
 const READ_AHEAD_CHUNKS = 2;
@@ -25,6 +24,8 @@ export interface VerifiedRangeOptions {
   end: number;
   /** Called once for a chunk that does not match (evict, count); its error ends the stream. */
   damaged(chunk: number): Error;
+  /** How chunks were sealed (the process's check by default). */
+  check?: ChunkCheck;
 }
 
 /** The verified range as a stream, or null when its first chunk is damaged (nothing was read out). */
@@ -32,6 +33,7 @@ export async function openVerifiedRange(
   options: VerifiedRangeOptions,
 ): Promise<ReadableStream<Uint8Array> | null> {
   const { file, chunks, size, start, end } = options;
+  const check = options.check ?? PROCESS_CHUNK_CHECK;
   let closed = false;
   let reads: Promise<unknown> = Promise.resolve();
   const close = () => {
@@ -51,10 +53,9 @@ export async function openVerifiedRange(
     });
     reads = read.catch(() => {});
     return read.then(async (filled) => {
-      const digest = await chunkDigest(bytes.subarray(0, filled));
       const expected = chunks[index];
-      const whole = filled === bytes.length && expected !== undefined;
-      if (!whole || !Buffer.from(expected).equals(digest)) return index;
+      if (filled !== bytes.length || expected === undefined) return index;
+      if (!await check.matches(bytes, expected)) return index;
       // Only the part of the chunk inside the range leaves.
       return bytes.subarray(Math.max(0, start - from), Math.min(bytes.length, end + 1 - from));
     });

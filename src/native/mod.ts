@@ -8,6 +8,8 @@ export { lstatNoThrow, withRegularFile } from "./fd-read.ts";
 export { tryLockFile } from "./file-lock.ts";
 export { ENTRY_DIRECTORY, ENTRY_FILE, readDirectoryEntries } from "./fs-read-dir.ts";
 export { DIRECTORY, leanLstat, leanLstatC, leanSize, REGULAR_FILE } from "./lean-stat.ts";
+export { createChunkMac } from "./libcrypto/chunk-mac.ts";
+export type { ChunkMac } from "./libcrypto/chunk-mac.ts";
 export { createBackgroundHasher, createHasher } from "./libcrypto/native-hash.ts";
 export type { BackgroundHasher, HashAlgorithm, Hasher } from "./libcrypto/native-hash.ts";
 export { loadOpenSsl, OpenSslGcm } from "./libcrypto/openssl-gcm.ts";
