@@ -6,7 +6,19 @@
 import { runAdmissionCommand, runConfigCommand } from "./src/cli/mod.ts";
 import { ConfigError, loadConfig } from "./src/config/mod.ts";
 import { configureLogging, getLogger, resolveLogLevel } from "./src/observability/mod.ts";
-import { checkBackendSettings, checkStartupAuth, DataDirectoryInUse, lockDataDirectories, openSvc, processClock, reloadOnHangup, startServer, StartupError, TEST_CLOCK_VARIABLE, testClockOffsetSecs } from "./src/runtime/mod.ts";
+import {
+  checkBackendSettings,
+  checkStartupAuth,
+  DataDirectoryInUse,
+  lockDataDirectories,
+  openSvc,
+  processClock,
+  reloadOnHangup,
+  startServer,
+  StartupError,
+  TEST_CLOCK_VARIABLE,
+  testClockOffsetSecs,
+} from "./src/runtime/mod.ts";
 import { VERSION } from "./src/lib/mod.ts";
 
 const USAGE = `svc ${VERSION} — S3-compatible object-storage proxy

@@ -9,7 +9,7 @@ import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec/codec.ts";
 import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
-import { ReferenceCache } from "./reference-cache.ts";
+import { ReferenceCache } from "./cache/reference-cache.ts";
 
 const probe = await probeXdelta3();
 const SIZE = 256 * 1024;

@@ -38,7 +38,7 @@ import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
 import { deltaspaceOf, isInternalName, storedNameFor, validateClientKey } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
-import { ReferenceCache } from "./reference-cache.ts";
+import { ReferenceCache } from "./cache/reference-cache.ts";
 import { isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,

@@ -7,7 +7,7 @@ import { getJsonXattr, setJsonXattr } from "../native/xattr.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec/codec.ts";
 import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend, type DeltaBackendOptions, type DeltaMeta } from "./delta-backend.ts";
-import { ReferenceCache } from "./reference-cache.ts";
+import { ReferenceCache } from "./cache/reference-cache.ts";
 import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
 
 const probe = await probeXdelta3();

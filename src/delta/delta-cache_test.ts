@@ -8,7 +8,7 @@ import { FilesystemBackend } from "../storage/fs/filesystem-backend.ts";
 import { probeXdelta3, Xdelta3Codec } from "./codec/codec.ts";
 import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
-import { ReferenceCache } from "./reference-cache.ts";
+import { ReferenceCache } from "./cache/reference-cache.ts";
 import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
 
 const probe = await probeXdelta3();

@@ -9,7 +9,7 @@ import { type KeyLock, SvcError } from "../lib/mod.ts";
 import type { Backend, ObjectMeta } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
-import type { ReferenceCache } from "./reference-cache.ts";
+import type { ReferenceCache } from "./cache/reference-cache.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
 export interface DeltaSettings {

@@ -15,9 +15,9 @@ import {
   rebuiltOwner,
 } from "./delta-context.ts";
 import { referenceNameFor } from "./layout.ts";
-import type { BaselineAcquired, BaselineLease } from "./reference-cache.ts";
+import type { BaselineAcquired, BaselineLease } from "./cache/reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
-import { openVerifiedRange } from "./verified-file.ts";
+import { openVerifiedRange } from "./cache/verified-file.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");

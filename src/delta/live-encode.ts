@@ -26,7 +26,7 @@ import { type DeltaContext, type DeltaSettings, removeQuietly } from "./delta-co
 import { fetchBaseline } from "./delta-read.ts";
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
 import { deltaspaceOf, referenceNameFor } from "./layout.ts";
-import type { BaselineLease } from "./reference-cache.ts";
+import type { BaselineLease } from "./cache/reference-cache.ts";
 import { writeAll, writeStreamToFile } from "../lib/mod.ts";
 import { SpoolProgress, tailSpool } from "./spool-tail.ts";
 

@@ -2,6 +2,7 @@
 // the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
 // entry into the room going through this file.
 
+export { ReferenceCache } from "./cache/reference-cache.ts";
 export { CodecPool } from "./codec/codec-pool.ts";
 export { probeXdelta3 } from "./codec/codec-process.ts";
 export { Xdelta3Codec } from "./codec/codec.ts";
@@ -9,4 +10,3 @@ export { DeltaBackend } from "./delta-backend.ts";
 export type { DeltaObserver, DeltaSettings } from "./delta-context.ts";
 export { deltaspaceOf, REFERENCE_NAME, referenceNameFor } from "./layout.ts";
 export { MetadataCache } from "./metadata-cache.ts";
-export { ReferenceCache } from "./reference-cache.ts";

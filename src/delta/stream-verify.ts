@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import type { SvcError } from "../lib/mod.ts";
 import type { DeltaContext } from "./delta-context.ts";
-import type { BaselineLease } from "./reference-cache.ts";
+import type { BaselineLease } from "./cache/reference-cache.ts";
 
 export interface StreamVerifyOptions {
   /** Held until the returned stream ends; released by this function in every case. */

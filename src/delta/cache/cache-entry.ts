@@ -8,7 +8,7 @@
 
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import { type ChunkMac, createChunkMac } from "../native/mod.ts";
+import { type ChunkMac, createChunkMac } from "../../native/mod.ts";
 
 /** Verification granule: a ranged read re-hashes at most one chunk more at each end. */
 export const CHUNK_BYTES = 1 << 20;

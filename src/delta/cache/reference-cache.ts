@@ -32,8 +32,8 @@
  * is never admitted: its file is private to this acquisition, deleted at the last release.
  */
 
-import { getLogger } from "../observability/mod.ts";
-import { writeStreamToFile } from "../lib/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
+import { writeStreamToFile } from "../../lib/mod.ts";
 import {
   type BaselineAcquired,
   type BaselineLease,
