@@ -216,6 +216,40 @@ Deno.test("wire: ids, error documents, aws-chunked, disconnects, 405, malformed 
     assert.equal(part.headers.get("etag"), `"${md5hex(data)}"`);
   });
 
+  await t.step(
+    "x-amz-checksum-crc64nvme: header and trailer verified, a wrong one refused",
+    async () => {
+      // CRC-64/NVME of "123456789" from the CRC catalogue (0xAE8B14860A799888): an independent vector.
+      const check = enc.encode("123456789");
+      const right = "rosUhgp5mIg=";
+      const ok = await call(svc, "/wire/nvme", put(check, { "x-amz-checksum-crc64nvme": right }));
+      assert.equal(ok.status, 200, ok.text);
+      const wrong = await call(
+        svc,
+        "/wire/nvme-wrong",
+        put(check, { "x-amz-checksum-crc64nvme": "AAAAAAAAAAA=" }),
+      );
+      assert.deepEqual([wrong.status, wrong.code], [400, "BadDigest"]);
+      assert.equal((await call(svc, "/wire/nvme-wrong")).status, 404, "nothing stored");
+      // As an aws-chunked trailer (what the AWS CLI and SDKs send).
+      const framed = concat(
+        enc.encode("9\r\n"),
+        check,
+        enc.encode(`\r\n0\r\nx-amz-checksum-crc64nvme:${right}\r\n\r\n`),
+      );
+      const trailed = await call(
+        svc,
+        "/wire/nvme-trailer",
+        put(framed, {
+          ...chunkedHeaders(check.length, "unsigned-trailer"),
+          "x-amz-trailer": "x-amz-checksum-crc64nvme",
+        }),
+      );
+      assert.equal(trailed.status, 200, trailed.text);
+      assert.equal((await call(svc, "/wire/nvme-trailer")).text, "123456789");
+    },
+  );
+
   await t.step("aws-chunked faults are 400 and store nothing", async () => {
     const data = randomBytes(10_000);
     const good = awsChunked(data, [4000], "unsigned-trailer");

@@ -91,7 +91,8 @@ Deno.test("header names map to algorithms both ways", () => {
     assert.equal(algorithmForHeader(checksumHeaderName(algorithm)), algorithm);
   }
   assert.equal(algorithmForHeader("X-Amz-Checksum-CRC32C"), "crc32c");
-  assert.equal(algorithmForHeader("x-amz-checksum-crc64nvme"), undefined);
+  assert.equal(algorithmForHeader("x-amz-checksum-crc64nvme"), "crc64nvme");
+  assert.equal(algorithmForHeader("x-amz-checksum-crc128"), undefined);
   assert.equal(algorithmForHeader("x-amz-checksum-"), undefined);
   assert.equal(algorithmForHeader("content-md5"), undefined);
   assert.equal(ChecksumAccumulator.forHeader("x-amz-checksum-sha1")?.algorithm, "sha1");

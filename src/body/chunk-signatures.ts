@@ -16,8 +16,8 @@
  * the final chunk + "\n" + sha256 of the trailer lines as "name:value\n"). Both were checked
  * against the example values AWS publishes (chunk-signatures_test.ts).
  *
- * CRC64NVME checksums are refused (InvalidRequest) rather than stored unverified: checksums.ts
- * does not compute them yet.
+ * Every checksum algorithm S3 defines is verified (checksums.ts); an unknown one is refused
+ * (InvalidRequest) rather than passed unverified.
  */
 
 import { createHash } from "node:crypto";
@@ -42,6 +42,7 @@ export interface ChunkHooks {
 const SUPPORTED: Record<string, ChecksumAlgorithm> = {
   "x-amz-checksum-crc32": "crc32",
   "x-amz-checksum-crc32c": "crc32c",
+  "x-amz-checksum-crc64nvme": "crc64nvme",
   "x-amz-checksum-sha1": "sha1",
   "x-amz-checksum-sha256": "sha256",
 };

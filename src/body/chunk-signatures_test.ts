@@ -170,7 +170,7 @@ Deno.test("trailer checksums: right, wrong, missing, unannounced, unsupported", 
     (await decode(signBody(v, data, [[crc, right]]), hooks(null))).error?.code,
     "InvalidRequest",
   );
-  assert.throws(() => hooks("x-amz-checksum-crc64nvme"), { code: "InvalidRequest" });
+  assert.throws(() => hooks("x-amz-checksum-crc128"), { code: "InvalidRequest" });
   assert.throws(() => hooks("x-amz-meta-a"), { code: "InvalidRequest" });
   // A signer's own chain, no trailer at all, over many small chunks.
   const many = Array.from({ length: 20 }, (_, i) => enc.encode(`chunk ${i};`));
@@ -261,8 +261,21 @@ Deno.test("a plain body's x-amz-checksum header is verified", async () => {
   });
   const two = new Headers({ "x-amz-checksum-crc32": "NhCmhg==", "x-amz-checksum-sha1": sha1 });
   assert.throws(() => BodyChecksum.fromHeaders(two), { code: "InvalidRequest" });
-  const nvme = new Headers({ "x-amz-checksum-crc64nvme": "AAAAAAAAAAA=" });
-  assert.throws(() => BodyChecksum.fromHeaders(nvme), { code: "InvalidRequest" });
+  const unknown = new Headers({ "x-amz-checksum-crc128": "AAAAAAAAAAA=" });
+  assert.throws(() => BodyChecksum.fromHeaders(unknown), { code: "InvalidRequest" });
+  // CRC-64/NVME: the catalogue's check value of "123456789", and a wrong one.
+  const nvme = BodyChecksum.fromHeaders(
+    new Headers({ "x-amz-checksum-crc64nvme": "rosUhgp5mIg=" }),
+  )!;
+  nvme.update(enc.encode("123456789"));
+  nvme.verify();
+  assert.throws(() => {
+    const c = BodyChecksum.fromHeaders(
+      new Headers({ "x-amz-checksum-crc64nvme": "AAAAAAAAAAA=" }),
+    )!;
+    c.update(enc.encode("123456789"));
+    c.verify();
+  }, { code: "BadDigest" });
   const short = BodyChecksum.fromHeaders(new Headers({ "x-amz-checksum-crc32": "Nh==" }))!;
   assert.throws(() => short.verify(), { code: "InvalidRequest" });
 });
