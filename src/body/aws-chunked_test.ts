@@ -6,7 +6,7 @@ import { SvcError } from "../lib/errors.ts";
 import type { AwsChunkedOptions } from "./aws-chunked.ts";
 import { decodeAwsChunked, streamingMode } from "./aws-chunked.ts";
 import { MAX_LINE } from "./aws-chunked-parser.ts";
-import { ChecksumAccumulator } from "./checksums.ts";
+import { ChecksumAccumulator } from "./checksums/checksums.ts";
 
 const enc = new TextEncoder();
 const SIG = "a".repeat(64);

@@ -22,7 +22,7 @@
 
 import { createHash } from "node:crypto";
 import { SvcError } from "../lib/mod.ts";
-import { ChecksumAccumulator, type ChecksumAlgorithm } from "./checksums.ts";
+import { ChecksumAccumulator, type ChecksumAlgorithm } from "./checksums/checksums.ts";
 import {
   EMPTY_SHA256,
   hexEqual,

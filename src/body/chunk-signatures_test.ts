@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { SvcError } from "../lib/errors.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
-import { crc32c, toBase64 } from "./checksums.ts";
+import { crc32c, toBase64 } from "./checksums/checksums.ts";
 import { BodyChecksum, chunkSignatureHooks, unsignedTrailerHooks } from "./chunk-signatures.ts";
 import { BootstrapCredentials } from "../iam/credentials.ts";
 import { parseSignedRequest } from "../auth/sigv4/sigv4-parse.ts";

@@ -3,7 +3,7 @@
 // entry into the room going through this file.
 
 export { BodyDigest, tooLarge } from "./body-digest.ts";
-export { validateContentMd5 } from "./content-md5.ts";
+export { validateContentMd5 } from "./checksums/content-md5.ts";
 export { readFormData } from "./form-data.ts";
 export type { FormField, FormFile } from "./form-data.ts";
 export { formBoundary, malformedForm } from "./form-part-headers.ts";

@@ -6,7 +6,7 @@
 import { BodyChecksum, chunkSignatureHooks, unsignedTrailerHooks } from "./chunk-signatures.ts";
 import { emptyStream, lendChunk, READ_BUFFER_BYTES, SvcError, takeReadBuffer } from "../lib/mod.ts";
 import { decodeAwsChunked } from "./aws-chunked.ts";
-import { validateContentMd5 } from "./content-md5.ts";
+import { validateContentMd5 } from "./checksums/content-md5.ts";
 import type { VerifiedRequest } from "../auth/mod.ts";
 
 export interface UploadBody {

@@ -2,7 +2,7 @@
  * The Content-MD5 header: the body digest a client vouches for, checked before anything is read
  * (InvalidDigest) and compared with the received body's MD5 by whoever stores it (BadDigest).
  */
-import { SvcError } from "../lib/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
 
 // 16 bytes of base64 are always 22 significant characters and two pad characters.
 const MD5_BASE64 = /^[A-Za-z0-9+/]{21}[AQgw]==$/;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { validateContentMd5 } from "./content-md5.ts";
-import { throwsWith } from "../testing/svc-error-assertions.ts";
+import { throwsWith } from "../../testing/svc-error-assertions.ts";
 
 Deno.test("Content-MD5: base64 of 16 bytes decodes to hex, anything else is InvalidDigest", () => {
   const body = new TextEncoder().encode("hello world");
