@@ -24,9 +24,7 @@ const ARCHITECTURE = "docs/ARCHITECTURE.md";
 
 if (import.meta.main) {
   const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-  // --no-mod-rule: while rooms are being rebuilt, the other rules alone.
-  const rules = { ...SVC_RULES, modEntry: !Deno.args.includes("--no-mod-rule") };
-  const report = await checkTree(root, rules);
+  const report = await checkTree(root, SVC_RULES);
   const docsPath = `${root}/${ARCHITECTURE}`;
   const docs = await Deno.readTextFile(docsPath);
   const paths = checkDocPaths(docs, await sourceFiles(root));
