@@ -11,6 +11,7 @@
  */
 
 import { cName, cPath } from "./c-path.ts";
+import { denoLstatOrNull } from "./lean-stat.ts";
 import { errnoReader, type Libc, type LibcSymbols, processLibc } from "./libc.ts";
 import {
   AT_EMPTY_PATH,
@@ -167,14 +168,8 @@ function nativeFdRead(c: LibcSymbols, statx: NonNullable<LibcSymbols["statx"]>):
 }
 
 function lstatWithDeno(path: string): PathKind | null {
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.lstatSync(path);
-  } catch (err) {
-    const code = (err as { code?: unknown } | null)?.code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw err;
-  }
+  const stat = denoLstatOrNull(path);
+  if (stat === null) return null;
   return {
     isFile: stat.isFile,
     isDirectory: stat.isDirectory,

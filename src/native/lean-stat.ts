@@ -78,18 +78,26 @@ export function createLeanStat(libc: Libc): LeanStat {
   };
 }
 
+/**
+ * Deno's lstat without the exception for a path that is not there (ENOENT, ENOTDIR): null. The
+ * fallback of every native lstat (here and fd-read.ts).
+ */
+export function denoLstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw err;
+  }
+}
+
 function denoLeanStat(): LeanStat {
   /** The size from the last lstat. */
   let size = 0;
   const leanLstat = (path: string): number => {
-    let stat: Deno.FileInfo;
-    try {
-      stat = Deno.lstatSync(path);
-    } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code;
-      if (code === "ENOENT" || code === "ENOTDIR") return ABSENT;
-      throw err;
-    }
+    const stat = denoLstatOrNull(path);
+    if (stat === null) return ABSENT;
     size = stat.size;
     return stat.isFile ? REGULAR_FILE : stat.isDirectory ? DIRECTORY : OTHER;
   };
