@@ -7,25 +7,19 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { signedFetch as fetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { signedFetch as fetch, type SvcProcess } from "./helpers/svc.ts";
 import { ArtifactSeries, mutate, tar } from "./helpers/tar.ts";
-import { corruptFile, sha256Hex } from "./helpers/delta.ts";
+import { corruptFile, putBytes, sha256Hex, startWithBucket } from "./helpers/delta.ts";
 import { filesUnder } from "./helpers/files.ts";
 
 const BUCKET = "trusted";
 const MARKER = "CACHE-MARKER-51e7a";
 
-async function started(dataDir?: string, env: Record<string, string> = {}): Promise<SvcProcess> {
-  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir });
-  const res = await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" });
-  assert.ok(res.status === 200 || res.status === 409, await res.text());
-  return svc;
-}
+const started = (dataDir?: string, env: Record<string, string> = {}) =>
+  startWithBucket(BUCKET, env, dataDir);
 
-async function put(svc: SvcProcess, key: string, body: Uint8Array<ArrayBuffer>) {
-  const res = await fetch(`${svc.url}/${BUCKET}/${key}`, { method: "PUT", body });
-  assert.equal(res.status, 200, await res.text());
-}
+const put = (svc: SvcProcess, key: string, body: Uint8Array<ArrayBuffer>) =>
+  putBytes(svc, BUCKET, key, body);
 
 /** Status and body; a body cut short by the server answers `bytes: undefined`. */
 async function get(svc: SvcProcess, key: string, headers: Record<string, string> = {}) {

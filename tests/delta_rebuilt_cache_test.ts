@@ -6,23 +6,17 @@
  * one by damaging the stored delta on disk after the first GET: only the cache can still answer.
  */
 import assert from "node:assert/strict";
-import { signedFetch as fetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { signedFetch as fetch, type SvcProcess } from "./helpers/svc.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
-import { corruptFile, layoutOf, sha256Hex } from "./helpers/delta.ts";
+import { corruptFile, layoutOf, putBytes, sha256Hex, startWithBucket } from "./helpers/delta.ts";
 
 const BUCKET = "rebuilt";
 
-async function started(env: Record<string, string>, dataDir?: string): Promise<SvcProcess> {
-  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir });
-  const res = await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" });
-  assert.ok(res.status === 200 || res.status === 409, await res.text());
-  return svc;
-}
+const started = (env: Record<string, string>, dataDir?: string) =>
+  startWithBucket(BUCKET, env, dataDir);
 
-async function put(svc: SvcProcess, key: string, body: Uint8Array<ArrayBuffer>) {
-  const res = await fetch(`${svc.url}/${BUCKET}/${key}`, { method: "PUT", body });
-  assert.equal(res.status, 200, await res.text());
-}
+const put = (svc: SvcProcess, key: string, body: Uint8Array<ArrayBuffer>) =>
+  putBytes(svc, BUCKET, key, body);
 
 async function get(svc: SvcProcess, key: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${svc.url}/${BUCKET}/${key}`, { headers });

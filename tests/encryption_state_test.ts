@@ -14,31 +14,17 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import {
-  ACCESS_KEY,
-  bytesOf,
-  randomBytes,
-  SECRET_KEY,
-  signedFetch as fetch,
-  startSvc,
-} from "./helpers/svc.ts";
+import { ACCESS_KEY, bytesOf, SECRET_KEY, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 import { md5Hex } from "./helpers/assertions.ts";
 import { concat, multipartEtag } from "./helpers/multipart.ts";
-import { filesUnder } from "./helpers/files.ts";
+import { filesUnder, markedBytes } from "./helpers/files.ts";
 
 const BUCKET = "vaulted";
 const MiB = 1024 * 1024;
 const KEY = "c3".repeat(32);
 const MARKER = "PART-MARKER-51e7a";
-const encoder = new TextEncoder();
 
-/** `size` random bytes with MARKER every 4 KiB, so any plaintext copy shows it. */
-function marked(size: number): Uint8Array<ArrayBuffer> {
-  const bytes = randomBytes(size);
-  const marker = encoder.encode(MARKER);
-  for (let at = 0; at + marker.length <= size; at += 4096) bytes.set(marker, at);
-  return bytes;
-}
+const marked = (size: number) => markedBytes(size, MARKER);
 
 /** Every file under `dir`, recursively (hidden ones and `.svc/` included). */
 

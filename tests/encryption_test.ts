@@ -24,18 +24,12 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import {
-  bytesOf,
-  randomBytes,
-  signedFetch as fetch,
-  startSvc,
-  type SvcProcess,
-} from "./helpers/svc.ts";
+import { bytesOf, signedFetch as fetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
 import { AdminClient } from "./helpers/admin.ts";
 import { codeOf, md5Hex } from "./helpers/assertions.ts";
 import { layoutOf, sha256Hex } from "./helpers/delta.ts";
 import { mutate, tar } from "./helpers/tar.ts";
-import { filesUnder } from "./helpers/files.ts";
+import { filesUnder, markedBytes } from "./helpers/files.ts";
 
 const BUCKET = "vaulted";
 const MiB = 1024 * 1024;
@@ -46,13 +40,7 @@ const MARKER = "SECRET-MARKER-0f3c9";
 const PLAIN_MARKER = "PLAIN-BEFORE-7d21";
 const encoder = new TextEncoder();
 
-/** `size` bytes: random, with MARKER written every 4 KiB (any plaintext leak shows it). */
-function marked(size: number): Uint8Array<ArrayBuffer> {
-  const bytes = randomBytes(size);
-  const marker = encoder.encode(MARKER);
-  for (let at = 0; at + marker.length <= size; at += 4096) bytes.set(marker, at);
-  return bytes;
-}
+const marked = (size: number) => markedBytes(size, MARKER);
 
 interface Setup {
   root: string;

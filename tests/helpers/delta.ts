@@ -4,7 +4,9 @@
  * the xdelta3 binary that fail in controlled ways. The S3 answers alone cannot tell a delta from
  * a passthrough copy, so these tests must look at the data directory.
  */
+import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { signedFetch, startSvc, type SvcProcess } from "./svc.ts";
 import { getJsonXattr } from "../../src/native/xattr.ts";
 
 export const sha256Hex = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
@@ -116,4 +118,27 @@ export async function waitForLog(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A server with the debug headers on and `bucket` created (kept when the data dir has it). */
+export async function startWithBucket(
+  bucket: string,
+  env: Record<string, string> = {},
+  dataDir?: string,
+): Promise<SvcProcess> {
+  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir });
+  const res = await signedFetch(`${svc.url}/${bucket}`, { method: "PUT" });
+  assert.ok(res.status === 200 || res.status === 409, await res.text());
+  return svc;
+}
+
+/** A PUT that must succeed. */
+export async function putBytes(
+  svc: SvcProcess,
+  bucket: string,
+  key: string,
+  body: Uint8Array<ArrayBuffer>,
+): Promise<void> {
+  const res = await signedFetch(`${svc.url}/${bucket}/${key}`, { method: "PUT", body });
+  assert.equal(res.status, 200, await res.text());
 }

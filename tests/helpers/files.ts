@@ -1,3 +1,5 @@
+import { randomBytes } from "./svc.ts";
+
 /** Every file under `dir`, recursively, sorted: what a test searches for leaks or checks modes of. */
 export function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -7,4 +9,12 @@ export function filesUnder(dir: string): string[] {
     else if (entry.isFile) out.push(path);
   }
   return out.sort();
+}
+
+/** `size` random bytes with `marker` written every 4 KiB, so any plaintext copy of them shows it. */
+export function markedBytes(size: number, marker: string): Uint8Array<ArrayBuffer> {
+  const bytes = randomBytes(size);
+  const encoded = new TextEncoder().encode(marker);
+  for (let at = 0; at + encoded.length <= size; at += 4096) bytes.set(encoded, at);
+  return bytes;
 }
