@@ -242,6 +242,31 @@ Deno.test({
         assert.equal(await page.locator(".secret-key").count(), 0);
       });
 
+      await t.step(
+        "a mapping rule that accepts unverified emails, from External login",
+        async () => {
+          await admin.json("POST", "/groups", {
+            name: "contractors",
+            permissions: [{ effect: "Allow", actions: ["read", "list"], resources: ["*"] }],
+          }, 201);
+          await page.click("nav.side >> text=External login");
+          const form = page.locator("form:has-text('Add rule')");
+          await form.locator("label:has-text('Value') input").fill("contractors.example");
+          await form.locator("label:has-text('Group') input").fill("contractors");
+          const verified = form.locator("label:has-text('verified email') input");
+          assert.equal(await verified.isChecked(), true, "verified emails are required by default");
+          await verified.uncheck();
+          await form.locator("text=Add rule").click();
+          await page.waitForSelector("text=Mapping rule added.");
+          const { mappings } = await admin.json<{ mappings: Record<string, unknown>[] }>(
+            "GET",
+            "/ext-auth/mappings",
+          );
+          const rule = mappings.find((m) => m.match_value === "contractors.example");
+          assert.equal(rule?.require_verified_email, false);
+        },
+      );
+
       await t.step("the read-only user sees only the bucket it may read", async () => {
         await logout(page);
         await page.click("text=Access key");

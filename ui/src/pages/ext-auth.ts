@@ -47,7 +47,13 @@ export function ExtAuthPage() {
   };
   const addRule = (event: Event) => {
     event.preventDefault();
-    const body = { ...rule, provider: rule.provider || null, priority: Number(rule.priority ?? 0) };
+    const body = {
+      ...rule,
+      provider: rule.provider || null,
+      priority: Number(rule.priority ?? 0),
+      // Email rules accept only a provider-verified address unless the operator unticks it.
+      require_verified_email: rule.require_verified_email !== "false",
+    };
     action.run(() => call("ext-auth/mappings", { body }), () => {
       mappings.reload();
       return "Mapping rule added.";
@@ -103,7 +109,15 @@ export function ExtAuthPage() {
         <${Section} title="Group mapping rules">
           <p class="muted">A new external user gets an account only when a rule gives it a group.</p>
           <${RowsTable} rows=${mappings.data?.mappings ?? []}
-            columns=${["provider", "priority", "match_type", "match_field", "match_value", "group"]}
+            columns=${[
+              "provider",
+              "priority",
+              "match_type",
+              "match_field",
+              "match_value",
+              "group",
+              "require_verified_email",
+            ]}
             actions=${(row: Row) =>
               html`<${ConfirmButton} label="Remove" onConfirm=${() =>
                 remove(`ext-auth/mappings/${row.id}`, "Mapping rule")} />`} />
@@ -128,6 +142,12 @@ export function ExtAuthPage() {
             <label>Priority <input type="number" value=${rule.priority ?? "0"} onInput=${setR(
               "priority",
             )} /></label>
+            <label><input type="checkbox" checked=${rule.require_verified_email !== "false"}
+              onChange=${(e: Event) =>
+                setRule({
+                  ...rule,
+                  require_verified_email: String((e.target as HTMLInputElement).checked),
+                })} /> Email rules need a verified email</label>
             <button type="submit" class="primary" disabled=${action.busy}>Add rule</button>
           </form>
           <form class="inline" onSubmit=${preview}>
