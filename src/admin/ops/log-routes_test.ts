@@ -14,11 +14,30 @@ function appWith(deps: LogRoutesDeps) {
 }
 
 /** The app on a real port, so the SSE tail is read with fetch over TCP. */
+/**
+ * A server over the routes, and `get` for its streams. Disposing aborts every stream the test
+ * opened first: a graceful shutdown waits for open responses, so a test failing mid-stream would
+ * otherwise hang there instead of failing.
+ */
 function serve(deps: LogRoutesDeps) {
   const app = appWith(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}/_/api/admin`;
-  return { url, server, [Symbol.asyncDispose]: () => server.shutdown() };
+  const clients = new AbortController();
+  const get = (path: string, init: RequestInit = {}) =>
+    fetch(`${url}${path}`, {
+      ...init,
+      signal: init.signal ? AbortSignal.any([init.signal, clients.signal]) : clients.signal,
+    });
+  return {
+    url,
+    server,
+    get,
+    [Symbol.asyncDispose]: async () => {
+      clients.abort();
+      await server.shutdown();
+    },
+  };
 }
 
 /** Reads the SSE body until `done(text so far)` holds or `ms` pass; returns the text. */
@@ -127,7 +146,7 @@ Deno.test("GET /logs/stream: a pushed line arrives within a second; disconnect u
   const logRing = new LogRing();
   await using svc = serve({ logRing, auditRing: new AuditRing() });
   const abort = new AbortController();
-  const response = await fetch(`${svc.url}/logs/stream?level=warn&target=svc::auth`, {
+  const response = await svc.get(`/logs/stream?level=warn&target=svc::auth`, {
     signal: abort.signal,
   });
   assert.equal(response.status, 200);
@@ -159,7 +178,7 @@ Deno.test("GET /logs/stream: a pushed line arrives within a second; disconnect u
 Deno.test("GET /logs/stream: heartbeat comments while idle", async () => {
   const logRing = new LogRing();
   await using svc = serve({ logRing, auditRing: new AuditRing(), stream: { heartbeatMs: 50 } });
-  const response = await fetch(`${svc.url}/logs/stream`);
+  const response = await svc.get(`/logs/stream`);
   const reader = response.body!.getReader();
   const text = await readUntil(reader, (t) => t.split(": heartbeat\n\n").length > 2, 2000);
   assert.ok(text.startsWith(": connected\n\n"));
@@ -171,7 +190,7 @@ Deno.test("GET /logs/stream: Last-Event-ID resumes from the backlog, then tails"
   const logRing = new LogRing();
   for (let i = 1; i <= 4; i++) logRing.push(line(`m${i}`));
   await using svc = serve({ logRing, auditRing: new AuditRing() });
-  const response = await fetch(`${svc.url}/logs/stream`, { headers: { "last-event-id": "2" } });
+  const response = await svc.get(`/logs/stream`, { headers: { "last-event-id": "2" } });
   const reader = response.body!.getReader();
   let text = await readUntil(reader, (t) => t.includes('"m4"'), 1000);
   logRing.push(line("m5"));
@@ -207,14 +226,18 @@ async function pushSlowly(ring: LogRing, count: number, stop = () => false): Pro
 }
 
 const SLOW_STREAM = { queueEvents: 4, stallMs: 300 };
+/** The control's stream: the same queue, a stall limit no reading client reaches on a busy host. */
+const READ_STREAM = { queueEvents: 4, stallMs: 5000 };
 
 Deno.test("GET /logs/stream: a client that reads keeps up with a steady stream", async () => {
   // The control for the next test: the same pushing, a client that reads, nothing dropped.
   const logRing = new LogRing({ maxQueue: 16 });
-  await using svc = serve({ logRing, auditRing: new AuditRing(), stream: SLOW_STREAM });
-  const response = await fetch(`${svc.url}/logs/stream`);
+  await using svc = serve({ logRing, auditRing: new AuditRing(), stream: READ_STREAM });
+  const response = await svc.get(`/logs/stream`);
   const reader = response.body!.getReader();
-  const reading = readUntil(reader, (t) => t.includes('"line 400"'), 20_000);
+  // Until the event holding line 400 has ended (a read may stop inside it).
+  const ended = (t: string) => t.includes('"line 400"') && /"line 400"[^\n]*\n\n/.test(t);
+  const reading = readUntil(reader, ended, 20_000);
   await pushSlowly(logRing, 400);
   const text = await reading;
   assert.equal(eventsOf(text).length, 400);
@@ -226,7 +249,7 @@ Deno.test("GET /logs/stream: a client that reads keeps up with a steady stream",
 Deno.test("GET /logs/stream: a reader that never reads is dropped with a final event", async () => {
   const logRing = new LogRing({ maxQueue: 16 });
   await using svc = serve({ logRing, auditRing: new AuditRing(), stream: SLOW_STREAM });
-  const response = await fetch(`${svc.url}/logs/stream`);
+  const response = await svc.get(`/logs/stream`);
   assert.equal(response.status, 200);
   await waitFor(() => logRing.subscriberCount === 1, 1000, "the subscription");
   // The client reads nothing: socket buffers fill, then the stream's queue, then the ring's
