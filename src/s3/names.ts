@@ -75,16 +75,9 @@ export function parseUserMetadata(headers: Headers): Record<string, string> {
     const key = name.slice(META_PREFIX.length);
     // A bare "x-amz-meta-" names nothing and would round-trip as a header without a name.
     if (key === "") continue;
-    // Stored as the text the client's UTF-8 bytes encode (header-text.ts), returned as the same
-    // bytes; bytes that are not UTF-8 could not be returned as sent through the stored text.
+    // Stored as the text the client's bytes encode (header-text.ts), returned as bytes that
+    // clients decode to that text.
     const text = headerText(value);
-    if (text === null) {
-      throw new SvcError(
-        "InvalidArgument",
-        `The value of metadata header "${name}" is not valid UTF-8`,
-        { ArgumentName: name },
-      );
-    }
     meta[key] = text;
     // Header names and values arrive one character per byte, so their lengths are the byte
     // counts S3 limits.

@@ -109,7 +109,8 @@ const NON_ASCII = /[\u0080-\u00ff]/;
  * A header value as the signer had it. Deno hands each byte of a header value over as one
  * character (U+0000-U+00FF); signers (boto3 with non-ASCII `x-amz-meta-*`) sign the text those
  * bytes are the UTF-8 of, so the bytes are read as UTF-8 again. Bytes that are not UTF-8 stay
- * one character each (no signer produces them; such a signature does not verify).
+ * one character each: Latin-1, the text a signer sent as one byte per character (Node's http,
+ * older urllib3) and signed as its UTF-8 (s3/header-text.ts reads such values the same way).
  */
 export function signedHeaderText(value: string): string {
   if (!NON_ASCII.test(value)) return value;

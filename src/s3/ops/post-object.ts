@@ -14,7 +14,7 @@
  * file part's own Content-Type header: S3 ignores that header, and so does svc, so an object
  * stored through a form is the same object S3 would store.
  */
-import { headerValue } from "../header-text.ts";
+import { utf8HeaderValue } from "../header-text.ts";
 import type { CredentialStore, Principal } from "../../iam/mod.ts";
 import { type LengthRange, verifyPostPolicy } from "../../auth/mod.ts";
 import { SvcError } from "../../lib/mod.ts";
@@ -122,8 +122,9 @@ function metadataHeaders(values: Map<string, string>): Headers {
   for (const [name, value] of values) {
     if (!METADATA_FIELDS.has(name) && !name.startsWith("x-amz-meta-")) continue;
     try {
-      // A form field is text; as a header it travels as its UTF-8 bytes (header-text.ts).
-      headers.set(name, headerValue(value));
+      // A form field is text; as a header it travels as its UTF-8 bytes, which parse back to
+      // exactly that text (header-text.ts).
+      headers.set(name, utf8HeaderValue(value));
     } catch {
       // Headers refuses names that are not tokens and values with CR, LF or NUL.
       throw new SvcError(
