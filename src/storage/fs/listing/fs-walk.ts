@@ -19,6 +19,8 @@ import {
   sortKeyAt,
 } from "./fs-sorted-dir.ts";
 import { compareUtf8 } from "../../../lib/mod.ts";
+import { leanLstat, lookupXattr, REGULAR_FILE } from "../../../native/mod.ts";
+import { META_XATTR } from "../fs-object-meta.ts";
 
 const utf8 = new TextEncoder();
 
@@ -99,6 +101,20 @@ class Walk {
     return this.#recent;
   }
 
+  /**
+   * Whether the directory at `path` holds keys below its own name, so that rolled up it is a
+   * common prefix. A directory holding only its nested object (left when the last key below the
+   * object went: the object stays where it is, as moving it back could not be atomic for readers
+   * and writers at once) holds none. One lstat per prefix; the directory is read only when it
+   * does hold a nested object, and then its entries, marker entry and own marker attribute
+   * decide (an empty subdirectory left by a racing delete still counts, as it always did).
+   */
+  holdsKeys(path: string): boolean {
+    if (leanLstat(`${path}/${OBJECT_ENTRY}`) !== REGULAR_FILE) return true;
+    const dir = this.read(path);
+    return dir.length > 0 || dir.hasMarkerEntry || lookupXattr(path, META_XATTR) !== null;
+  }
+
   *directory(dirPath: string, dirKey: string): Generator<WalkItem> {
     const { prefix, startAfter, skip, rollUpDirectories, omitBaseNames } = this.options;
     const dir = this.read(dirPath);
@@ -131,7 +147,7 @@ class Walk {
           yield { kind: "file", key, dir: path, entry: OBJECT_ENTRY };
         }
       } else if (rollUpDirectories && inPrefix) {
-        if (isAfter(key, startAfter)) yield { kind: "prefix", key, path };
+        if (isAfter(key, startAfter) && this.holdsKeys(path)) yield { kind: "prefix", key, path };
       } else {
         if (inPrefix && isAfter(key, startAfter)) {
           yield { kind: "dir", key, path, markerEntry: this.read(path).hasMarkerEntry };
