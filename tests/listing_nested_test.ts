@@ -63,14 +63,17 @@ Deno.test("listing: a key whose keys below it were deleted is no common prefix",
 
   await t.step("before the delete, one/two/ is a common prefix", async () => {
     for (const maxKeys of [undefined, 1]) {
-      assert.deepEqual(await listAll(s3, "one/", "/", maxKeys), [
-        "[one/m/]",
-        "[one/two/]",
-        "[one/zz/]",
-        "one/m",
-        "one/two",
-        "one/twoa",
-      ].sort());
+      assert.deepEqual(
+        await listAll(s3, "one/", "/", maxKeys),
+        [
+          "[one/m/]",
+          "[one/two/]",
+          "[one/zz/]",
+          "one/m",
+          "one/two",
+          "one/twoa",
+        ].sort(),
+      );
     }
   });
 
@@ -104,13 +107,16 @@ Deno.test("listing: a key whose keys below it were deleted is no common prefix",
     assert.deepEqual(await listAll(s3, "one/", "/", 1), expected);
   });
 
-  await t.step("a marker one/two/ keeps the prefix; deleting the object keeps the marker", async () => {
-    await put(svc.url, "one/two/", "");
-    assert.deepEqual(await listAll(s3, "one/", "/", 1), [...expected, "[one/two/]"].sort());
-    await del(svc.url, "one/two");
-    const withoutObject = expected.filter((e) => e !== "one/two");
-    assert.deepEqual(await listAll(s3, "one/", "/"), [...withoutObject, "[one/two/]"].sort());
-    await del(svc.url, "one/two/");
-    assert.deepEqual(await listAll(s3, "one/", "/", 1), withoutObject);
-  });
+  await t.step(
+    "a marker one/two/ keeps the prefix; deleting the object keeps the marker",
+    async () => {
+      await put(svc.url, "one/two/", "");
+      assert.deepEqual(await listAll(s3, "one/", "/", 1), [...expected, "[one/two/]"].sort());
+      await del(svc.url, "one/two");
+      const withoutObject = expected.filter((e) => e !== "one/two");
+      assert.deepEqual(await listAll(s3, "one/", "/"), [...withoutObject, "[one/two/]"].sort());
+      await del(svc.url, "one/two/");
+      assert.deepEqual(await listAll(s3, "one/", "/", 1), withoutObject);
+    },
+  );
 });

@@ -23,22 +23,42 @@ import { errorCode, fsyncDirectory, nullIfAbsent } from "./fs-calls.ts";
 import { fileRangeStream, PRIVATE_DIR_MODE, privateDir } from "../../lib/mod.ts";
 import { decodePartSizes } from "../part-sizes.ts";
 
-/** ObjectMeta as stored by the filesystem backend: plus the extents id of a multi-file object. */
-export type StoredMeta = ObjectMeta & { extents?: string };
+/**
+ * ObjectMeta as stored by the filesystem backend: plus the extents id of a multi-file object, and
+ * where a record too large for the attribute lies in the object's file (fs-meta-spill.ts).
+ */
+export type StoredMeta = ObjectMeta & { extents?: string; spill?: Spill };
+
+/** Where a spilled metadata record lies in the object's file (fs-meta-spill.ts). */
+export interface Spill {
+  /** The object's bytes: the file's first `body` bytes. */
+  body: number;
+  /** The record's offset: `body`, or after an earlier record (a rewrite in place). */
+  at: number;
+  length: number;
+  /** Also in the record: a reader holding an older attribute sees the mismatch. */
+  id: string;
+}
 
 const OWNER_XATTR = "user.svc.extent-owner";
 const TEMP_PREFIX = ".tmp-";
 const TRASH_PREFIX = ".trash-";
 const ID_SHAPE = /^[0-9a-f-]{36}$/;
 
-/** The client-visible metadata and stored size of a stored record (extents stripped). */
+/**
+ * The client-visible metadata and stored size of a stored record (extents and spill stripped: a
+ * spilled record's bytes end where the record starts, not at the end of the file).
+ */
 export function fromStored(
   stored: StoredMeta,
   fileSize: number,
 ): { meta: ObjectMeta; storedSize: number; extents?: string } {
-  if (stored.extents === undefined) return { meta: stored, storedSize: fileSize };
-  const { extents, ...meta } = stored;
-  return { meta, storedSize: meta.size, extents };
+  if (stored.extents === undefined && stored.spill === undefined) {
+    return { meta: stored, storedSize: fileSize };
+  }
+  const { extents, spill, ...meta } = stored;
+  const storedSize = extents !== undefined ? meta.size : spill!.body;
+  return extents === undefined ? { meta, storedSize } : { meta, storedSize, extents };
 }
 
 export class ExtentStore {

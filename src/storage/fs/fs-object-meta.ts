@@ -4,39 +4,39 @@
  */
 
 import type { ObjectMeta } from "../backend.ts";
-import { lookupXattr } from "../../native/mod.ts";
-import { fromStored } from "./fs-extents.ts";
+import { fromStored, type StoredMeta } from "./fs-extents.ts";
+import { readStoredMeta } from "./fs-meta-spill.ts";
 import { MARKER_ENTRY } from "./fs-reserved.ts";
 import { statOrNull } from "./fs-calls.ts";
 
-/** The extended attribute holding an object's metadata (JSON ObjectMeta). */
-export const META_XATTR = "user.svc.meta";
+export { META_XATTR } from "./fs-meta-spill.ts";
 
-const decoder = new TextDecoder();
-
-/** The object metadata of `path`; null when it has none or vanished. */
-export function readMeta(path: string): ObjectMeta | null {
-  const raw = lookupXattr(path, META_XATTR);
-  return raw === null ? null : JSON.parse(decoder.decode(raw)) as ObjectMeta;
+/**
+ * The stored metadata of `path` (a record kept after the bytes read too: fs-meta-spill.ts); null
+ * when it has none or vanished.
+ */
+export function readMeta(path: string): StoredMeta | null {
+  return readStoredMeta(path);
 }
 
 /** A stored object: its metadata, and the file holding its bytes (none for an empty marker). */
 export interface StoredObject {
   meta: ObjectMeta;
   storedSize: number;
-  file?: { path: string; ino: number | null };
+  /** `size`: the file's, which is more than storedSize when metadata follows the bytes. */
+  file?: { path: string; ino: number | null; size: number };
   /** The extents directory holding the bytes of a completed multipart upload (fs-extents.ts). */
   extents?: string;
 }
 
 /** The object in file `path` from its metadata attribute and stat (fs-extents' stored form). */
 export function fileObject(
-  stored: ObjectMeta,
+  stored: StoredMeta,
   path: string,
   stat: Pick<Deno.FileInfo, "size" | "ino">,
 ): StoredObject {
   const { meta, storedSize, extents } = fromStored(stored, stat.size);
-  const found: StoredObject = { meta, storedSize, file: { path, ino: stat.ino } };
+  const found: StoredObject = { meta, storedSize, file: { path, ino: stat.ino, size: stat.size } };
   if (extents !== undefined) found.extents = extents;
   return found;
 }

@@ -79,7 +79,9 @@ export class ObjectReader {
         return smallBody(info, readRangeSync(file, start, end - start + 1));
       }
       if (file) {
-        return { info, body: fileRangeStream(file, start, end - start + 1, info.storedSize) };
+        // The file's own size: a read to its end may stream it whole, which must not include
+        // a metadata record kept after the bytes (fs-meta-spill.ts).
+        return { info, body: fileRangeStream(file, start, end - start + 1, ino.size) };
       }
       if (attempt === READ_ATTEMPTS - 1) {
         throw new SvcError("SlowDown", `Object "${key}" is being replaced too often to be read`);
@@ -105,7 +107,8 @@ export class ObjectReader {
       const raw = file.attribute(META_XATTR);
       if (raw === null) return null;
       const stored = JSON.parse(utf8.decode(raw)) as StoredMeta;
-      if (stored.extents !== undefined) return null;
+      // Extents, or a record after the bytes (fs-meta-spill.ts): the general path.
+      if (stored.extents !== undefined || stored.spill !== undefined) return null;
       const info: ObjectInfo = { key: parsed.key, storedSize: file.size, meta: stored };
       const start = range?.start ?? 0;
       const end = range?.end ?? file.size - 1;

@@ -11,11 +11,17 @@ import { EarlyWriteback } from "./early-writeback.ts";
 import type { BucketDirectories } from "./fs-buckets.ts";
 import { fsyncDirectory, isAbsentError, nullIfAbsent, statOrNull } from "./fs-calls.ts";
 import type { StoredMeta } from "./fs-extents.ts";
-import { checkPathConflicts, objectPath, parseKey, parseKeyOrNull } from "./fs-keys.ts";
+import { checkPathConflicts, objectPath, parseKey, parseKeyOrNull, placeFile } from "./fs-keys.ts";
+import { fitsAttribute, rewriteMetaInFile } from "./fs-meta-spill.ts";
 import { pathLock } from "./fs-nesting.ts";
 import { META_XATTR, readMarkerSync, readMeta } from "./fs-object-meta.ts";
 import { READ_ATTEMPTS, readObject } from "./fs-object-reader.ts";
-import { type CommitContext, stagedFile, stagedMarker } from "./fs-staged-object.ts";
+import {
+  type CommitContext,
+  markerFileOfMeta,
+  stagedFile,
+  stagedMarker,
+} from "./fs-staged-object.ts";
 import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { removeDirectoryIfEmptySync, removeEmptyParentsSync } from "./fs-tree-cleanup.ts";
 import { RETIRE_MIN_BYTES } from "./retired-files.ts";
@@ -60,7 +66,7 @@ export class ObjectWriter {
       // An empty marker is the directory's own attribute, as it always was.
       file.close();
       await Deno.remove(tmpPath);
-      return stagedMarker(this.context, bucketDir, parsed);
+      return stagedMarker(this.context, bucketDir, parsed, this.tmpDir);
     }
     return stagedFile(this.context, bucketDir, parsed, tmpPath, file, size, undefined, writeback);
   }
@@ -98,6 +104,8 @@ export class ObjectWriter {
    * atomically (a crash leaves the old record or the new one, never a mix), and the bytes are
    * not touched. The inode is checked synchronously right before the write, so a concurrent
    * replacement of the file (possible only from outside the key lock) is re-read, not tagged.
+   * A record too large for the attribute is written after the bytes first (fs-meta-spill.ts);
+   * an empty marker's then becomes a marker file.
    */
   async updateMeta(
     bucket: string,
@@ -112,17 +120,32 @@ export class ObjectWriter {
       // directory itself.
       const path = found.ino?.path ?? objectPath(this.buckets.dir(bucket), parsed);
       const meta = update(found.info.meta);
-      const unchanged = (() => {
+      // An object kept as extents keeps naming them (see fs-extents.ts).
+      const stored: StoredMeta = found.extents === undefined
+        ? meta
+        : { ...meta, extents: found.extents };
+      const isCurrent = () => {
         const stat = statOrNull(path);
-        if (found.ino ? stat?.ino !== found.ino.ino : !stat?.isDirectory) return false;
-        // An object kept as extents keeps naming them (see fs-extents.ts).
-        const stored: StoredMeta = found.extents === undefined
-          ? meta
-          : { ...meta, extents: found.extents };
-        setJsonXattr(path, META_XATTR, stored);
-        return true;
-      })();
-      if (!unchanged) continue;
+        return found.ino ? stat?.ino === found.ino.ino : stat?.isDirectory === true;
+      };
+      const file = found.ino;
+      // The bytes the file holds before any metadata record (fs-meta-spill.ts).
+      const bodyBytes = found.extents === undefined ? found.info.storedSize : 0;
+      let done: boolean;
+      if (file && (statOrNull(path)?.size !== bodyBytes || !fitsAttribute(stored))) {
+        // A record after the bytes, now or before: rewritten where readers do not look.
+        done = await rewriteMetaInFile(path, file.ino, bodyBytes, stored, isCurrent);
+      } else if (!file && !fitsAttribute(stored)) {
+        // An empty marker outgrowing its directory's attribute becomes a marker file.
+        const tmpPath = await markerFileOfMeta(this.tmpDir, stored);
+        await placeFile(tmpPath, this.buckets.dir(bucket), parsed, this.context);
+        return { ...found.info, meta };
+      } else {
+        // Synchronous from the check to the write: a replacement is re-read, not tagged.
+        done = isCurrent();
+        if (done) setJsonXattr(path, META_XATTR, stored);
+      }
+      if (!done) continue;
       await fsyncPath(path, !found.ino);
       return { ...found.info, meta };
     }

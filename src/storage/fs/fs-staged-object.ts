@@ -5,7 +5,6 @@
  */
 
 import type { StagedObject } from "../backend.ts";
-import { setJsonXattr } from "../../native/mod.ts";
 import type { EarlyWriteback } from "./early-writeback.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
 import {
@@ -15,7 +14,7 @@ import {
   placeMarker,
   type Placement,
 } from "./fs-keys.ts";
-import { META_XATTR } from "./fs-object-meta.ts";
+import { fitsAttribute, writeNewMetaSync } from "./fs-meta-spill.ts";
 import { RETIRE_MIN_BYTES, type RetiredFiles } from "./retired-files.ts";
 
 /** What a commit works with besides the upload itself: the backend's shared stores. */
@@ -47,9 +46,11 @@ export function stagedFile(
     commit: async (meta) => {
       if (state !== "staged") throw new Error(`Staged object "${parsed.key}" was already used`);
       state = "failed"; // until the rename succeeds; abort() then still cleans up
-      // Attribute first, so one fsync makes bytes and metadata durable before the name exists.
+      // Metadata first, so one fsync makes bytes and metadata durable before the name exists.
+      // A record too large for the attribute goes after the bytes (the file of an object kept as
+      // extents holds none).
       const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
-      setJsonXattr(tmpPath, META_XATTR, stored);
+      writeNewMetaSync(tmpPath, file, extents === undefined ? size : 0, stored);
       await writeback?.settle();
       await file.sync();
       closeFile();
@@ -80,11 +81,15 @@ export function stagedFile(
   };
 }
 
-/** An empty directory marker: nothing to stage, the commit sets the directory's attribute. */
+/**
+ * An empty directory marker: nothing to stage, the commit sets the directory's attribute. Metadata
+ * too large for an attribute makes it a marker file without bytes instead (markerFileOfMeta).
+ */
 export function stagedMarker(
   placement: Placement,
   bucketDir: string,
   parsed: ParsedKey,
+  tmpDir: string,
 ): StagedObject {
   let used = false;
   return {
@@ -92,7 +97,8 @@ export function stagedMarker(
     commit: async (meta) => {
       if (used) throw new Error(`Staged object "${parsed.key}" was already used`);
       used = true;
-      await placeMarker(bucketDir, parsed, meta, placement);
+      if (fitsAttribute(meta)) await placeMarker(bucketDir, parsed, meta, placement);
+      else await placeFile(await markerFileOfMeta(tmpDir, meta), bucketDir, parsed, placement);
       return { key: parsed.key, storedSize: 0, meta };
     },
     abort: () => {
@@ -100,4 +106,23 @@ export function stagedMarker(
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * A staged file of no bytes whose metadata is `meta`, for an empty marker whose metadata does not
+ * fit in the directory's attribute: placed as MARKER_ENTRY, it is the marker (fs-nesting.ts).
+ */
+export async function markerFileOfMeta(tmpDir: string, meta: StoredMeta): Promise<string> {
+  const tmpPath = `${tmpDir}/${crypto.randomUUID()}.put`;
+  const file = await Deno.open(tmpPath, { write: true, createNew: true });
+  try {
+    writeNewMetaSync(tmpPath, file, 0, meta);
+    await file.sync();
+    return tmpPath;
+  } catch (err) {
+    await Deno.remove(tmpPath).catch(() => {});
+    throw err;
+  } finally {
+    file.close();
+  }
 }

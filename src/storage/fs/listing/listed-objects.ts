@@ -16,7 +16,7 @@ import {
   REGULAR_FILE,
 } from "../../../native/mod.ts";
 import { fromStored, type StoredMeta } from "../fs-extents.ts";
-import { META_XATTR } from "../fs-object-meta.ts";
+import { META_XATTR, readStoredMeta } from "../fs-meta-spill.ts";
 import { MARKER_ENTRY } from "../fs-reserved.ts";
 import type { DirectoryListings } from "./fs-sorted-dir.ts";
 import { type WalkItem, walkKeys } from "./fs-walk.ts";
@@ -91,9 +91,14 @@ function shared<T>(value: T): T {
 
 /** The object in file `${dir}/${entry}`, with the same decisions as readFileObjectSync. */
 function listedFile(key: string, dir: string, entry: string): ObjectInfo | null {
-  const stored = listedMeta(cJoinedPath(dir, entry));
+  let stored = listedMeta(cJoinedPath(dir, entry));
   if (!stored || leanLstatC(cJoinedPath(dir, entry)) !== REGULAR_FILE) return null;
-  if (stored.extents === undefined) return { key, storedSize: leanSize(), meta: stored };
+  if (stored.extents === undefined && stored.spill === undefined) {
+    return { key, storedSize: leanSize(), meta: stored };
+  }
+  // Metadata too large for the attribute is read from the file (fs-meta-spill.ts): rare.
+  if (stored.spill !== undefined) stored = readStoredMeta(`${dir}/${entry}`);
+  if (!stored) return null;
   const { meta, storedSize } = fromStored(stored, leanSize());
   return { key, storedSize, meta };
 }
