@@ -23,6 +23,7 @@ import {
   isTransientStatus,
 } from "./s3-errors.ts";
 import { parseErrorDocument } from "./s3-xml.ts";
+import { BackendLiveness } from "./s3-liveness.ts";
 import {
   BackendTimeoutError,
   fetchAttempt,
@@ -58,9 +59,12 @@ export class S3Client {
   private readonly timeouts: Timeouts;
   private readonly signingCache = new Map<string, ArrayBuffer>();
   private readonly endpoint: URL;
+  /** Whether the backend seems frozen: then attempts probe it briefly (s3-liveness.ts). */
+  private readonly liveness: BackendLiveness;
 
   constructor(private readonly options: S3BackendOptions) {
     this.endpoint = new URL(options.endpoint);
+    this.liveness = new BackendLiveness(options.connectTimeoutMs);
     this.timeouts = {
       connectMs: options.connectTimeoutMs,
       readMs: options.readTimeoutMs,
@@ -108,7 +112,9 @@ export class S3Client {
         failure = new BackendError(response.status, code, message, operation, retryable);
       } catch (err) {
         if (request.signal?.aborted) throw request.signal.reason;
-        retryable = request.idempotent;
+        // A timeout while the backend answers nothing at all would only wait again: 503 now.
+        retryable = request.idempotent &&
+          !(err instanceof BackendTimeoutError && this.liveness.suspected());
         const what = err instanceof BackendTimeoutError
           ? err.message
           : `Backend unreachable: ${err instanceof Error ? err.message : String(err)}`;
@@ -149,9 +155,16 @@ export class S3Client {
     }).sign();
     const init = { method: request.method, headers: signed.headers };
     if (typeof body === "object") {
-      return fileBodyAttempt(url, init, body, this.timeouts, request.signal);
+      return fileBodyAttempt(url, init, body, this.timeouts, request.signal, this.liveness);
     }
-    return fetchAttempt(url, { ...init, body }, this.timeouts, !!request.stream, request.signal);
+    return fetchAttempt(
+      url,
+      { ...init, body },
+      this.timeouts,
+      !!request.stream,
+      request.signal,
+      this.liveness,
+    );
   }
 }
 

@@ -107,17 +107,44 @@ Deno.test("a body that stalls mid-way fails with a timeout instead of hanging", 
   }
 });
 
-Deno.test("missing response headers time out, and each attempt is retried", opts, async () => {
-  const server = scriptedServer(() => new Promise<Response>(() => {}));
+Deno.test(
+  "missing response headers time out; a backend silent since is not asked again",
+  opts,
+  async () => {
+    const server = scriptedServer(() => new Promise<Response>(() => {}));
+    try {
+      const client = new S3Client(
+        testOptions(server.endpoint, { connectTimeoutMs: 50, readTimeoutMs: 50 }),
+      );
+      const head = () => client.send({ method: "HEAD", bucket: "b", idempotent: true });
+      const err = await head().catch((e) => e);
+      assert.ok(err instanceof BackendUnavailableError, String(err));
+      assert.match(err.message, /no response headers within 100 ms/);
+      // It answered nothing while the attempt waited: a retry would only wait again.
+      assert.equal(server.requests.length, 1);
+      // Now suspected: the next request is a probe, waiting the connect timeout only.
+      const probe = await head().catch((e) => e);
+      assert.match(probe.message, /no response headers within 50 ms \(it has answered nothing/);
+    } finally {
+      await server.close();
+    }
+  },
+);
+
+Deno.test("a timeout is retried while the backend answers other requests", opts, async () => {
+  // The first request hangs; every other one is answered at once.
+  const server = scriptedServer((_, index) =>
+    index === 0 ? new Promise<Response>(() => {}) : new Response(null, { status: 200 })
+  );
   try {
     const client = new S3Client(
-      testOptions(server.endpoint, { connectTimeoutMs: 50, readTimeoutMs: 50 }),
+      testOptions(server.endpoint, { connectTimeoutMs: 100, readTimeoutMs: 100 }),
     );
-    const err = await client.send({ method: "HEAD", bucket: "b", idempotent: true }).catch((e) =>
-      e
-    );
-    assert.ok(err instanceof BackendUnavailableError, String(err));
-    assert.match(err.message, /no response headers within 100 ms/);
+    const head = () => client.send({ method: "HEAD", bucket: "b", idempotent: true });
+    const slow = head();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal((await head()).status, 200);
+    assert.equal((await slow).status, 200);
     assert.equal(server.requests.length, 3);
   } finally {
     await server.close();

@@ -20,6 +20,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { BackendLiveness, type HeadersWait } from "./s3-liveness.ts";
 
 export class BackendTimeoutError extends Error {
   constructor(message: string) {
@@ -59,6 +60,7 @@ export async function fetchAttempt(
   timeouts: Timeouts,
   stream: boolean,
   signal?: AbortSignal,
+  liveness: BackendLiveness = new BackendLiveness(Infinity),
 ): Promise<RawResponse> {
   const controller = new AbortController();
   const abortWith = (message: string) => controller.abort(new BackendTimeoutError(message));
@@ -66,16 +68,20 @@ export async function fetchAttempt(
     () => abortWith(`Backend attempt exceeded ${timeouts.attemptMs} ms`),
     timeouts.attemptMs,
   );
-  const headersMs = timeouts.connectMs + timeouts.readMs;
-  const headersTimer = setTimeout(
-    () => abortWith(`Backend sent no response headers within ${headersMs} ms`),
-    headersMs,
-  );
+  const headers = liveness.headersDeadline(timeouts.connectMs + timeouts.readMs);
+  const wait = liveness.begin();
+  let timedOut = false;
+  const headersTimer = setTimeout(() => {
+    timedOut = true;
+    abortWith(noHeadersMessage(headers));
+  }, headers.ms);
   const combined = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
   try {
     const response = await fetch(url, { ...init, signal: combined }).catch((err) => {
+      liveness.end(wait, timedOut ? "timeout" : "failed");
       throw combined.aborted ? combined.reason : err;
     });
+    liveness.end(wait, "answered");
     clearTimeout(headersTimer);
     const body = response.body === null ? null : watchStalls(
       response.body,
@@ -93,6 +99,11 @@ export async function fetchAttempt(
     clearTimeout(headersTimer);
     clearTimeout(attemptTimer);
   }
+}
+
+function noHeadersMessage(headers: { ms: number; probe: boolean }): string {
+  return `Backend sent no response headers within ${headers.ms} ms` +
+    (headers.probe ? " (it has answered nothing for longer than that: probed)" : "");
 }
 
 /**
@@ -145,6 +156,7 @@ export function fileBodyAttempt(
   slice: FileSlice,
   timeouts: Timeouts,
   signal?: AbortSignal,
+  liveness: BackendLiveness = new BackendLiveness(Infinity),
 ): Promise<RawResponse> {
   const target = new URL(url);
   const transport = target.protocol === "https:" ? https : http;
@@ -165,8 +177,12 @@ export function fileBodyAttempt(
       for (const id of timers) clearTimeout(id);
       signal?.removeEventListener("abort", onAbort);
     };
+    /** The wait for the response headers, once the body is sent, and its timeout. */
+    let wait: HeadersWait | undefined;
+    let headersTimeout: BackendTimeoutError | undefined;
     const fail = (err: unknown) => {
       if (settled) return;
+      if (wait) liveness.end(wait, err === headersTimeout ? "timeout" : "failed");
       finish();
       request.destroy();
       reject(err);
@@ -194,6 +210,7 @@ export function fileBodyAttempt(
     let headersTimer: Timer | undefined;
     request.on("response", (response) => {
       if (headersTimer !== undefined) disarm(headersTimer);
+      if (wait) liveness.end(wait, "answered");
       const chunks: Uint8Array[] = [];
       response.on("data", (chunk: Uint8Array) => chunks.push(chunk));
       response.on("error", fail);
@@ -211,7 +228,12 @@ export function fileBodyAttempt(
     const stallMs = timeouts.readMs + timeouts.stallGraceMs;
     writeFileSlice(request, slice, stallMs, arm, disarm, () => settled).then(() => {
       if (settled) return;
-      headersTimer = arm(timeouts.readMs, `Backend sent no response within ${timeouts.readMs} ms`);
+      const headers = liveness.headersDeadline(timeouts.readMs);
+      wait = liveness.begin();
+      headersTimeout = new BackendTimeoutError(noHeadersMessage(headers));
+      const id = setTimeout(() => fail(headersTimeout), headers.ms);
+      timers.add(id);
+      headersTimer = id;
     }, fail);
   });
 }
