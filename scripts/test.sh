@@ -44,7 +44,7 @@ SVC_TEST_BACKEND=svc run_tests "$@" tests/objects_test.ts tests/listing_test.ts 
   tests/conditionals_test.ts tests/copy_test.ts tests/multipart_test.ts \
   tests/multipart_complete_test.ts tests/multipart_extents_test.ts tests/delete_objects_test.ts \
   tests/buckets_test.ts tests/sdk_smoke_test.ts tests/post_object_test.ts tests/auth_presign_test.ts \
-  tests/tagging_test.ts
+  tests/tagging_test.ts tests/listing_nested_test.ts
 
 if [ "$gates" != 0 ]; then
   echo "quality gates failed (fmt, lint or check)"
