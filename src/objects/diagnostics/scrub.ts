@@ -245,8 +245,8 @@ export class Scrubber {
           maxKeys: this.deps.pageSize ?? 100,
         });
         for (const info of page.objects) {
+          // Counters and cursor move together: an interrupted check counts nothing (it throws).
           await this.#checkOne(bucket, info, compressed, progress, referenced, checks, pacer);
-          signal.throwIfAborted();
           state.cursor = { bucket, after: info.key };
           state.open.referenced = [...referenced];
           await this.#persist();
@@ -277,16 +277,19 @@ export class Scrubber {
     const role = roleOf(info, compressed);
     if (role === null) return;
     const raw = this.deps.raw();
+    const signal = this.#abort!.signal;
     switch (role.role) {
       case "passthrough": {
         const result = await checkPassthrough(raw, pacer, bucket, info.key);
+        signal.throwIfAborted(); // a read cut short by the stop is no finding
         this.#count(bucket, role.key, info.key, result, progress);
         return;
       }
       case "delta": {
         referenced.add(role.deltaspace);
-        await this.#shadowCheck(bucket, role.key, info, progress);
+        await this.#shadowCheck(bucket, role.key, info);
         const result = await checks.delta(bucket, info, role.deltaspace);
+        signal.throwIfAborted();
         progress.bytes_read += result.baselineBytes;
         if (result.baseline === "corrupt_baseline") {
           const name = referenceNameFor(role.deltaspace);
@@ -298,6 +301,7 @@ export class Scrubber {
       case "baseline": {
         this.#state!.open.baselines[role.deltaspace] = info.key;
         const file = await checks.baseline(bucket, role.deltaspace);
+        signal.throwIfAborted();
         progress.baselines_checked++;
         progress.bytes_read += file.result.bytesRead;
         const kind = FINDING_OF[file.result.outcome];
@@ -313,6 +317,7 @@ export class Scrubber {
         try {
           delta = await raw.headObject(bucket, `${key}.delta`);
         } catch (err) {
+          signal.throwIfAborted();
           this.#find(bucket, info.key, info.key, "unreadable", String(err));
           return;
         }
@@ -328,7 +333,7 @@ export class Scrubber {
   }
 
   /** A key stored both as `x` and `x.delta`: the older copy is the orphan. */
-  async #shadowCheck(bucket: string, key: string, delta: ObjectInfo, progress: BucketProgress) {
+  async #shadowCheck(bucket: string, key: string, delta: ObjectInfo) {
     let plain: ObjectInfo | null;
     try {
       plain = await this.deps.raw().headObject(bucket, key);
