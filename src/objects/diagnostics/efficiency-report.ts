@@ -171,7 +171,12 @@ export async function scanBucketEfficiency(
           rows.push(space(deltaspaceOf(role.key)));
           break;
       }
-      const kind = role.role === "delta" ? "delta" : info.meta.storage ?? "passthrough";
+      // In a bucket with compression off every name is stored as sent, whatever its metadata says.
+      const kind = role.role === "delta"
+        ? "delta"
+        : compressed
+        ? info.meta.storage ?? "passthrough"
+        : "passthrough";
       const reason = kind === "passthrough" ? passthroughReason(info, compressed) : undefined;
       for (const r of rows) {
         r.objects++;

@@ -38,7 +38,8 @@ import {
   saveScrubState,
   type ScrubState,
 } from "./scrub-state.ts";
-import { deltaDeltaspace, markerKeyOf, roleOf } from "./stored-names.ts";
+import { roleOf } from "./stored-names.ts";
+import { markerFinding, shadowFinding } from "./artifact-checks.ts";
 
 export interface ScrubSettings {
   /** Backend bytes per second a run may read; 0 = unpaced. */
@@ -287,7 +288,8 @@ export class Scrubber {
       }
       case "delta": {
         referenced.add(role.deltaspace);
-        await this.#shadowCheck(bucket, role.key, info);
+        const shadow = await shadowFinding(raw, bucket, role.key, info);
+        if (shadow) this.#find(bucket, shadow.key, shadow.storedName, shadow.kind, shadow.detail);
         const result = await checks.delta(bucket, info, role.deltaspace);
         signal.throwIfAborted();
         progress.bytes_read += result.baselineBytes;
@@ -312,39 +314,11 @@ export class Scrubber {
       }
       case "marker": {
         progress.markers_checked++;
-        const key = markerKeyOf(info);
-        let delta: ObjectInfo | null = null;
-        try {
-          delta = await raw.headObject(bucket, `${key}.delta`);
-        } catch (err) {
-          signal.throwIfAborted();
-          this.#find(bucket, info.key, info.key, "unreadable", String(err));
-          return;
-        }
-        if (delta === null || deltaDeltaspace(delta, key) !== role.deltaspace) {
-          const why = delta === null
-            ? `Its delta ${key}.delta is gone`
-            : `Its delta ${key}.delta now belongs to ${deltaDeltaspace(delta, key)}`;
-          this.#find(bucket, info.key, info.key, "orphan_marker", why);
-        }
+        const found = await markerFinding(raw, bucket, info, role.deltaspace);
+        signal.throwIfAborted();
+        if (found) this.#find(bucket, found.key, found.storedName, found.kind, found.detail);
         return;
       }
-    }
-  }
-
-  /** A key stored both as `x` and `x.delta`: the older copy is the orphan. */
-  async #shadowCheck(bucket: string, key: string, delta: ObjectInfo) {
-    let plain: ObjectInfo | null;
-    try {
-      plain = await this.deps.raw().headObject(bucket, key);
-    } catch {
-      return; // the passthrough check of `key` reports a backend failure
-    }
-    if (plain === null) return;
-    if (delta.meta.lastModified <= plain.meta.lastModified) {
-      this.#find(bucket, key, delta.key, "stale_delta", `Older than the passthrough copy ${key}`);
-    } else {
-      this.#find(bucket, key, key, "stale_passthrough", `Older than the delta ${delta.key}`);
     }
   }
 
