@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
-import { corruptFile, storedFiles } from "./helpers/delta.ts";
+import { corruptFile, type StoredFile, storedFiles } from "./helpers/delta.ts";
 import { fillBucket, type ScanStatus, waitForScan } from "./helpers/diagnostics.ts";
 import { objectsOnLocalDisk, signedFetch, startSvc } from "./helpers/svc.ts";
 import { getJsonXattr, setJsonXattr } from "../src/native/xattr.ts";
@@ -40,6 +40,27 @@ type Report = {
   buckets: (Row & { bucket: string; deltaspaces: (Row & { deltaspace: string })[] })[];
 };
 
+const parentOf = (name: string) => name.slice(0, name.lastIndexOf("/") + 1);
+
+/** What a stored file is, by the layout docs/DELTA.md describes (either baseline layout). */
+function roleOf(file: StoredFile): "baseline" | "marker" | "delta" | "passthrough" {
+  if (/^\.dg\/[^/]+\/refs\//.test(file.name)) return "marker";
+  if (file.name.endsWith("/reference.bin")) return "baseline";
+  return file.name.endsWith(".delta") ? "delta" : "passthrough";
+}
+
+/** The deltaspace row a stored file counts in. */
+function deltaspaceOfFile(file: StoredFile): string {
+  switch (roleOf(file)) {
+    case "marker":
+      return file.name.slice(0, file.name.indexOf("/refs/") + 1);
+    case "delta":
+      return (file.meta?.deltaspace as string | undefined) ?? parentOf(file.name);
+    default:
+      return parentOf(file.name);
+  }
+}
+
 async function metricsText(url: string): Promise<string> {
   return await (await fetch(`${url}/_/metrics`)).text();
 }
@@ -54,12 +75,21 @@ Deno.test({
     const written = await fillBucket(s3, BUCKET);
     const admin = new AdminClient(svc.url);
     await admin.login();
+    /** The folder of the baseline the delta of `key` decodes against, read from its metadata. */
+    const baselineSpace = (key: string) => {
+      const meta = getJsonXattr<Record<string, unknown>>(
+        `${svc.dataDir}/${BUCKET}/${key}.delta`,
+        "user.svc.meta",
+      );
+      assert.ok(meta, `${key} is stored as a delta`);
+      return (meta.deltaspace as string | undefined) ?? parentOf(key);
+    };
 
     await t.step("the report matches the stored bytes, per bucket and deltaspace", async () => {
       const files = storedFiles(svc.dataDir, BUCKET);
-      const baselines = files.filter((f) => f.name.endsWith("/reference.bin"));
-      const objects = files.filter((f) => !f.name.endsWith("/reference.bin"));
-      const deltas = objects.filter((f) => f.name.endsWith(".delta"));
+      const baselines = files.filter((f) => roleOf(f) === "baseline");
+      const objects = files.filter((f) => roleOf(f) === "delta" || roleOf(f) === "passthrough");
+      const deltas = objects.filter((f) => roleOf(f) === "delta");
       assert.ok(deltas.length >= 4, `deltas stored: ${files.map((f) => f.name)}`);
       assert.equal(objects.length, written.length);
       const report = await admin.json<Report>(
@@ -81,11 +111,18 @@ Deno.test({
       assert.equal(row.savings_percentage, expectedPct);
       assert.match(row.grade, /^[A-F]$/);
       assert.equal(report.grade_scale.length, 6);
-      const app = row.deltaspaces.find((d) => d.deltaspace === "app/")!;
-      const appFiles = files.filter((f) => f.name.startsWith("app/"));
-      assert.equal(app.objects, 4);
-      assert.equal(app.stored_bytes, appFiles.reduce((n, f) => n + f.size, 0));
-      assert.equal(app.baseline_bytes, files.find((f) => f.name === "app/reference.bin")!.size);
+      // Every deltaspace row holds exactly the files the documented rules give it.
+      const spaces = new Set(files.map(deltaspaceOfFile));
+      assert.equal(row.deltaspaces.length, spaces.size);
+      for (const space of row.deltaspaces) {
+        const own = files.filter((f) => deltaspaceOfFile(f) === space.deltaspace);
+        assert.equal(space.stored_bytes, own.reduce((n, f) => n + f.size, 0), space.deltaspace);
+        const base = own.filter((f) => roleOf(f) === "baseline");
+        assert.equal(space.baseline_bytes, base.reduce((n, f) => n + f.size, 0));
+      }
+      // The artifact versions share a baseline and save bytes.
+      const app = row.deltaspaces.find((d) => d.deltaspace === baselineSpace("app/v2.zip"))!;
+      assert.ok(app.objects >= 3, JSON.stringify(app));
       assert.ok(app.savings_percentage > 0, JSON.stringify(app));
       const docs = row.deltaspaces.find((d) => d.deltaspace === "docs/")!;
       assert.equal(docs.kinds.passthrough, 1);
@@ -138,10 +175,10 @@ Deno.test({
 
     await t.step("damage behind svc's back", async () => {
       const dir = `${svc.dataDir}/${BUCKET}`;
-      await corruptFile(`${dir}/lib/reference.bin`);
+      await corruptFile(`${dir}/${baselineSpace("lib/x.jar")}reference.bin`);
       await corruptFile(`${dir}/app/v2.zip.delta`);
       await corruptFile(`${dir}/docs/readme.txt`);
-      await Deno.remove(`${dir}/m/reference.bin`);
+      await Deno.remove(`${dir}/${baselineSpace("m/a.tar")}reference.bin`);
       // An orphaned baseline: a copy of one in a folder no delta uses (metadata included).
       await Deno.mkdir(`${dir}/orphan`);
       await Deno.copyFile(`${dir}/app/reference.bin`, `${dir}/orphan/reference.bin`);
@@ -181,7 +218,7 @@ Deno.test({
       const found = (kind: string, key: string) =>
         status.findings.find((f) => f.kind === kind && f.key === key && f.bucket === BUCKET);
       const expected: [string, string][] = [
-        ["corrupt_baseline", "lib/reference.bin"],
+        ["corrupt_baseline", `${baselineSpace("lib/x.jar")}reference.bin`],
         ["unrebuildable", "lib/x.jar"],
         ["corrupt_object", "app/v2.zip"],
         ["corrupt_object", "docs/readme.txt"],

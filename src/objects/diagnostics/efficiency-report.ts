@@ -17,7 +17,7 @@
  */
 import { deltaspaceOf } from "../../delta/mod.ts";
 import type { ListOptions, ListPage } from "../../storage/mod.ts";
-import { groupKeyOf, passthroughReason, roleOf } from "./stored-names.ts";
+import { GROUP_PREFIX, groupKeyOf, passthroughReason, roleOf } from "./stored-names.ts";
 
 export interface StoredLister {
   /** One page of the bucket's stored names (the backend below the delta layer). */
@@ -164,9 +164,13 @@ export async function scanBucketEfficiency(
             r.stored_bytes += info.storedSize;
           }
           continue;
-        case "delta":
-          rows.push(space(role.deltaspace));
+        case "delta": {
+          const row = space(role.deltaspace);
+          // A group's deltas name its key too: shown even when the baseline is missing.
+          if (role.deltaspace.startsWith(GROUP_PREFIX)) row.group_key ??= groupKeyOf(info);
+          rows.push(row);
           break;
+        }
         case "passthrough":
           rows.push(space(deltaspaceOf(role.key)));
           break;

@@ -55,8 +55,10 @@ const sha = (text: string) => metaFor(enc.encode(text)).sha256;
 
 function groupStore() {
   return store([
-    [".dg/g1/reference.bin", "baseline one", { storage: "reference", groupKey: "rel/app-*.zip" }],
-    [".dg/g1/refs/rel%2Fapp-1.zip", "", {}],
+    [".dg/g1/reference.bin", "baseline one", { storage: "reference", deltaGroup: "rel/app-*.zip" }],
+    // Markers as the group layout writes them: a hashed name, the key in user metadata...
+    [".dg/g1/refs/0a1b2c", "", { userMeta: { key: encodeURIComponent("rel/app-1.zip") } }],
+    // ...or (older drafts) the URL-encoded key as the name.
     [".dg/g1/refs/rel%2Fgone.zip", "", {}],
     [".dg/g3/reference.bin", "nobody's baseline", { storage: "reference" }],
     ["rel/app-1.zip.delta", "d1", {

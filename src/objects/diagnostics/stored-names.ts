@@ -50,17 +50,16 @@ export function roleOf(info: ObjectInfo, compressed: boolean): StoredRole | null
 }
 
 /**
- * The logical key a marker stands for: its metadata's `key` (top level or user metadata), else
- * the name after `refs/`, URL-decoded when it decodes.
+ * The logical key a marker stands for: its user metadata `key` (URL-encoded by the writer), else a
+ * top-level `key` field, else the name after `refs/` (URL-decoded when it decodes).
  */
 export function markerKeyOf(info: ObjectInfo): string {
-  const fromMeta = metaString(info, "key") ?? info.meta.userMeta?.key;
-  if (fromMeta) return fromMeta;
-  const rest = info.key.slice(info.key.indexOf("/refs/") + "/refs/".length);
+  const raw = info.meta.userMeta?.key ?? metaString(info, "key") ??
+    info.key.slice(info.key.indexOf("/refs/") + "/refs/".length);
   try {
-    return decodeURIComponent(rest);
+    return decodeURIComponent(raw);
   } catch {
-    return rest;
+    return raw;
   }
 }
 
@@ -70,8 +69,7 @@ export function passthroughReason(info: ObjectInfo, compressed: boolean): string
   return metaString(info, "storageReason") ?? "unknown";
 }
 
-/** The group key a version-group baseline records (`groupKey` or `group_key`), if any. */
+/** The group key a baseline or delta records (`deltaGroup`), if any. */
 export function groupKeyOf(info: ObjectInfo): string | undefined {
-  return metaString(info, "groupKey") ?? metaString(info, "group_key") ??
-    info.meta.userMeta?.["group-key"];
+  return metaString(info, "deltaGroup") ?? metaString(info, "groupKey");
 }
