@@ -181,11 +181,9 @@ Deno.test({
       await Deno.remove(`${dir}/${baselineSpace("m/a.tar")}reference.bin`);
       // An orphaned baseline: a copy of one in a folder no delta uses (metadata included).
       await Deno.mkdir(`${dir}/orphan`);
-      await Deno.copyFile(`${dir}/app/reference.bin`, `${dir}/orphan/reference.bin`);
-      const meta = getJsonXattr<Record<string, unknown>>(
-        `${dir}/app/reference.bin`,
-        "user.svc.meta",
-      );
+      const appBaseline = `${dir}/${baselineSpace("app/v2.zip")}reference.bin`;
+      await Deno.copyFile(appBaseline, `${dir}/orphan/reference.bin`);
+      const meta = getJsonXattr<Record<string, unknown>>(appBaseline, "user.svc.meta");
       setJsonXattr(`${dir}/orphan/reference.bin`, "user.svc.meta", {
         ...meta,
         lastModified: Date.now() - 60_000,
