@@ -7,7 +7,7 @@ export type { VerifyReport, VerifyRequest } from "./diagnostics/delta-verify.ts"
 export { EfficiencyReports } from "./diagnostics/efficiency-cache.ts";
 export { GRADE_SCALE, scanBucketEfficiency, totalsOf } from "./diagnostics/efficiency-report.ts";
 export type { BucketEfficiency } from "./diagnostics/efficiency-report.ts";
-export type { DeltaDecoder } from "./diagnostics/object-checks.ts";
+export type { DeltaDecoder, RawBackend } from "./diagnostics/object-checks.ts";
 export type { BucketProgress, ScrubState } from "./diagnostics/scrub-state.ts";
 export { Scrubber } from "./diagnostics/scrub.ts";
 export { CompletedUploads } from "./multipart/completed-uploads.ts";

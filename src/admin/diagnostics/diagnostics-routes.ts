@@ -42,6 +42,8 @@ export interface DiagnosticsRoutesDeps {
   /** The default read rate of the scan and the verify (bytes per second). */
   bytesPerSec: () => number;
   audit: AuditFn;
+  /** Fires when svc begins to stop: open streams end so the shutdown need not wait for them. */
+  closing?: AbortSignal;
 }
 
 function requireAdmin(c: Context<AdminEnv>): void {
@@ -208,7 +210,7 @@ export function diagnosticsRoutes(deps: DiagnosticsRoutesDeps): Hono<AdminEnv> {
     const body = scrubEventStream(
       () => scrubStatus(scrubber.state(), scrubber.running, bucket, 20),
       interval,
-      c.req.raw.signal,
+      deps.closing ? AbortSignal.any([c.req.raw.signal, deps.closing]) : c.req.raw.signal,
     );
     return new Response(body, {
       headers: {

@@ -107,6 +107,7 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         scrubber: () => diagnostics.scrubber,
         bytesPerSec: diagnostics.bytesPerSec,
         audit,
+        closing: diagnostics.closing,
       }),
       extAuthRoutes({
         store: deps.extAuth,

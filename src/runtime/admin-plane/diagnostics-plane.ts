@@ -16,6 +16,7 @@ import type { AuditFn } from "../../observability/mod.ts";
 import {
   type DeltaDecoder,
   EfficiencyReports,
+  type RawBackend,
   scanBucketEfficiency,
   Scrubber,
   verifyDeltas,
@@ -51,10 +52,17 @@ export async function openDiagnosticsPlane(
   const probe = await probeXdelta3();
   const codec = new Xdelta3Codec({ tempDir: scratchDir, acceptsA: probe.acceptsA });
   const metrics = services.metrics.diagnostics;
-  const raw = () => services.storage.router;
+  // Read through the stack in use at each call: a config change may replace it mid-scan.
+  const below: RawBackend = {
+    listObjects: (bucket, options) => services.storage.router.listObjects(bucket, options),
+    headObject: (bucket, key) => services.storage.router.headObject(bucket, key),
+    getObject: (bucket, key, range, check) =>
+      services.storage.router.getObject(bucket, key, range, check),
+  };
+  const raw = () => below;
   const compressed = (bucket: string) =>
     services.config.current.storage.buckets[bucket]?.compression ?? true;
-  const bucketNames = async () => (await raw().listBuckets()).map((b) => b.name);
+  const bucketNames = async () => (await services.storage.router.listBuckets()).map((b) => b.name);
   const decode = (rate: () => number): DeltaDecoder => (base, delta, out, deltaBytes, signal) => {
     if (!probe.available) {
       return delta.cancel().catch(() => {}).then(() => {
@@ -96,6 +104,13 @@ export async function openDiagnosticsPlane(
     },
   });
   await scrubber.init();
+  // Live streams end when svc is asked to stop: the server's graceful shutdown waits for every
+  // open response, and an SSE response never ends by itself (an open Diagnostics page would hold
+  // the process). The signal handlers of main.ts start that shutdown; these run beside them.
+  const closing = new AbortController();
+  const endStreams = () => closing.abort(new Error("svc is shutting down"));
+  const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
+  for (const signal of signals) Deno.addSignalListener(signal, endStreams);
   const reports = new EfficiencyReports(
     (bucket) =>
       scanBucketEfficiency(
@@ -122,8 +137,14 @@ export async function openDiagnosticsPlane(
         },
         request,
       ),
+    /** Fires when svc begins to stop: live streams end. */
+    closing: closing.signal,
     /** Interrupts a running scan; it resumes at the next start. */
-    close: () => scrubber.close(),
+    close: async () => {
+      for (const signal of signals) Deno.removeSignalListener(signal, endStreams);
+      endStreams();
+      await scrubber.close();
+    },
   };
 }
 
