@@ -82,6 +82,8 @@ export class Scrubber {
   #loop: Promise<void> | null = null;
   #abort: AbortController | null = null;
   #persistedAt = 0;
+  /** The deltaspaces deltas of the bucket being scanned use (copied into the state on save). */
+  #referenced = new Set<string>();
   readonly #now: () => number;
 
   constructor(private readonly deps: ScrubDeps) {
@@ -93,6 +95,7 @@ export class Scrubber {
     const state = await loadScrubState(this.deps.stateFile);
     if (state === null) return;
     this.#state = state;
+    this.#referenced = new Set(state.open.referenced);
     if (state.state === "running") {
       state.resumes++;
       this.#launch();
@@ -136,6 +139,7 @@ export class Scrubber {
       findings_dropped: 0,
       open: { referenced: [], baselines: {}, since: now },
     };
+    this.#referenced = new Set();
     await this.#persist(true);
     this.#launch();
     return { started: true, state: this.#state };
@@ -192,6 +196,7 @@ export class Scrubber {
     state.updated_at = now;
     if (!force && now - this.#persistedAt < (this.deps.persistEveryMs ?? 1000)) return;
     this.#persistedAt = now;
+    if (state.cursor !== null) state.open.referenced = [...this.#referenced];
     await saveScrubState(this.deps.stateFile, state);
   }
 
@@ -213,8 +218,10 @@ export class Scrubber {
         const next = state.buckets[state.buckets.indexOf(bucket) + 1];
         state.cursor = next === undefined ? null : { bucket: next, after: null };
         state.open = { referenced: [], baselines: {}, since: this.#now() };
+        this.#referenced = new Set();
         await this.#persist(true);
       }
+      signal.throwIfAborted(); // a stop that came with the last object wins
       state.state = "finished";
       state.finished_at = this.#now();
       await this.#persist(true);
@@ -234,7 +241,7 @@ export class Scrubber {
     progress.state = "scanning";
     progress.started_at ??= this.#now();
     const compressed = this.deps.compressed(bucket);
-    const referenced = new Set(state.open.referenced);
+    const referenced = this.#referenced = new Set(state.open.referenced);
     const raw = this.deps.raw();
     try {
       let startAfter = state.cursor!.after ?? undefined;
@@ -249,7 +256,6 @@ export class Scrubber {
           // Counters and cursor move together: an interrupted check counts nothing (it throws).
           await this.#checkOne(bucket, info, compressed, progress, referenced, checks, pacer);
           state.cursor = { bucket, after: info.key };
-          state.open.referenced = [...referenced];
           await this.#persist();
         }
         if (!page.isTruncated || page.nextStartAfter === undefined) break;

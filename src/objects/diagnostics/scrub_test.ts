@@ -11,6 +11,7 @@ import type { ObjectInfo, ObjectMeta } from "../../storage/mod.ts";
 import type { DeltaDecoder, RawBackend } from "./object-checks.ts";
 import { scanBucketEfficiency } from "./efficiency-report.ts";
 import { Scrubber } from "./scrub.ts";
+import { emptyProgress, saveScrubState, type ScrubState } from "./scrub-state.ts";
 
 const enc = new TextEncoder();
 const OLD = Date.now() - 3_600_000;
@@ -145,4 +146,96 @@ Deno.test("efficiency report: group deltaspaces, markers, group keys and reasons
     "b",
   );
   assert.deepEqual(off.passthrough_reasons, { compression_off: 8 });
+});
+
+Deno.test("scrub: backend failures are findings, and findings are capped", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const good = store([
+      ["a.txt", "one", {}],
+      ["b.txt", "two", {}],
+      ["c.txt", "three", { sha256: "0".repeat(64) }],
+    ]);
+    const failing: RawBackend = {
+      ...good,
+      getObject: (bucket, key) =>
+        key === "b.txt"
+          ? Promise.reject(new Error("backend said 500"))
+          : good.getObject(bucket, key),
+    };
+    const scrubber = new Scrubber({
+      raw: () => failing,
+      decode: () => decode,
+      bucketNames: () => Promise.resolve(["b"]),
+      compressed: () => true,
+      stateFile: `${dir}/state.json`,
+      scratchDir: dir,
+      defaults: () => ({ bytesPerSec: 0, maxFindings: 1 }),
+    });
+    await scrubber.start({});
+    while (scrubber.running) await new Promise((r) => setTimeout(r, 10));
+    const state = scrubber.state()!;
+    assert.equal(state.findings.length, 1);
+    assert.equal(state.findings[0].kind, "unreadable");
+    assert.match(state.findings[0].detail, /backend said 500/);
+    assert.equal(state.findings_total, 2);
+    assert.equal(state.findings_dropped, 1);
+    assert.equal(state.per_bucket.b.objects_ok, 1);
+    assert.equal(state.per_bucket.b.objects_failed, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("scrub: a resumed run starts after its cursor and keeps its orphan bookkeeping", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const progress = { ...emptyProgress(), state: "scanning" as const, objects_checked: 0 };
+    const saved: ScrubState = {
+      version: 1,
+      run_id: "r1",
+      state: "running",
+      started_at: OLD,
+      updated_at: OLD,
+      bucket_filter: null,
+      buckets: ["b"],
+      cursor: { bucket: "b", after: ".dg/g3/reference.bin" },
+      resumes: 0,
+      bytes_per_sec: 0,
+      max_findings: 10,
+      per_bucket: { b: { ...progress, baselines_checked: 2, markers_checked: 2 } },
+      findings: [],
+      findings_total: 0,
+      findings_dropped: 0,
+      open: {
+        referenced: [],
+        baselines: { ".dg/g1/": ".dg/g1/reference.bin", ".dg/g3/": ".dg/g3/reference.bin" },
+        since: OLD + 1,
+      },
+    };
+    await saveScrubState(`${dir}/state.json`, saved);
+    const scrubber = new Scrubber({
+      raw: () => groupStore(),
+      decode: () => decode,
+      bucketNames: () => Promise.resolve(["b"]),
+      compressed: () => true,
+      stateFile: `${dir}/state.json`,
+      scratchDir: dir,
+      defaults: () => ({ bytesPerSec: 0, maxFindings: 10 }),
+    });
+    await scrubber.init();
+    assert.equal(scrubber.state()!.resumes, 1);
+    while (scrubber.running) await new Promise((r) => setTimeout(r, 10));
+    const state = scrubber.state()!;
+    assert.equal(state.state, "finished");
+    // Only what follows the cursor is checked: the markers before it are not looked at again.
+    assert.deepEqual(state.findings.map((f) => `${f.kind} ${f.stored_name}`).sort(), [
+      "missing_baseline rel/app-2.zip.delta",
+      "orphan_baseline .dg/g3/reference.bin",
+    ]);
+    assert.equal(state.per_bucket.b.objects_checked, 4);
+    assert.equal(state.per_bucket.b.markers_checked, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
