@@ -5,7 +5,7 @@
  * the backend below the delta layer, and rebuild deltas with their own xdelta3 runs in the
  * delta store's codec pool, so no cache answers for the stored bytes.
  *
- * Settings (environment; docs/DELTA.md): `SVC_SCRUB_BYTES_PER_SEC` (default 32 MiB/s, 0 =
+ * Settings (environment; docs/DELTA.md): `SVC_SCRUB_BYTES_PER_SEC` (default 16 MiB/s, 0 =
  * unpaced; a start may give its own `bytes_per_sec`) and `SVC_SCRUB_MAX_FINDINGS` (default 1000).
  * The scan's state is `<state dir>/.svc/scrub-state.json`; scratch files go to
  * `<state dir>/.svc/scrub/` (emptied at start).
@@ -23,7 +23,7 @@ import {
 } from "../../objects/mod.ts";
 import type { Services } from "../services.ts";
 
-export const DEFAULT_SCRUB_BYTES_PER_SEC = 32 * 1024 * 1024;
+export const DEFAULT_SCRUB_BYTES_PER_SEC = 16 * 1024 * 1024;
 export const DEFAULT_SCRUB_MAX_FINDINGS = 1000;
 
 function envInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
