@@ -26,13 +26,10 @@ import type { Services } from "../services.ts";
 export const DEFAULT_SCRUB_BYTES_PER_SEC = 16 * 1024 * 1024;
 export const DEFAULT_SCRUB_MAX_FINDINGS = 1000;
 
+/** A whole number from the environment; anything else gives the default (as maintenance pacing). */
 function envInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw)) {
-    throw new SvcError("InvalidArgument", `${name} must be a whole number, got "${raw}"`);
-  }
-  return Number(raw);
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : fallback;
 }
 
 export async function openDiagnosticsPlane(
