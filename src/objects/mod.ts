@@ -2,6 +2,14 @@
 // the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
 // entry into the room going through this file.
 
+export { verifyDeltas } from "./diagnostics/delta-verify.ts";
+export type { VerifyReport, VerifyRequest } from "./diagnostics/delta-verify.ts";
+export { EfficiencyReports } from "./diagnostics/efficiency-cache.ts";
+export { GRADE_SCALE, scanBucketEfficiency, totalsOf } from "./diagnostics/efficiency-report.ts";
+export type { BucketEfficiency } from "./diagnostics/efficiency-report.ts";
+export type { DeltaDecoder, RawBackend } from "./diagnostics/object-checks.ts";
+export type { BucketProgress, ScrubState } from "./diagnostics/scrub-state.ts";
+export { Scrubber } from "./diagnostics/scrub.ts";
 export { CompletedUploads } from "./multipart/completed-uploads.ts";
 export { MultipartService } from "./multipart/multipart-service.ts";
 export { MultipartStore } from "./multipart/multipart-store.ts";

@@ -9,6 +9,7 @@
  */
 import { adminRequestMetrics, type AdminRequestSample } from "./metrics/admin-request-metrics.ts";
 import { type AuthCounts, authMetrics } from "./metrics/auth-metrics.ts";
+import { type DiagnosticsMetrics, diagnosticsMetrics } from "./metrics/diagnostics-metrics.ts";
 import { type CacheMetrics, type DeltaMetrics, deltaMetrics } from "./metrics/delta-metrics.ts";
 import { httpMetrics, type RequestSample } from "./metrics/http-metrics.ts";
 import { type IamIndexStats, type IamMetrics, iamMetrics } from "./metrics/iam-metrics.ts";
@@ -76,6 +77,7 @@ export interface Metrics {
   events: OutboxMetrics;
   lifecycle: LifecycleMetrics;
   usage: UsageMetrics;
+  diagnostics: DiagnosticsMetrics;
 }
 
 export function createMetrics(options: MetricsOptions): Metrics {
@@ -93,6 +95,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const events = outboxMetrics(registry);
   const lifecycle = lifecycleMetrics(registry);
   const usage = usageMetrics(registry);
+  const diagnostics = diagnosticsMetrics(registry);
   return {
     observeRequest,
     observeAdminRequest,
@@ -112,5 +115,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     events,
     lifecycle,
     usage,
+    diagnostics,
   };
 }

@@ -271,6 +271,11 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_usage_scans_total: ["counter", ["trigger", "outcome"]],
   svc_usage_scan_seconds: ["histogram", []],
   svc_usage_flushes_total: ["counter", ["outcome"]],
+  // Diagnostics (issue 28; src/objects/diagnostics/): the integrity scan, bucket savings.
+  svc_scrub_objects_total: ["counter", ["result"]],
+  svc_scrub_findings_total: ["counter", ["kind"]],
+  svc_scrub_running: ["gauge", []],
+  svc_delta_efficiency_savings_ratio: ["gauge", ["bucket"]],
 };
 const PROCESS_LINUX = ["cpu_seconds_total", "resident_memory_bytes", "virtual_memory_bytes"]
   .concat("open_fds", "max_fds", "threads").map((name) => `process_${name}`);

@@ -18,6 +18,7 @@ export const PAGE_NAMES = [
   "backup",
   "jobs",
   "events",
+  "diagnostics",
 ] as const;
 
 export type PageName = typeof PAGE_NAMES[number];

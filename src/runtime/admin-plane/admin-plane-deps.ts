@@ -10,6 +10,7 @@ import type { Services } from "../services.ts";
 import type { ConfigState } from "./config-state.ts";
 import type { IamPlane } from "./iam-plane.ts";
 import type { UsagePlane } from "./usage-plane.ts";
+import type { DiagnosticsPlane } from "./diagnostics-plane.ts";
 
 export interface AdminPlaneDeps {
   services: Services;
@@ -23,6 +24,7 @@ export interface AdminPlaneDeps {
   extAuth: ExtAuthStore;
   events: EventOutbox;
   usage: UsagePlane;
+  diagnostics: DiagnosticsPlane;
   jobs: JobsService;
   trustProxyHeaders: () => boolean;
   /** The S3 handler (the console's object browser goes through it, as the session's user). */

@@ -27,6 +27,7 @@ import type { IamPlane } from "./iam-plane.ts";
 import { openJobs } from "./jobs-plane.ts";
 import { operatorRoutes } from "./operator-routes.ts";
 import { openUsagePlane } from "./usage-plane.ts";
+import { openDiagnosticsPlane } from "./diagnostics-plane.ts";
 
 export interface AdminPlane {
   /** The jobs room (maintenance jobs, replication and lifecycle). */
@@ -89,6 +90,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
   });
   const events = openEvents(services, db);
   const usage = await openUsagePlane(services, db, audit);
+  const diagnostics = await openDiagnosticsPlane(services, audit, parts.env);
   // Before the listener opens: a re-queued job's write gate is engaged before any S3 write.
   const jobs = await openJobs({
     services,
@@ -110,6 +112,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
     extAuth: new ExtAuthStore(db),
     events,
     usage,
+    diagnostics,
     jobs,
     trustProxyHeaders: () => holder.current.advanced.trust_proxy_headers,
     s3: parts.s3,
@@ -126,6 +129,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
     async close() {
       // Interrupted jobs keep their status and cursor: the next start re-queues them.
       await jobs.stop();
+      await diagnostics.close();
       terminatePasswordWorker();
       // Before the database closes: the dispatcher stops, buffered events are committed.
       await events.close();

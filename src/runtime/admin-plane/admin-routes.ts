@@ -8,6 +8,7 @@ import {
   configRoutes,
   createAdminApp,
   declarativeIamRoutes,
+  diagnosticsRoutes,
   extAuthRoutes,
   iamRoutes,
   iamSessionRoutes,
@@ -30,7 +31,7 @@ import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
 
 export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
-  const { services, runtime, state, iam, audit, sessions, usage } = deps;
+  const { services, runtime, state, iam, audit, sessions, usage, diagnostics } = deps;
   const { db } = state;
   const config = runtime;
   const index = () => iam.index.current;
@@ -97,6 +98,16 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         fullScan: usage.fullScan,
         savings: usage.savings,
         audit,
+      }),
+      diagnosticsRoutes({
+        bucketExists: async (bucket) => (await services.storage.router.headBucket(bucket)) !== null,
+        bucketNames: diagnostics.bucketNames,
+        efficiency: diagnostics.efficiency,
+        verify: diagnostics.verify,
+        scrubber: () => diagnostics.scrubber,
+        bytesPerSec: diagnostics.bytesPerSec,
+        audit,
+        closing: diagnostics.closing,
       }),
       extAuthRoutes({
         store: deps.extAuth,

@@ -13,6 +13,7 @@ import { BackupPage } from "./backup.ts";
 import { JobsPage } from "./jobs.ts";
 import { EventsPage } from "./events.ts";
 import { ExtAuthPage } from "./ext-auth.ts";
+import { DiagnosticsPage } from "./diagnostics.ts";
 
 export interface PageEntry {
   name: PageName;
@@ -35,4 +36,5 @@ export const PAGES: PageEntry[] = [
   { name: "backup", title: "Backup", admin: true, component: BackupPage },
   { name: "jobs", title: "Jobs", admin: true, component: JobsPage },
   { name: "events", title: "Event outbox", admin: true, component: EventsPage },
+  { name: "diagnostics", title: "Diagnostics", admin: true, component: DiagnosticsPage },
 ];
