@@ -13,12 +13,7 @@
  * - Delta metadata is the logical ObjectMeta plus `referenceSha256`, `deltaspace` (where its
  *   baseline is: a policy change never moves it) and `deltaGroup` (see DeltaMeta), so HEAD and
  *   LIST report the logical size and ETag without touching the codec; `storedSize` is the delta's.
- *
- * Listing caveats: pagination is exact for any page size (entries are emitted only once no later
- * stored name can sort before them, see isSettled). Common prefixes come from the inner backend,
- * which is exact for the delimiter "/" (a deltaspace never spans a "/"). With another delimiter a
- * delta's stored name can roll up where its logical key would not (`x` stored as `x.delta` with
- * delimiter "." reports prefix `x.` instead of object `x`); S3 clients use "/" in practice.
+ * - Listings: see delta-list.ts (exact pagination; common prefixes exact for "/").
  */
 
 import { KeyLock, SvcError } from "../lib/mod.ts";
@@ -54,9 +49,9 @@ import { readDelta } from "./delta-read.ts";
 import { listLogicalPage, onlyArtifacts } from "./delta-list.ts";
 import { StoredLocator } from "./stored-locator.ts";
 import { stagedDelta } from "./delta-write.ts";
-import { plainMeta } from "./delta-stored.ts";
+import { plainMeta, storeOwnFields } from "./delta-stored.ts";
 import { deleteDelta, removeLeftoverArtifacts, removeStaleDelta } from "./delta-cleanup.ts";
-import { deltaspaceLabel, parseDeltaspacePolicy, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
+import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
@@ -167,15 +162,13 @@ export class DeltaBackend implements Backend {
     if (!this.#settings().bucketCompression(bucket)) return this.#inner.headObject(bucket, key);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
     const info = await this.#stored.head(bucket, key);
-    return info && { ...info, debug: { deltaspace: this.#labelOf(bucket, key, info.meta) } };
+    return info && this.#labelled(bucket, key, info);
   }
 
-  #labelOf(bucket: string, key: string, meta: ObjectMeta): string {
-    return deltaspaceLabel(this.#policy(bucket), key, meta);
-  }
-
-  #policy(bucket: string) {
-    return parseDeltaspacePolicy(this.#settings().bucketDeltaspace?.(bucket));
+  /** `info` with the deltaspace it is in (or would join) for the debug headers. */
+  #labelled(bucket: string, key: string, info: ObjectInfo): ObjectInfo {
+    const deltaspace = deltaspaceLabel(policyFor(this.#settings(), bucket), key, info.meta);
+    return { ...info, debug: { ...info.debug, deltaspace } };
   }
 
   async getObject(
@@ -189,12 +182,10 @@ export class DeltaBackend implements Backend {
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
     const found = await this.#stored.open(bucket, key);
     if (!found) return null;
-    const deltaspace = this.#labelOf(bucket, key, found.info.meta);
     if (found.info.key === key) {
-      if (!range) return { ...found, info: { ...found.info, debug: { deltaspace } } };
-      await found.body.cancel();
-      const ranged = await this.#inner.getObject(bucket, key, range);
-      return ranged && { ...ranged, info: { ...ranged.info, debug: { deltaspace } } };
+      if (range) await found.body.cancel();
+      const plain = range ? await this.#inner.getObject(bucket, key, range) : found;
+      return plain && { ...plain, info: this.#labelled(bucket, key, plain.info) };
     }
     const info = { ...found.info, key };
     try {
@@ -218,7 +209,10 @@ export class DeltaBackend implements Backend {
       },
     );
     return {
-      info: { ...info, debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss", deltaspace } },
+      info: this.#labelled(bucket, key, {
+        ...info,
+        debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss" },
+      }),
       body: rebuilt.body,
     };
   }
@@ -247,7 +241,7 @@ export class DeltaBackend implements Backend {
     // read: stage an empty body under the key and drop it.
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
-    const space = resolveDeltaspace(this.#policy(bucket), key);
+    const space = resolveDeltaspace(policyFor(settings, bucket), key);
     const plan = await planLiveEncode(
       this.#ctx,
       settings,
@@ -336,7 +330,7 @@ export class DeltaBackend implements Backend {
         // instead of also looking for a `.delta` twin (under the key lock, after the twin went).
         this.#stored.remember(bucket, key, info);
         this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, storageReason);
-        return { ...info, debug: { deltaspace: this.#labelOf(bucket, key, info.meta) } };
+        return this.#labelled(bucket, key, info);
       },
       abort: () => staged.abort(),
     };
@@ -358,12 +352,11 @@ export class DeltaBackend implements Backend {
     this.#stored.invalidate(bucket, key);
     const stored = await this.#stored.locate(bucket, key);
     if (!stored) return null;
-    const updated = await this.#inner.updateObjectMeta(bucket, stored.key, (meta) => {
-      const { referenceSha256, deltaspace, deltaGroup, storageReason } = meta as DeltaMeta;
-      const own = { referenceSha256, deltaspace, deltaGroup, storageReason };
-      const kept = Object.entries(own).filter(([, value]) => value !== undefined);
-      return { ...update(meta), storage: meta.storage, ...Object.fromEntries(kept) };
-    });
+    const updated = await this.#inner.updateObjectMeta(
+      bucket,
+      stored.key,
+      (meta) => ({ ...update(meta), ...storeOwnFields(meta) }),
+    );
     this.#stored.invalidate(bucket, key);
     return updated ? { ...updated, key } : null;
   }

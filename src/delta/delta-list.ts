@@ -11,6 +11,11 @@
  * Inner pages are sized from the hidden-to-shown ratio seen so far (a deltaspace per key hides
  * one `reference.bin` per key), so a page reads about what it shows.
  *
+ * Caveats: common prefixes come from the inner backend, which is exact for the delimiter "/" (a
+ * deltaspace never spans a "/"). With another delimiter a delta's stored name can roll up where
+ * its logical key would not (`x` stored as `x.delta` with delimiter "." reports prefix `x.`
+ * instead of object `x`); S3 clients use "/" in practice.
+ *
  * Group baselines and markers (`.dg/…`) never show, nor does the common prefix `.dg/`: a listing
  * that enters that range jumps past it (`.dg/` names are svc's own, hex after the prefix).
  */

@@ -43,6 +43,13 @@ export function plainMeta(meta: ObjectMeta): ObjectMeta {
   return rest;
 }
 
+/** The fields of a stored record that are the store's, not the caller's (kept on a meta update). */
+export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
+  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason } = meta as DeltaMeta;
+  const own = { referenceSha256, deltaspace, deltaGroup, storageReason };
+  return { storage, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
+}
+
 /**
  * Where a commit stores its delta, and the baseline folder of the delta it replaced when that
  * was another one (a policy change): released once the new delta is in.

@@ -21,7 +21,7 @@
 
 import { createHash } from "node:crypto";
 import type { ObjectMeta } from "../../storage/mod.ts";
-import { baselineFolderOf, type DeltaMeta } from "../delta-context.ts";
+import { baselineFolderOf, type DeltaMeta, type DeltaSettings } from "../delta-context.ts";
 import { deltaspaceOf, GROUP_PREFIX } from "../layout.ts";
 import { foldVersions } from "./version-fold.ts";
 
@@ -62,6 +62,11 @@ export function parseDeltaspacePolicy(raw: string | undefined): DeltaspacePolicy
   if (parsed.size > 64) parsed.clear();
   parsed.set(raw, policy);
   return policy;
+}
+
+/** The policy of `bucket` in a settings snapshot. */
+export function policyFor(settings: DeltaSettings, bucket: string): DeltaspacePolicy {
+  return parseDeltaspacePolicy(settings.bucketDeltaspace?.(bucket));
 }
 
 /**
