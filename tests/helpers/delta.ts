@@ -142,3 +142,20 @@ export async function putBytes(
   const res = await signedFetch(`${svc.url}/${bucket}/${key}`, { method: "PUT", body });
   assert.equal(res.status, 200, await res.text());
 }
+
+/**
+ * Server arguments giving `buckets` the `parent` deltaspace policy (one baseline per folder,
+ * `<folder>reference.bin`): for the tests that check that layout. The default, `auto`, keeps
+ * baselines under `.dg/` (tests/deltaspace_groups_test.ts). The file goes when the run ends.
+ */
+export function parentDeltaspaceArgs(...buckets: string[]): string[] {
+  const dir = Deno.makeTempDirSync({ prefix: "svc-parent-policy-" });
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone */ }
+  });
+  const lines = buckets.map((bucket) => `    ${bucket}: { deltaspace: parent }`);
+  Deno.writeTextFileSync(`${dir}/svc.yaml`, `storage:\n  buckets:\n${lines.join("\n")}\n`);
+  return ["--config", `${dir}/svc.yaml`];
+}
