@@ -126,7 +126,10 @@ export async function startWithBucket(
   env: Record<string, string> = {},
   dataDir?: string,
 ): Promise<SvcProcess> {
-  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir });
+  // The suites using this check the parent rule's layout (`<folder>reference.bin`), unless they
+  // bring a config file of their own.
+  const args = env.SVC_CONFIG === undefined ? parentDeltaspaceArgs(bucket) : [];
+  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir, args });
   const res = await signedFetch(`${svc.url}/${bucket}`, { method: "PUT" });
   assert.ok(res.status === 200 || res.status === 409, await res.text());
   return svc;
