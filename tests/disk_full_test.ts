@@ -13,7 +13,7 @@ import { PutObjectCommand, type S3ServiceException } from "@aws-sdk/client-s3";
 import { objectsOnLocalDisk, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 import { codeOf } from "./helpers/assertions.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
-import { layoutOf, sha256Hex } from "./helpers/delta.ts";
+import { layoutOf, parentDeltaspaceArgs, sha256Hex } from "./helpers/delta.ts";
 import { setJsonXattr } from "../src/native/xattr.ts";
 
 const BUCKET = "full";
@@ -73,7 +73,12 @@ Deno.test({
   fn: async () => {
     const mnt = (await mountTmpfs("24m"))!;
     try {
-      await using svc = await startSvc({ dataDir: mnt, env: { SVC_DEBUG_HEADERS: "true" } });
+      // The layout checked here is the parent rule's (`<folder>reference.bin`).
+      await using svc = await startSvc({
+        dataDir: mnt,
+        env: { SVC_DEBUG_HEADERS: "true" },
+        args: parentDeltaspaceArgs(BUCKET),
+      });
       const at = (key: string) => `${svc.url}/${BUCKET}/${key}`;
       assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
       const series = new ArtifactSeries(4, 512 * 1024); // ~2 MiB per version
