@@ -122,10 +122,18 @@ export const DEBUG_HEADERS = ["x-amz-storage-type", "x-svc-cache", "x-svc-deltas
 export function setStorageDebugHeaders(headers: Headers, info: ObjectInfo): void {
   headers.set("x-amz-storage-type", info.debug?.decision ?? info.meta.storage);
   if (info.debug?.referenceCache) headers.set("x-svc-cache", info.debug.referenceCache);
-  if (info.debug?.deltaspace !== undefined) {
-    headers.set("x-svc-deltaspace", headerValue(info.debug.deltaspace));
+  const deltaspace = info.debug?.deltaspace;
+  if (deltaspace !== undefined) {
+    // A key may hold any character; a header value may not (controls): percent-encode those.
+    const plain = PRINTABLE_ASCII.test(deltaspace);
+    headers.set(
+      "x-svc-deltaspace",
+      plain ? deltaspace : encodeURIComponent(deltaspace).replaceAll("%2F", "/"),
+    );
   }
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** `?response-content-type=…` and friends override the stored headers on GET. */
 const RESPONSE_OVERRIDES: Record<string, string> = {
