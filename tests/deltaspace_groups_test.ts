@@ -106,6 +106,17 @@ Deno.test({
     const notes = files.find((f) => f.name === "releases/1.2.4/notes.txt");
     assert.equal(notes?.meta?.storageReason, "not_eligible");
 
+    // The newest version reads warm: its PUT renamed the verified spool into the rebuilt cache.
+    const newest = `${svc.dataDir}/.svc/rebuilt/${sha256Hex(versions[2])}`;
+    for (let i = 0; i < 100 && !(await Deno.stat(newest).then(() => true, () => false)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const warm = await fetch(url(keys[2]));
+    assert.equal(sha256Hex(new Uint8Array(await warm.arrayBuffer())), sha256Hex(versions[2]));
+    assert.equal(warm.headers.get("x-svc-cache"), "hit");
+    const metrics = await (await fetch(`${svc.url}/_/metrics`)).text();
+    assert.match(metrics, /^svc_delta_decode_duration_seconds_count 0$/m, "no decode yet");
+
     for (const [i, key] of keys.entries()) await assertReadsBack(s3, key, versions[i]);
     const head = await fetch(url(keys[1]), { method: "HEAD" });
     assert.equal(head.headers.get("x-svc-deltaspace"), "releases/*/app.tar");

@@ -242,6 +242,8 @@ export class DeltaBackend implements Backend {
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
     const space = resolveDeltaspace(policyFor(settings, bucket), key);
+    // Whether the commit succeeds or not, what was remembered of the key goes.
+    const forget = () => this.#stored.forget(bucket, key);
     const plan = await planLiveEncode(
       this.#ctx,
       settings,
@@ -253,18 +255,17 @@ export class DeltaBackend implements Backend {
     if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
       const busy = plan === "codec_busy";
-      return this.#forgetting(
-        stagedDelta(this.#ctx, settings, bucket, key, space, spool, undefined, busy),
+      return stagedDelta(this.#ctx, settings, {
         bucket,
         key,
-      );
+        space,
+        spool,
+        codecBusy: busy,
+        forget,
+      });
     }
     const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
-    return this.#forgetting(
-      stagedDelta(this.#ctx, settings, bucket, key, space, spool, live),
-      bucket,
-      key,
-    );
+    return stagedDelta(this.#ctx, settings, { bucket, key, space, spool, live, forget });
   }
 
   /**
@@ -295,24 +296,6 @@ export class DeltaBackend implements Backend {
   /** Parts in flight are kept as the backend below keeps its objects (sealed when encrypted). */
   scratchSealer(bucket: string): Promise<ScratchSealer | null> {
     return this.#inner.scratchSealer?.(bucket) ?? Promise.resolve(null);
-  }
-
-  /**
-   * Drops the remembered stored name of `key` and its cached rebuilt object whether the commit
-   * succeeds or not.
-   */
-  #forgetting(staged: StagedObject, bucket: string, key: string): StagedObject {
-    return {
-      size: staged.size,
-      commit: async (meta) => {
-        try {
-          return await staged.commit(meta);
-        } finally {
-          this.#stored.forget(bucket, key);
-        }
-      },
-      abort: () => staged.abort(),
-    };
   }
 
   /** Wraps a passthrough commit so it also removes the key's old delta, if any. */

@@ -77,7 +77,7 @@ export async function deleteDelta(
   key: string,
 ): Promise<boolean> {
   const deltaName = storedNameFor(key, "delta");
-  for (let attempt = 1;; attempt++) {
+  for (;;) {
     const info = await ctx.inner.headObject(bucket, deltaName);
     if (!info) return false;
     const folder = baselineFolderOf(key, info.meta);
@@ -86,7 +86,7 @@ export async function deleteDelta(
       async (): Promise<boolean | "moved"> => {
         const current = await ctx.inner.headObject(bucket, deltaName);
         if (!current) return false;
-        if (baselineFolderOf(key, current.meta) !== folder && attempt < 5) return "moved";
+        if (baselineFolderOf(key, current.meta) !== folder) return "moved";
         if (!(await ctx.inner.deleteObject(bucket, deltaName))) return false;
         await releaseFolder(ctx, bucket, key, folder);
         return true;

@@ -22,7 +22,7 @@ import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import type { CodecPermit } from "./codec/codec-pool.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
-import { referenceNameFor } from "./layout.ts";
+import { referenceNameFor, storedNameFor } from "./layout.ts";
 import {
   baselineCacheKey,
   type DecisionReason,
@@ -30,6 +30,7 @@ import {
   type DeltaMeta,
   type DeltaSettings,
   internalError,
+  rebuiltOwner,
   removeQuietly,
 } from "./delta-context.ts";
 import type { Deltaspace } from "./groups/deltaspace-policy.ts";
@@ -287,23 +288,58 @@ function encodeUnderLock(
   });
 }
 
+/** What a staged delta-eligible PUT holds until its commit. */
+export interface StagedDeltaOptions {
+  bucket: string;
+  key: string;
+  /** Where its delta would go (resolved once, at staging). */
+  space: Deltaspace;
+  spool: Spool;
+  live?: LiveEncode;
+  /** No codec slot freed in time: passthrough. */
+  codecBusy?: boolean;
+  /** Drops what is remembered of the key (metadata cache, rebuilt entry); once the commit ends. */
+  forget: () => void;
+}
+
+/**
+ * After a delta PUT, the spool holds the object's exact bytes (hashed as they arrived): renamed
+ * into the rebuilt-object cache, it makes the newest version of a group read warm, at
+ * passthrough speed, without a decode. The cache hashes and seals it off the PUT's path and drops
+ * bytes that do not match the sha256, as for any rebuilt file. Never fails the PUT.
+ */
+function warmRebuilt(ctx: DeltaContext, bucket: string, key: string, spool: Spool, sha256: string) {
+  ctx.rebuiltCache.acquireBuilt(
+    rebuiltOwner(ctx, bucket, storedNameFor(key, "delta")),
+    sha256,
+    (path) => Deno.rename(spool.path, path),
+  ).then(
+    (acquired) => "corrupt" in acquired ? undefined : acquired.release(),
+    () => {},
+  ).finally(() => removeQuietly(spool.path)); // still there when the entry existed already
+}
+
+/** Whether a delta's spool can become its rebuilt-cache entry (see warmRebuilt). */
+function warms(ctx: DeltaContext, stored: ObjectInfo, spool: Spool): boolean {
+  // An encrypted backend's bytes are never kept on local disk in plaintext.
+  return stored.sealed !== true && spool.size > 0 && spool.size <= ctx.rebuiltCache.maxBytes &&
+    stored.meta.sha256 !== "";
+}
+
 /** The StagedObject a DeltaBackend hands out: the decision is made at commit time. */
 export function stagedDelta(
   ctx: DeltaContext,
   settings: DeltaSettings,
-  bucket: string,
-  key: string,
-  space: Deltaspace,
-  spool: Spool,
-  live?: LiveEncode,
-  codecBusy = false,
+  options: StagedDeltaOptions,
 ): StagedObject {
+  const { bucket, key, space, spool, live, codecBusy = false, forget } = options;
   let state: "staged" | "used" = "staged";
   return {
     size: spool.size,
     commit: async (meta) => {
       if (state !== "staged") throw new Error(`Staged object "${key}" was already used`);
       state = "used";
+      let warm: ObjectInfo | undefined;
       try {
         const compression = settings.bucketCompression(bucket);
         const { eligible } = isDeltaEligible(key, {
@@ -319,7 +355,10 @@ export function stagedDelta(
           : codecBusy
           ? { passthrough: "codec_busy" }
           : await commitEligible(ctx, settings, bucket, key, space, spool, plainMeta(meta), live);
-        if (!("passthrough" in stored)) return stored;
+        if (!("passthrough" in stored)) {
+          if (warms(ctx, stored, spool)) warm = stored;
+          return stored;
+        }
         const passthrough: DeltaMeta = { ...plainMeta(meta), storage: "passthrough" };
         if (compression) passthrough.storageReason = stored.passthrough;
         const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
@@ -329,7 +368,9 @@ export function stagedDelta(
         return { ...info, debug: { deltaspace: space.label } };
       } finally {
         await live?.dispose();
-        await removeQuietly(spool.path);
+        forget(); // before the warm-up: it would drop the new entry too
+        if (warm) warmRebuilt(ctx, bucket, key, spool, warm.meta.sha256);
+        else await removeQuietly(spool.path);
       }
     },
     abort: async () => {
