@@ -5,7 +5,7 @@ import { CodecPool } from "../codec/codec-pool.ts";
 import { DeltaBackend, type DeltaMeta } from "../delta-backend.ts";
 import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import { groupFolder } from "./deltaspace-policy.ts";
-import { markerName } from "./group-refs.ts";
+import { groupFolderOfName, isGroupBaseline, markerName } from "./group-refs.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -182,4 +182,18 @@ Deno.test({
       await store.deleteBucket("b");
       assert.equal(await inner.headBucket("b"), null);
     }),
+});
+
+Deno.test("groups: marker and folder names", () => {
+  const folder = groupFolder("releases/*/app.zip");
+  const marker = markerName(folder, "releases/1.2.3/app.zip");
+  assert.match(marker, /^\.dg\/[0-9a-f]{32}\/refs\/[0-9a-f]{64}$/);
+  assert.equal(marker, markerName(folder, "releases/1.2.3/app.zip"), "deterministic");
+  assert.notEqual(marker, markerName(folder, "releases/1.2.4/app.zip"));
+  assert.equal(groupFolderOfName(marker), folder);
+  assert.equal(groupFolderOfName(`${folder}reference.bin`), folder);
+  assert.equal(groupFolderOfName("releases/reference.bin"), null);
+  assert.equal(isGroupBaseline(`${folder}reference.bin`), true);
+  assert.equal(isGroupBaseline(marker), false);
+  assert.equal(isGroupBaseline("a/reference.bin"), false);
 });
