@@ -189,8 +189,17 @@ async function commitEligible(
 ): Promise<ObjectInfo | Passthrough> {
   const target: Target = { space };
   const stored = await encodeUnderLock(ctx, settings, bucket, key, target, spool, meta, live);
-  // Outside this folder's lock: taking another one while holding it could deadlock.
-  if (target.replaced !== undefined) await releaseReplaced(ctx, bucket, key, target.replaced);
+  // Outside this folder's lock: taking another one while holding it could deadlock. The new
+  // delta is in: a failed cleanup leaves at worst an unused baseline, it does not fail the PUT.
+  if (target.replaced !== undefined) {
+    await releaseReplaced(ctx, bucket, key, target.replaced).catch((err) =>
+      log.warn("Cannot release the baseline a replaced delta used", {
+        key,
+        deltaspace: target.replaced,
+        error: String(err),
+      })
+    );
+  }
   return stored;
 }
 
