@@ -4,8 +4,10 @@
  * commit then decides how it is stored:
  *
  * - not eligible, or compression off: the spool goes to the inner backend under the plain key;
- * - eligible, no baseline yet: the spool becomes `reference.bin`, then a tiny delta of the object
- *   against it is stored as `<key>.delta` (a failure after the baseline rolls the baseline back);
+ * - eligible, no baseline yet: the spool becomes the baseline `<folder>reference.bin` of the
+ *   key's deltaspace (its parent folder, or a group's `.dg/<id>/`, see groups/), then a tiny delta
+ *   of the object against it is stored as `<key>.delta` (a failure after the baseline rolls the
+ *   baseline back);
  * - eligible, baseline present: encode against it; the delta is kept only when it beats the
  *   bucket's `max_delta_ratio`, else the object is stored passthrough.
  *
