@@ -278,3 +278,46 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "deltaspace groups: a policy change applies on SIGHUP, old deltas keep reading",
+  ignore,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "svc-groups-" });
+    try {
+      const file = `${dir}/svc.yaml`;
+      const yaml = (policy: string) =>
+        `storage:\n  buckets:\n    ${BUCKET}:\n      deltaspace: ${policy}\n`;
+      await Deno.writeTextFile(file, yaml("parent"));
+      await using svc = await startSvc({ env: ENV, args: ["--config", file] });
+      const s3 = svc.client();
+      const url = (key: string) => `${svc.url}/${BUCKET}/${key}`;
+      assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+      const series = new ArtifactSeries();
+      const v = [series.current(), series.next(), series.next()];
+      await put(s3, "r/1.0/app.tar", v[0]);
+      await Deno.writeTextFile(file, yaml("auto"));
+      const mark = svc.logs.length;
+      svc.kill("SIGHUP");
+      let line: string | undefined;
+      for (let i = 0; i < 100 && line === undefined; i++) {
+        line = svc.logs.slice(mark).find((l) => /config reloaded/.test(l));
+        if (line === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.match(line ?? "", /applied.*storage\.buckets\.artifacts\.deltaspace/);
+      for (const [i, key] of ["r/1.1/app.tar", "r/1.2/app.tar"].entries()) {
+        const res = await fetch(url(key), { method: "PUT", body: v[i + 1] });
+        assert.equal(res.headers.get("x-svc-deltaspace"), "r/*/app.tar");
+        assert.equal(res.headers.get("x-amz-storage-type"), i === 0 ? "reference" : "delta");
+      }
+      const files = storedFiles(svc.dataDir, BUCKET);
+      assert.equal(baselines(files).length, 2); // r/1.0/'s, and the new group's
+      assert.ok(baselines(files).includes("r/1.0/reference.bin"));
+      for (const [i, key] of ["r/1.0/app.tar", "r/1.1/app.tar", "r/1.2/app.tar"].entries()) {
+        await assertReadsBack(s3, key, v[i]);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
