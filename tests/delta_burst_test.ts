@@ -7,14 +7,15 @@
 import assert from "node:assert/strict";
 import { signedFetch as fetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
-import { fakeXdelta3Dir, layoutOf, sha256Hex } from "./helpers/delta.ts";
+import { fakeXdelta3Dir, layoutOf, parentDeltaspaceArgs, sha256Hex } from "./helpers/delta.ts";
 
 const BUCKET = "burst";
 /** Generous: on a loaded 2-core box queued encodes can take minutes (the request limit is 300 s). */
 const HANG_MS = 280_000;
 
 async function started(env: Record<string, string>): Promise<SvcProcess> {
-  const svc = await startSvc({ env });
+  // Markers of `auto` groups are stored objects too: the layout counted here is the parent rule's.
+  const svc = await startSvc({ env, args: parentDeltaspaceArgs(BUCKET) });
   const res = await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" });
   assert.equal(res.status, 200, await res.text());
   return svc;

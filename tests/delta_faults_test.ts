@@ -14,7 +14,14 @@ import {
 } from "./helpers/svc.ts";
 import { assertError, codeOf } from "./helpers/assertions.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
-import { corruptFile, fakeXdelta3Dir, layoutOf, sha256Hex, waitForLog } from "./helpers/delta.ts";
+import {
+  corruptFile,
+  fakeXdelta3Dir,
+  layoutOf,
+  parentDeltaspaceArgs,
+  sha256Hex,
+  waitForLog,
+} from "./helpers/delta.ts";
 
 const BUCKET = "faults";
 /** A PUT or GET that takes longer than this is a hang, not a clean error. */
@@ -53,7 +60,9 @@ function client(svc: SvcProcess) {
 }
 
 async function started(options: StartOptions): Promise<SvcProcess> {
-  const svc = await startSvc(options);
+  // These checks look at the parent rule's layout (`<folder>reference.bin`).
+  const args = [...(options.args ?? []), ...parentDeltaspaceArgs(BUCKET)];
+  const svc = await startSvc({ ...options, args });
   const res = await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" });
   const text = await res.text();
   assert.ok(res.status === 200 || res.status === 409, text); // 409: restarted on the same data
@@ -80,6 +89,11 @@ Deno.test("delta faults: corrupt delta or baseline answers 500, never wrong byte
         await s3.putOk(`${space}/v1.tar`, v1);
         await s3.putOk(`${space}/v2.tar`, v2);
       }
+      // A delta PUT leaves its object warm in the rebuilt cache (verified bytes, served as they
+      // are): restarted, the caches are empty and a GET decodes from what is stored.
+      await svc.stop();
+      svc = await started({ dataDir });
+      s3 = client(svc);
       await corruptFile(`${dataDir}/${BUCKET}/bad-delta/v2.tar.delta`);
       await assertError(s3.get("bad-delta/v2.tar"), 500, "InternalError");
       await assertError(s3.get("bad-delta/v2.tar", { range: "bytes=0-99" }), 500, "InternalError");
@@ -202,7 +216,11 @@ Deno.test("delta faults: without xdelta3 the server warns once and stores passth
 Deno.test("delta faults: reserved names are ordinary keys only where compression is off", async () => {
   const dir = await Deno.makeTempDir({ prefix: "svc-delta-config-" });
   const config = `${dir}/svc.yaml`;
-  await Deno.writeTextFile(config, "storage:\n  buckets:\n    plain:\n      compression: false\n");
+  await Deno.writeTextFile(
+    config,
+    "storage:\n  buckets:\n    plain:\n      compression: false\n" +
+      `    ${BUCKET}:\n      deltaspace: parent\n`,
+  );
   try {
     await using svc = await startSvc({ args: ["--config", config] });
     const s3 = svc.client();

@@ -24,7 +24,7 @@ import { createHash } from "node:crypto";
 import { bytesOf, randomBytes, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 import { assertError, codeOf, md5Hex } from "./helpers/assertions.ts";
 import { ArtifactSeries, mutate, tar } from "./helpers/tar.ts";
-import { layoutOf, sha256Hex, storedFile } from "./helpers/delta.ts";
+import { layoutOf, parentDeltaspaceArgs, sha256Hex, storedFile } from "./helpers/delta.ts";
 
 const BUCKET = "artifacts";
 const MiB = 1024 * 1024;
@@ -49,7 +49,11 @@ async function assertReadsBack(s3: S3Client, key: string, body: Uint8Array, buck
 
 Deno.test("delta: artifact versions stored as baseline + deltas read back exactly", async (t) => {
   // PUTs wait for a codec slot rather than go passthrough, however loaded the machine is.
-  await using svc = await startSvc({ env: { SVC_CODEC_SLOT_WAIT_SECS: "250" } });
+  // The layout checked here is the parent rule's (`<folder>reference.bin`).
+  await using svc = await startSvc({
+    env: { SVC_CODEC_SLOT_WAIT_SECS: "250" },
+    args: parentDeltaspaceArgs(BUCKET),
+  });
   const s3 = svc.client();
   const url = (path: string) => `${svc.url}/${BUCKET}/${path}`;
   assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
@@ -309,9 +313,9 @@ Deno.test("delta: artifact versions stored as baseline + deltas read back exactl
 });
 
 Deno.test("delta: deleting every object of a deltaspace removes its baseline", async () => {
-  await using svc = await startSvc();
-  const s3 = svc.client();
   const bucket = "deletes";
+  await using svc = await startSvc({ args: parentDeltaspaceArgs(bucket) });
+  const s3 = svc.client();
   assert.equal((await fetch(`${svc.url}/${bucket}`, { method: "PUT" })).status, 200);
   const series = new ArtifactSeries(3, 64 * 1024);
   const bodies = new Map<string, Uint8Array>();

@@ -69,7 +69,11 @@ Deno.test({
   name: "diagnostics: efficiency report, verify and integrity scan against the data directory",
   ignore: !objectsOnLocalDisk,
   async fn(t) {
-    await using svc = await startSvc({ env: { SVC_CODEC_SLOT_WAIT_SECS: "250" } });
+    // No rebuilt cache: a PUT warms it with the verified bytes, which would (rightly) answer the GET of
+    // a delta damaged on disk; this test wants that GET to reach the damaged delta.
+    await using svc = await startSvc({
+      env: { SVC_CODEC_SLOT_WAIT_SECS: "250", SVC_REBUILT_CACHE_MB: "0" },
+    });
     const s3 = svc.client();
     assert.equal((await signedFetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
     const written = await fillBucket(s3, BUCKET);

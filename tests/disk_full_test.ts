@@ -13,7 +13,7 @@ import { PutObjectCommand, type S3ServiceException } from "@aws-sdk/client-s3";
 import { objectsOnLocalDisk, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
 import { codeOf } from "./helpers/assertions.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
-import { layoutOf, sha256Hex } from "./helpers/delta.ts";
+import { layoutOf, parentDeltaspaceArgs, sha256Hex } from "./helpers/delta.ts";
 import { setJsonXattr } from "../src/native/xattr.ts";
 
 const BUCKET = "full";
@@ -73,17 +73,25 @@ Deno.test({
   fn: async () => {
     const mnt = (await mountTmpfs("24m"))!;
     try {
-      await using svc = await startSvc({ dataDir: mnt, env: { SVC_DEBUG_HEADERS: "true" } });
-      const at = (key: string) => `${svc.url}/${BUCKET}/${key}`;
-      assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+      // The layout checked here is the parent rule's (`<folder>reference.bin`).
+      const options = {
+        dataDir: mnt,
+        env: { SVC_DEBUG_HEADERS: "true" },
+        args: parentDeltaspaceArgs(BUCKET),
+      };
       const series = new ArtifactSeries(4, 512 * 1024); // ~2 MiB per version
       const v1 = series.current(), v2 = series.next(), v3 = series.next(), v4 = series.next();
-      for (const [key, body] of [["app/v1.tar", v1], ["app/v2.tar", v2], ["app/v3.tar", v3]]) {
-        const res = await fetch(at(key as string), {
-          method: "PUT",
-          body: body as Uint8Array<ArrayBuffer>,
-        });
-        assert.equal(res.status, 200, await res.text());
+      {
+        await using first = await startSvc(options);
+        const at = (key: string) => `${first.url}/${BUCKET}/${key}`;
+        assert.equal((await fetch(`${first.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+        for (const [key, body] of [["app/v1.tar", v1], ["app/v2.tar", v2], ["app/v3.tar", v3]]) {
+          const res = await fetch(at(key as string), {
+            method: "PUT",
+            body: body as Uint8Array<ArrayBuffer>,
+          });
+          assert.equal(res.status, 200, await res.text());
+        }
       }
       assert.deepEqual(layoutOf(mnt, BUCKET), [
         "app/reference.bin:reference",
@@ -91,6 +99,9 @@ Deno.test({
         "app/v2.tar.delta:delta",
         "app/v3.tar.delta:delta",
       ]);
+      // Restarted: a delta PUT leaves its object warm in the rebuilt cache, a start empties it.
+      await using svc = await startSvc(options);
+      const at = (key: string) => `${svc.url}/${BUCKET}/${key}`;
       const warm = await fetch(at("app/v2.tar")); // v2 is now in the rebuilt-object cache
       assert.equal(sha256Hex(new Uint8Array(await warm.arrayBuffer())), sha256Hex(v2));
       const created = await fetch(at("mp/big.bin?uploads"), { method: "POST" });

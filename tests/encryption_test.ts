@@ -61,7 +61,9 @@ async function start(s: Setup, encryption: string[], env: Record<string, string>
     : `      encryption:\n${encryption.map((line) => `        ${line}\n`).join("")}`;
   await Deno.writeTextFile(
     `${s.root}/svc.yaml`,
-    `storage:\n  backends:\n    - name: vault\n      type: filesystem\n      path: ${s.objects}\n${block}`,
+    `storage:\n  backends:\n    - name: vault\n      type: filesystem\n      path: ${s.objects}\n${block}` +
+      // The layout checked here is the parent rule's (`<folder>reference.bin`).
+      `  buckets:\n    ${BUCKET}:\n      deltaspace: parent\n`,
   );
   return await startSvc({
     dataDir: s.root,

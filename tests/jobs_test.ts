@@ -136,7 +136,12 @@ async function frontConfig(dir: string, backing: { endpoint: string }) {
   const file = `${dir}/front.yaml`;
   await Deno.mkdir(`${dir}/local`, { recursive: true });
   const credentials = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY };
-  await Deno.writeTextFile(file, `${twoBackendsYaml(dir, { ...backing, ...credentials })}\n`);
+  // The checks below look for the parent rule's baseline (`builds/reference.bin`).
+  const policy = "  buckets:\n    moving:\n      deltaspace: parent\n";
+  await Deno.writeTextFile(
+    file,
+    `${twoBackendsYaml(dir, { ...backing, ...credentials })}\n${policy}`,
+  );
   return file;
 }
 
@@ -233,7 +238,8 @@ Deno.test("migrate to an S3 backend survives kill -9; writes 503 meanwhile, read
     await assertAllReadable(s3b, "moving", bodies);
     const buckets = await again.json<{ buckets: Json[] }>("GET", "/buckets");
     assert.equal(buckets.buckets.find((b) => b.name === "moving")?.backend, "remote");
-    assert.match(await Deno.readTextFile(file), /moving:\s*\n\s*backend: remote/);
+    // (beside the bucket's other settings: its `deltaspace` above)
+    assert.match(await Deno.readTextFile(file), /moving:\s*\n(?:\s+\w+: \S+\n)*\s*backend: remote/);
     // delete_source: the source bucket is gone from the filesystem backend.
     await assert.rejects(Deno.stat(`${dir}/local/moving`), Deno.errors.NotFound);
     // The gate lifted: writes land on the new backend.
@@ -320,7 +326,12 @@ Deno.test("re-encrypt seals every stored byte and keeps every object readable by
   // objects are in, so the re-encrypt job is what seals them.
   const dataDir = await Deno.makeTempDir({ prefix: "svc-reencrypt-" });
   const config = `${dataDir}/svc.yaml`;
-  await Deno.writeTextFile(config, "storage:\n  backend_encryption:\n    mode: none\n");
+  await Deno.writeTextFile(
+    config,
+    "storage:\n  backend_encryption:\n    mode: none\n" +
+      // The checks below look for the parent rule's baseline under `builds/`.
+      "  buckets:\n    plain:\n      deltaspace: parent\n",
+  );
   await using svc = await startSvc({
     dataDir,
     args: ["--config", config], // the filesystem backend, whatever SVC_TEST_BACKEND says

@@ -291,7 +291,8 @@ Deno.test("usage: delta objects store less than they hold; savings per deltaspac
   assert.equal(spaces.length, 1, "only the deltaspace holding deltas is listed");
   const space = spaces[0];
   assert.equal(space.bucket, "art");
-  assert.equal(space.prefix, "rel/");
+  // The default policy, auto, groups the versions: the group key names the deltaspace.
+  assert.equal(space.prefix, "rel/app-*.tar");
   assert.equal(space.object_count, 3);
   assert.equal(space.logical_bytes, logical - 5);
   assert.ok((space.baseline_bytes as number) >= versions[0].length);

@@ -50,6 +50,8 @@ Deno.test({
           codecSlotWaitMs: 0,
           bucketCompression: () => true,
           bucketMaxDeltaRatio: () => undefined,
+          // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
+          bucketDeltaspace: () => "parent",
         }),
       });
       assert.equal(router.identityOf("one"), router.identityOf("two"));

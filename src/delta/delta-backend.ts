@@ -6,18 +6,14 @@
  * - In a bucket with compression off every call is delegated verbatim: `reference.bin` and
  *   `x.delta` are ordinary keys there (see layout.ts). Deltas written while compression was on
  *   are then visible under their stored names; turning compression off does not rewrite them.
- * - In a bucket with compression on, internal names (`reference.bin`, `*.delta`) are never
- *   client keys: head/get answer null, delete false, stage refuses them (400).
+ * - In a bucket with compression on, internal names (`reference.bin`, `*.delta`, `.dg/…`) are
+ *   never client keys: head/get answer null, delete false, stage refuses them (400).
  * - Which stored name holds a key: `key` (passthrough) or `key.delta`; when both exist (an
  *   overwrite that changed kind, before its cleanup) the later lastModified wins, as in listings.
- * - Delta metadata is the logical ObjectMeta plus `referenceSha256` (see DeltaMeta), so HEAD and
+ * - Delta metadata is the logical ObjectMeta plus `referenceSha256`, `deltaspace` (where its
+ *   baseline is: a policy change never moves it) and `deltaGroup` (see DeltaMeta), so HEAD and
  *   LIST report the logical size and ETag without touching the codec; `storedSize` is the delta's.
- *
- * Listing caveats: pagination is exact for any page size (entries are emitted only once no later
- * stored name can sort before them, see isSettled). Common prefixes come from the inner backend,
- * which is exact for the delimiter "/" (a deltaspace never spans a "/"). With another delimiter a
- * delta's stored name can roll up where its logical key would not (`x` stored as `x.delta` with
- * delimiter "." reports prefix `x.` instead of object `x`); S3 clients use "/" in practice.
+ * - Listings: see delta-list.ts (exact pagination; common prefixes exact for "/").
  */
 
 import { KeyLock, SvcError } from "../lib/mod.ts";
@@ -36,12 +32,13 @@ import type {
 } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
-import { deltaspaceOf, isInternalName, storedNameFor, validateClientKey } from "./layout.ts";
+import { isInternalName, validateClientKey } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
 import { isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
+  baselineFolderOf,
   type DeltaContext,
   type DeltaMeta,
   type DeltaObserver,
@@ -49,9 +46,12 @@ import {
   rebuiltOwner,
 } from "./delta-context.ts";
 import { readDelta } from "./delta-read.ts";
-import { listLogicalPage, onlyBaselines } from "./delta-list.ts";
+import { listLogicalPage, onlyArtifacts } from "./delta-list.ts";
 import { StoredLocator } from "./stored-locator.ts";
-import { plainMeta, removeBaselineIfUnused, removeStaleDelta, stagedDelta } from "./delta-write.ts";
+import { stagedDelta } from "./delta-write.ts";
+import { plainMeta, storeOwnFields } from "./delta-stored.ts";
+import { deleteDelta, removeLeftoverArtifacts, removeStaleDelta } from "./delta-cleanup.ts";
+import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
@@ -143,25 +143,17 @@ export class DeltaBackend implements Backend {
     return this.#inner.createBucket(bucket);
   }
 
-  /** A leftover baseline with no deltas (compression on) does not keep the bucket alive. */
+  /** Leftover baselines and markers with no deltas (compression on) do not keep it alive. */
   async deleteBucket(bucket: string): Promise<void> {
-    if (this.#settings().bucketCompression(bucket)) await this.#removeOrphanBaselines(bucket);
+    if (this.#settings().bucketCompression(bucket)) {
+      // Any other object (a delta included) makes the bucket non-empty: leave everything.
+      const artifacts = await onlyArtifacts(this.#inner, bucket, INNER_PAGE_KEYS);
+      if (artifacts) await removeLeftoverArtifacts(this.#ctx, bucket, artifacts);
+    }
     await this.#inner.deleteBucket(bucket);
     this.#ctx.referenceCache.evictPrefix(baselineCacheKey(this.#ctx, bucket, ""));
     this.#ctx.rebuiltCache.evictPrefix(rebuiltOwner(this.#ctx, bucket, ""));
     this.#stored.invalidateBucket(bucket);
-  }
-
-  async #removeOrphanBaselines(bucket: string): Promise<void> {
-    // Any other object (a delta included) makes the bucket non-empty: leave everything.
-    const baselines = await onlyBaselines(this.#inner, bucket, INNER_PAGE_KEYS);
-    for (const name of baselines ?? []) {
-      const deltaspace = deltaspaceOf(name);
-      await this.#ctx.deltaspaceLocks.run(
-        baselineCacheKey(this.#ctx, bucket, deltaspace),
-        () => removeBaselineIfUnused(this.#ctx, bucket, deltaspace),
-      );
-    }
   }
 
   // ---- objects -------------------------------------------------------------------------------
@@ -169,7 +161,14 @@ export class DeltaBackend implements Backend {
   async headObject(bucket: string, key: string): Promise<ObjectInfo | null> {
     if (!this.#settings().bucketCompression(bucket)) return this.#inner.headObject(bucket, key);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    return await this.#stored.head(bucket, key);
+    const info = await this.#stored.head(bucket, key);
+    return info && this.#labelled(bucket, key, info);
+  }
+
+  /** `info` with the deltaspace it is in (or would join) for the debug headers. */
+  #labelled(bucket: string, key: string, info: ObjectInfo): ObjectInfo {
+    const deltaspace = deltaspaceLabel(policyFor(this.#settings(), bucket), key, info.meta);
+    return { ...info, debug: { ...info.debug, deltaspace } };
   }
 
   async getObject(
@@ -184,9 +183,9 @@ export class DeltaBackend implements Backend {
     const found = await this.#stored.open(bucket, key);
     if (!found) return null;
     if (found.info.key === key) {
-      if (!range) return found;
-      await found.body.cancel();
-      return await this.#inner.getObject(bucket, key, range);
+      if (range) await found.body.cancel();
+      const plain = range ? await this.#inner.getObject(bucket, key, range) : found;
+      return plain && { ...plain, info: this.#labelled(bucket, key, plain.info) };
     }
     const info = { ...found.info, key };
     try {
@@ -198,7 +197,7 @@ export class DeltaBackend implements Backend {
     const rebuilt = await readDelta(
       this.#ctx,
       bucket,
-      deltaspaceOf(key),
+      baselineFolderOf(key, found.info.meta),
       found.info,
       found.body,
       settings.codecTimeoutMs,
@@ -210,7 +209,10 @@ export class DeltaBackend implements Backend {
       },
     );
     return {
-      info: { ...info, debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss" } },
+      info: this.#labelled(bucket, key, {
+        ...info,
+        debug: { referenceCache: rebuilt.cacheHit ? "hit" : "miss" },
+      }),
       body: rebuilt.body,
     };
   }
@@ -239,22 +241,31 @@ export class DeltaBackend implements Backend {
     // read: stage an empty body under the key and drop it.
     const probe = await this.#inner.stageObject(bucket, key, new Blob([]).stream(), signal);
     await probe.abort();
-    const plan = await planLiveEncode(this.#ctx, settings, bucket, key, expectedSize, signal);
+    const space = resolveDeltaspace(policyFor(settings, bucket), key);
+    // Whether the commit succeeds or not, what was remembered of the key goes.
+    const forget = () => this.#stored.forget(bucket, key);
+    const plan = await planLiveEncode(
+      this.#ctx,
+      settings,
+      bucket,
+      space.folder,
+      expectedSize,
+      signal,
+    );
     if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
       const busy = plan === "codec_busy";
-      return this.#forgetting(
-        stagedDelta(this.#ctx, settings, bucket, key, spool, undefined, busy),
+      return stagedDelta(this.#ctx, settings, {
         bucket,
         key,
-      );
+        space,
+        spool,
+        codecBusy: busy,
+        forget,
+      });
     }
     const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
-    return this.#forgetting(
-      stagedDelta(this.#ctx, settings, bucket, key, spool, live),
-      bucket,
-      key,
-    );
+    return stagedDelta(this.#ctx, settings, { bucket, key, space, spool, live, forget });
   }
 
   /**
@@ -287,39 +298,22 @@ export class DeltaBackend implements Backend {
     return this.#inner.scratchSealer?.(bucket) ?? Promise.resolve(null);
   }
 
-  /**
-   * Drops the remembered stored name of `key` and its cached rebuilt object whether the commit
-   * succeeds or not.
-   */
-  #forgetting(staged: StagedObject, bucket: string, key: string): StagedObject {
-    return {
-      size: staged.size,
-      commit: async (meta) => {
-        try {
-          return await staged.commit(meta);
-        } finally {
-          this.#stored.forget(bucket, key);
-        }
-      },
-      abort: () => staged.abort(),
-    };
-  }
-
   /** Wraps a passthrough commit so it also removes the key's old delta, if any. */
   #cleaningUp(staged: StagedObject, bucket: string, key: string): StagedObject {
     return {
       size: staged.size,
       commit: async (meta) => {
         this.#stored.forget(bucket, key);
-        const info = await staged.commit({ ...plainMeta(meta), storage: "passthrough" });
+        const storageReason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
+        const stored: DeltaMeta = { ...plainMeta(meta), storage: "passthrough", storageReason };
+        const info = await staged.commit(stored);
         this.#stored.forget(bucket, key);
         await removeStaleDelta(this.#ctx, bucket, key);
         // The key is now stored under its own name: the next GET or HEAD opens it directly
         // instead of also looking for a `.delta` twin (under the key lock, after the twin went).
         this.#stored.remember(bucket, key, info);
-        const reason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
-        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, reason);
-        return info;
+        this.#ctx.observer?.decision("passthrough", meta.size, info.storedSize, storageReason);
+        return this.#labelled(bucket, key, info);
       },
       abort: () => staged.abort(),
     };
@@ -341,13 +335,11 @@ export class DeltaBackend implements Backend {
     this.#stored.invalidate(bucket, key);
     const stored = await this.#stored.locate(bucket, key);
     if (!stored) return null;
-    const updated = await this.#inner.updateObjectMeta(bucket, stored.key, (meta) => ({
-      ...update(meta),
-      storage: meta.storage,
-      ...(meta as DeltaMeta).referenceSha256 !== undefined
-        ? { referenceSha256: (meta as DeltaMeta).referenceSha256 }
-        : {},
-    }));
+    const updated = await this.#inner.updateObjectMeta(
+      bucket,
+      stored.key,
+      (meta) => ({ ...update(meta), ...storeOwnFields(meta) }),
+    );
     this.#stored.invalidate(bucket, key);
     return updated ? { ...updated, key } : null;
   }
@@ -360,15 +352,8 @@ export class DeltaBackend implements Backend {
     }
     this.#stored.forget(bucket, key);
     const plainDeleted = await this.#inner.deleteObject(bucket, key);
-    const deltaspace = deltaspaceOf(key);
-    const deltaDeleted = await this.#ctx.deltaspaceLocks.run(
-      baselineCacheKey(this.#ctx, bucket, deltaspace),
-      async () => {
-        if (!(await this.#inner.deleteObject(bucket, storedNameFor(key, "delta")))) return false;
-        await removeBaselineIfUnused(this.#ctx, bucket, deltaspace);
-        return true;
-      },
-    );
+    // The delta's own metadata says where its baseline is (the policy may have changed since).
+    const deltaDeleted = await deleteDelta(this.#ctx, bucket, key);
     return plainDeleted || deltaDeleted;
   }
 

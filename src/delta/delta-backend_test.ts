@@ -50,6 +50,8 @@ async function withEnv(fn: (env: Env) => Promise<void>): Promise<void> {
       codecSlotWaitMs: 0,
       bucketCompression: (bucket: string) => compression.get(bucket) ?? true,
       bucketMaxDeltaRatio: () => undefined,
+      // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
+      bucketDeltaspace: () => "parent",
     });
     /** A store over `other`; `innerPageKeys: 2` splits listings into tiny inner pages. */
     const over = (other: Backend, extra: Partial<DeltaBackendOptions> = {}) =>

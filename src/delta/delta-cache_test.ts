@@ -51,6 +51,8 @@ async function withEnv(fn: (env: Env) => Promise<void>): Promise<void> {
         codecSlotWaitMs: 0,
         bucketCompression: () => true,
         bucketMaxDeltaRatio: () => undefined,
+        // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
+        bucketDeltaspace: () => "parent",
       }),
     });
     await store.createBucket("b");

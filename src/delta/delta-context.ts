@@ -10,6 +10,7 @@ import type { Backend, ObjectMeta } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
 import type { ReferenceCache } from "./cache/reference-cache.ts";
+import { deltaspaceOf } from "./layout.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
 export interface DeltaSettings {
@@ -23,6 +24,8 @@ export interface DeltaSettings {
   codecSlotWaitMs: number;
   bucketCompression(bucket: string): boolean;
   bucketMaxDeltaRatio(bucket: string): number | undefined;
+  /** The bucket's `deltaspace` setting (deltaspace-policy.ts); absent or undefined: `auto`. */
+  bucketDeltaspace?(bucket: string): string | undefined;
 }
 
 /**
@@ -32,6 +35,20 @@ export interface DeltaSettings {
  */
 export interface DeltaMeta extends ObjectMeta {
   referenceSha256?: string;
+  /**
+   * The folder of the baseline a delta was encoded against: `.dg/<id>/` for a group, the parent
+   * folder for the `parent` policy. Absent on deltas written before groups: the parent folder.
+   */
+  deltaspace?: string;
+  /** The group key (or parent folder) the delta joined; `x-svc-deltaspace` and diagnostics. */
+  deltaGroup?: string;
+  /** Why svc stored the object as it did, on every object it writes in a compressed bucket. */
+  storageReason?: DecisionReason;
+}
+
+/** The folder of the baseline the stored delta of `key` (with metadata `meta`) decodes against. */
+export function baselineFolderOf(key: string, meta: ObjectMeta): string {
+  return (meta as DeltaMeta).deltaspace ?? deltaspaceOf(key);
 }
 
 /**
@@ -93,7 +110,7 @@ export function internalError(message: string, cause?: unknown): SvcError {
   return new SvcError("InternalError", message, {}, cause === undefined ? undefined : { cause });
 }
 
-/** The key of a deltaspace for its lock and its reference-cache entry. */
+/** The key of a deltaspace (its baseline folder) for its lock and its reference-cache entry. */
 export function baselineCacheKey(
   ctx: Pick<DeltaContext, "bucketIdentity">,
   bucket: string,

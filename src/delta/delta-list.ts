@@ -10,17 +10,29 @@
  * instead could mean reading the whole subtree (`x/1.delta` sorts after every `x/1.0.<n>/…`).
  * Inner pages are sized from the hidden-to-shown ratio seen so far (a deltaspace per key hides
  * one `reference.bin` per key), so a page reads about what it shows.
+ *
+ * Caveats: common prefixes come from the inner backend, which is exact for the delimiter "/" (a
+ * deltaspace never spans a "/"). With another delimiter a delta's stored name can roll up where
+ * its logical key would not (`x` stored as `x.delta` with delimiter "." reports prefix `x.`
+ * instead of object `x`); S3 clients use "/" in practice.
+ *
+ * Group baselines and markers (`.dg/…`) never show, nor does the common prefix `.dg/`: a listing
+ * that enters that range jumps past it (`.dg/` names are svc's own, hex after the prefix).
  */
 
 import type { Backend, ListOptions, ListPage, ObjectInfo } from "../storage/mod.ts";
 import {
   blockingDeltaNames,
   DELTA_SUFFIX,
+  GROUP_PREFIX,
   REFERENCE_NAME,
   sortUtf8,
   toLogicalEntries,
 } from "./layout.ts";
 import { commonPrefixOf, compareUtf8 } from "../lib/mod.ts";
+
+/** A startAfter past every `.dg/<hex id>/…` name and before `.dg0`. */
+const PAST_GROUPS = `${GROUP_PREFIX}\u{10FFFF}`;
 
 /** Stored names a logical listing never shows; the inner backend may skip them (ListOptions). */
 const BASELINE_NAMES: ReadonlySet<string> = new Set([REFERENCE_NAME]);
@@ -33,7 +45,7 @@ export async function listLogicalPage(
 ): Promise<ListPage> {
   const { prefix, delimiter, maxKeys } = options;
   const page: ListPage = { objects: [], commonPrefixes: [], isTruncated: false };
-  if (maxKeys < 1) return page;
+  if (maxKeys < 1 || prefix.startsWith(GROUP_PREFIX)) return page;
   // Logical entries seen so far, by key; a common prefix is an entry without info.
   const pending = new Map<string, ObjectInfo | null>();
   const add = (info: ObjectInfo) => {
@@ -61,11 +73,13 @@ export async function listLogicalPage(
     const logical = toLogicalEntries(stored.objects, { prefix, startAfter: options.startAfter });
     for (const info of logical) add(info);
     for (const common of stored.commonPrefixes) {
-      if (!pending.has(common)) pending.set(common, null);
+      if (!pending.has(common) && !common.startsWith(GROUP_PREFIX)) pending.set(common, null);
     }
     exhausted = !stored.isTruncated || stored.nextStartAfter === undefined;
     innerAfter = stored.nextStartAfter;
-    if (!exhausted) await resolveBlockingDeltas(innerAfter!);
+    if (exhausted) break;
+    if (innerAfter!.startsWith(GROUP_PREFIX)) innerAfter = PAST_GROUPS;
+    else await resolveBlockingDeltas(innerAfter!);
   }
   const sorted = sortUtf8([...pending.keys()]);
   const emitted = sorted.slice(0, maxKeys);
@@ -107,29 +121,27 @@ export async function listLogicalPage(
 }
 
 /**
- * The stored names of a bucket when every one of them is a baseline (`reference.bin` of some
- * deltaspace); null as soon as anything else turns up. A bucket left holding only baselines is
- * empty to its clients, and DeleteBucket removes them first.
+ * The stored names of a bucket when every one of them is svc's own (a parent folder's
+ * `reference.bin`, or a group's baseline or marker under `.dg/`); null as soon as anything else
+ * turns up. A bucket left holding only these is empty to its clients, and DeleteBucket removes
+ * them first.
  */
-export async function onlyBaselines(
+export async function onlyArtifacts(
   inner: Backend,
   bucket: string,
   pageKeys: number,
 ): Promise<string[] | null> {
-  const baselines: string[] = [];
+  const artifacts: string[] = [];
   let startAfter: string | undefined;
   for (;;) {
     const page = await inner.listObjects(bucket, { prefix: "", startAfter, maxKeys: pageKeys });
     for (const info of page.objects) {
-      if (!info.key.endsWith(REFERENCE_NAME) || isClientVisible(info.key)) return null;
-      baselines.push(info.key);
+      const name = info.key;
+      const baseline = name.slice(name.lastIndexOf("/") + 1) === REFERENCE_NAME;
+      if (!baseline && !name.startsWith(GROUP_PREFIX)) return null;
+      artifacts.push(name);
     }
-    if (!page.isTruncated || page.nextStartAfter === undefined) return baselines;
+    if (!page.isTruncated || page.nextStartAfter === undefined) return artifacts;
     startAfter = page.nextStartAfter;
   }
-}
-
-/** Whether a stored name ending in `reference.bin` is a client key rather than a baseline. */
-function isClientVisible(name: string): boolean {
-  return name.slice(name.lastIndexOf("/") + 1) !== REFERENCE_NAME;
 }

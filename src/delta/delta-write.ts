@@ -4,8 +4,10 @@
  * commit then decides how it is stored:
  *
  * - not eligible, or compression off: the spool goes to the inner backend under the plain key;
- * - eligible, no baseline yet: the spool becomes `reference.bin`, then a tiny delta of the object
- *   against it is stored as `<key>.delta` (a failure after the baseline rolls the baseline back);
+ * - eligible, no baseline yet: the spool becomes the baseline `<folder>reference.bin` of the
+ *   key's deltaspace (its parent folder, or a group's `.dg/<id>/`, see groups/), then a tiny delta
+ *   of the object against it is stored as `<key>.delta` (a failure after the baseline rolls the
+ *   baseline back);
  * - eligible, baseline present: encode against it; the delta is kept only when it beats the
  *   bucket's `max_delta_ratio`, else the object is stored passthrough.
  *
@@ -22,7 +24,7 @@ import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import type { CodecPermit } from "./codec/codec-pool.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
-import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
+import { referenceNameFor, storedNameFor } from "./layout.ts";
 import {
   baselineCacheKey,
   type DecisionReason,
@@ -30,8 +32,12 @@ import {
   type DeltaMeta,
   type DeltaSettings,
   internalError,
+  rebuiltOwner,
   removeQuietly,
 } from "./delta-context.ts";
+import type { Deltaspace } from "./groups/deltaspace-policy.ts";
+import { releaseReplaced, removeStaleDelta } from "./delta-cleanup.ts";
+import { fileStream, plainMeta, storeDelta, storeFile, type Target } from "./delta-stored.ts";
 import { fetchBaseline } from "./delta-read.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
@@ -40,91 +46,6 @@ const log = getLogger("svc::delta");
 
 /** An eligible object that is stored passthrough after all, and why. */
 type Passthrough = { passthrough: DecisionReason };
-
-async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
-  return (await Deno.open(path, { read: true })).readable;
-}
-
-/** Stages a local file into the inner backend under `name` and commits it with `meta`. */
-async function storeFile(
-  ctx: DeltaContext,
-  bucket: string,
-  name: string,
-  path: string,
-  meta: ObjectMeta,
-): Promise<ObjectInfo> {
-  const staged = await ctx.inner.stageObject(bucket, name, await fileStream(path));
-  try {
-    return await staged.commit(meta);
-  } catch (err) {
-    await staged.abort();
-    throw err;
-  }
-}
-
-/** The caller's metadata without delta-only fields. */
-export function plainMeta(meta: ObjectMeta): ObjectMeta {
-  const { referenceSha256: _drop, ...rest } = meta as DeltaMeta;
-  return rest;
-}
-
-/**
- * Deletes the deltaspace's baseline when no delta is left in it. Call under the deltaspace lock.
- * Returns whether the baseline was removed.
- */
-export async function removeBaselineIfUnused(
-  ctx: DeltaContext,
-  bucket: string,
-  deltaspace: string,
-): Promise<boolean> {
-  let startAfter: string | undefined;
-  for (;;) {
-    const page = await ctx.inner.listObjects(bucket, {
-      prefix: deltaspace,
-      delimiter: "/",
-      startAfter,
-      maxKeys: 1000,
-    });
-    for (const info of page.objects) {
-      if (info.key !== logicalKeyOf(info.key) && logicalKeyOf(info.key) !== null) return false;
-    }
-    if (!page.isTruncated || page.nextStartAfter === undefined) break;
-    startAfter = page.nextStartAfter;
-  }
-  ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
-  return await ctx.inner.deleteObject(bucket, referenceNameFor(deltaspace));
-}
-
-/** After a passthrough commit: removes the key's old delta (and an orphaned baseline). */
-export async function removeStaleDelta(
-  ctx: DeltaContext,
-  bucket: string,
-  key: string,
-): Promise<void> {
-  const deltaName = storedNameFor(key, "delta");
-  if (!(await ctx.inner.headObject(bucket, deltaName))) return;
-  const deltaspace = deltaspaceOf(key);
-  await ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, deltaspace), async () => {
-    if (await ctx.inner.deleteObject(bucket, deltaName)) {
-      await removeBaselineIfUnused(ctx, bucket, deltaspace);
-    }
-  });
-}
-
-/** Stores a delta file as `<key>.delta`, then removes a passthrough copy of the key. */
-async function storeDelta(
-  ctx: DeltaContext,
-  bucket: string,
-  key: string,
-  deltaPath: string,
-  meta: ObjectMeta,
-  referenceSha256: string,
-): Promise<ObjectInfo> {
-  const deltaMeta: DeltaMeta = { ...meta, storage: "delta", referenceSha256 };
-  const info = await storeFile(ctx, bucket, storedNameFor(key, "delta"), deltaPath, deltaMeta);
-  await ctx.inner.deleteObject(bucket, key);
-  return { ...info, key };
-}
 
 async function encodeWith(
   ctx: DeltaContext,
@@ -150,11 +71,12 @@ async function createBaselineAndDelta(
   permit: CodecPermit,
   bucket: string,
   key: string,
+  target: Target,
   spool: Spool,
   meta: ObjectMeta,
   timeoutMs: number,
 ): Promise<ObjectInfo> {
-  const referenceName = referenceNameFor(deltaspaceOf(key));
+  const referenceName = referenceNameFor(target.space.folder);
   const referenceMeta: ObjectMeta = {
     size: spool.size,
     etag: meta.md5 || meta.etag,
@@ -165,15 +87,25 @@ async function createBaselineAndDelta(
     headers: {},
     lastModified: Date.now(),
     storage: "reference",
-  };
+    deltaGroup: target.space.label,
+  } as DeltaMeta;
   await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
   try {
     const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
     try {
-      const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, meta.sha256);
+      const info = await storeDelta(
+        ctx,
+        bucket,
+        key,
+        target,
+        encoded.deltaPath,
+        meta,
+        meta.sha256,
+        "new_baseline",
+      );
       ctx.observer?.decision("reference", meta.size, info.storedSize + spool.size, "new_baseline");
-      return { ...info, debug: { decision: "reference" } };
+      return { ...info, debug: { ...info.debug, decision: "reference" } };
     } finally {
       await removeQuietly(encoded.deltaPath);
     }
@@ -191,6 +123,7 @@ async function keepIfWorthIt(
   ctx: DeltaContext,
   bucket: string,
   key: string,
+  target: Target,
   encoded: EncodeResult,
   meta: ObjectMeta,
   ratio: number,
@@ -201,7 +134,16 @@ async function keepIfWorthIt(
     return { passthrough: "ratio_exceeded" };
   }
   if (!(await baselineVerified)) return discardUnverified(key);
-  const info = await storeDelta(ctx, bucket, key, encoded.deltaPath, meta, referenceSha256);
+  const info = await storeDelta(
+    ctx,
+    bucket,
+    key,
+    target,
+    encoded.deltaPath,
+    meta,
+    referenceSha256,
+    "ratio_met",
+  );
   ctx.observer?.decision("delta", meta.size, info.storedSize, "ratio_met");
   return info;
 }
@@ -237,16 +179,44 @@ async function liveResult(
  * waited for up to `codec_slot_wait_secs` (under the deltaspace lock: slot holders never wait for
  * a deltaspace lock, so this cannot deadlock); none free in time means passthrough.
  */
-function commitEligible(
+async function commitEligible(
   ctx: DeltaContext,
   settings: DeltaSettings,
   bucket: string,
   key: string,
+  space: Deltaspace,
   spool: Spool,
   meta: ObjectMeta,
   live: LiveEncode | undefined,
 ): Promise<ObjectInfo | Passthrough> {
-  const deltaspace = deltaspaceOf(key);
+  const target: Target = { space };
+  const stored = await encodeUnderLock(ctx, settings, bucket, key, target, spool, meta, live);
+  // Outside this folder's lock: taking another one while holding it could deadlock. The new
+  // delta is in: a failed cleanup leaves at worst an unused baseline, it does not fail the PUT.
+  if (target.replaced !== undefined) {
+    await releaseReplaced(ctx, bucket, key, target.replaced).catch((err) =>
+      log.warn("Cannot release the baseline a replaced delta used", {
+        key,
+        deltaspace: target.replaced,
+        error: String(err),
+      })
+    );
+  }
+  return stored;
+}
+
+/** commitEligible's work under the lock of the target's baseline folder. */
+function encodeUnderLock(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  bucket: string,
+  key: string,
+  target: Target,
+  spool: Spool,
+  meta: ObjectMeta,
+  live: LiveEncode | undefined,
+): Promise<ObjectInfo | Passthrough> {
+  const deltaspace = target.space.folder;
   const ratio = effectiveMaxDeltaRatio(
     settings.maxDeltaRatio,
     settings.bucketMaxDeltaRatio(bucket),
@@ -263,6 +233,7 @@ function commitEligible(
         ctx,
         bucket,
         key,
+        target,
         encoded,
         meta,
         ratio,
@@ -277,7 +248,16 @@ function commitEligible(
     try {
       const timeoutMs = settings.codecTimeoutMs;
       if (referenceSha256 === undefined) {
-        return await createBaselineAndDelta(ctx, permit, bucket, key, spool, meta, timeoutMs);
+        return await createBaselineAndDelta(
+          ctx,
+          permit,
+          bucket,
+          key,
+          target,
+          spool,
+          meta,
+          timeoutMs,
+        );
       }
       const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
       if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };
@@ -298,6 +278,7 @@ function commitEligible(
             ctx,
             bucket,
             key,
+            target,
             encoded,
             meta,
             ratio,
@@ -318,22 +299,58 @@ function commitEligible(
   });
 }
 
+/** What a staged delta-eligible PUT holds until its commit. */
+export interface StagedDeltaOptions {
+  bucket: string;
+  key: string;
+  /** Where its delta would go (resolved once, at staging). */
+  space: Deltaspace;
+  spool: Spool;
+  live?: LiveEncode;
+  /** No codec slot freed in time: passthrough. */
+  codecBusy?: boolean;
+  /** Drops what is remembered of the key (metadata cache, rebuilt entry); once the commit ends. */
+  forget: () => void;
+}
+
+/**
+ * After a delta PUT, the spool holds the object's exact bytes (hashed as they arrived): renamed
+ * into the rebuilt-object cache, it makes the newest version of a group read warm, at
+ * passthrough speed, without a decode. The cache hashes and seals it off the PUT's path and drops
+ * bytes that do not match the sha256, as for any rebuilt file. Never fails the PUT.
+ */
+function warmRebuilt(ctx: DeltaContext, bucket: string, key: string, spool: Spool, sha256: string) {
+  ctx.rebuiltCache.acquireBuilt(
+    rebuiltOwner(ctx, bucket, storedNameFor(key, "delta")),
+    sha256,
+    (path) => Deno.rename(spool.path, path),
+  ).then(
+    (acquired) => "corrupt" in acquired ? undefined : acquired.release(),
+    () => {},
+  ).finally(() => removeQuietly(spool.path)); // still there when the entry existed already
+}
+
+/** Whether a delta's spool can become its rebuilt-cache entry (see warmRebuilt). */
+function warms(ctx: DeltaContext, stored: ObjectInfo, spool: Spool): boolean {
+  // An encrypted backend's bytes are never kept on local disk in plaintext.
+  return stored.sealed !== true && spool.size > 0 && spool.size <= ctx.rebuiltCache.maxBytes &&
+    stored.meta.sha256 !== "";
+}
+
 /** The StagedObject a DeltaBackend hands out: the decision is made at commit time. */
 export function stagedDelta(
   ctx: DeltaContext,
   settings: DeltaSettings,
-  bucket: string,
-  key: string,
-  spool: Spool,
-  live?: LiveEncode,
-  codecBusy = false,
+  options: StagedDeltaOptions,
 ): StagedObject {
+  const { bucket, key, space, spool, live, codecBusy = false, forget } = options;
   let state: "staged" | "used" = "staged";
   return {
     size: spool.size,
     commit: async (meta) => {
       if (state !== "staged") throw new Error(`Staged object "${key}" was already used`);
       state = "used";
+      let warm: ObjectInfo | undefined;
       try {
         const compression = settings.bucketCompression(bucket);
         const { eligible } = isDeltaEligible(key, {
@@ -348,18 +365,23 @@ export function stagedDelta(
           ? { passthrough: "not_eligible" }
           : codecBusy
           ? { passthrough: "codec_busy" }
-          : await commitEligible(ctx, settings, bucket, key, spool, plainMeta(meta), live);
-        if (!("passthrough" in stored)) return stored;
-        const passthrough: ObjectMeta = { ...plainMeta(meta), storage: "passthrough" };
-        const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
-        if (compression) {
-          await removeStaleDelta(ctx, bucket, key);
-          ctx.observer?.decision("passthrough", meta.size, info.storedSize, stored.passthrough);
+          : await commitEligible(ctx, settings, bucket, key, space, spool, plainMeta(meta), live);
+        if (!("passthrough" in stored)) {
+          if (warms(ctx, stored, spool)) warm = stored;
+          return stored;
         }
-        return info;
+        const passthrough: DeltaMeta = { ...plainMeta(meta), storage: "passthrough" };
+        if (compression) passthrough.storageReason = stored.passthrough;
+        const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
+        if (!compression) return info;
+        await removeStaleDelta(ctx, bucket, key);
+        ctx.observer?.decision("passthrough", meta.size, info.storedSize, stored.passthrough);
+        return { ...info, debug: { deltaspace: space.label } };
       } finally {
         await live?.dispose();
-        await removeQuietly(spool.path);
+        forget(); // before the warm-up: it would drop the new entry too
+        if (warm) warmRebuilt(ctx, bucket, key, spool, warm.meta.sha256);
+        else await removeQuietly(spool.path);
       }
     },
     abort: async () => {

@@ -14,6 +14,10 @@
  * which must keep them as plain objects). Only such buckets may serve as the backend of another
  * svc.
  *
+ * - Group baselines (the `auto` and template deltaspace policies) and their reference markers
+ *   live under the reserved prefix `.dg/` (deltaspace-policy.ts, group-refs.ts): hidden from
+ *   listings, and client keys starting with `.dg/` are refused in a compressed bucket.
+ *
  * Names are matched case-sensitively, as S3 keys are.
  */
 
@@ -22,6 +26,8 @@ import type { ObjectInfo, StorageKind } from "../storage/mod.ts";
 
 export const REFERENCE_NAME = "reference.bin";
 export const DELTA_SUFFIX = ".delta";
+/** The reserved prefix of group baselines and their reference markers. */
+export const GROUP_PREFIX = ".dg/";
 
 /** The key's prefix up to and including its last `/`; "" for root keys. */
 export function deltaspaceOf(key: string): string {
@@ -52,19 +58,21 @@ function baseName(name: string): string {
   return name.slice(name.lastIndexOf("/") + 1);
 }
 
-/** A baseline or a delta: hidden from (or renamed in) listings of a compressed bucket. */
+/** A baseline, a delta or a group's file: hidden from (or renamed in) compressed listings. */
 export function isInternalName(name: string): boolean {
-  return baseName(name) === REFERENCE_NAME || name.endsWith(DELTA_SUFFIX);
+  return baseName(name) === REFERENCE_NAME || name.endsWith(DELTA_SUFFIX) ||
+    name.startsWith(GROUP_PREFIX);
 }
 
 /**
  * The client-visible key of a stored name in a bucket with compression on: `x.delta` is `x`,
- * anything else not internal is itself. null for names that never show: baselines, and `.delta`
+ * anything else not internal is itself. null for names that never show: baselines, `.dg/` names
+ * and `.delta`
  * names svc cannot have written because their logical key would be empty or a directory marker
  * (`.delta`, `a/.delta`).
  */
 export function logicalKeyOf(storedName: string): string | null {
-  if (baseName(storedName) === REFERENCE_NAME) return null;
+  if (baseName(storedName) === REFERENCE_NAME || storedName.startsWith(GROUP_PREFIX)) return null;
   if (!storedName.endsWith(DELTA_SUFFIX)) return storedName;
   const logical = storedName.slice(0, -DELTA_SUFFIX.length);
   return logical === "" || logical.endsWith("/") ? null : logical;
@@ -80,6 +88,13 @@ export function validateClientKey(key: string, compressionEnabled: boolean): voi
     throw new SvcError(
       "InvalidArgument",
       `Object names called ${REFERENCE_NAME} are reserved in buckets with compression enabled.`,
+      { ArgumentName: "key", ArgumentValue: key },
+    );
+  }
+  if (key.startsWith(GROUP_PREFIX)) {
+    throw new SvcError(
+      "InvalidArgument",
+      `Object names starting with ${GROUP_PREFIX} are reserved in buckets with compression enabled.`,
       { ArgumentName: "key", ArgumentValue: key },
     );
   }

@@ -121,3 +121,24 @@ Deno.test("isSettled holds back keys a later x.delta could sort before", () => {
   // Directory-marker prefixes never become deltas.
   assert.equal(isSettled("d/", "d/"), true);
 });
+
+Deno.test("the .dg/ prefix of group baselines is internal and reserved", () => {
+  const group = ".dg/0123456789abcdef0123456789abcdef/";
+  for (const name of [`${group}reference.bin`, `${group}refs/${"a".repeat(64)}`]) {
+    assert.equal(isInternalName(name), true, name);
+    assert.equal(logicalKeyOf(name), null, name);
+  }
+  for (const key of [".dg", ".dgx/a", "a/.dg/b", "x.dg/"]) {
+    assert.equal(isInternalName(key), false, key);
+    assert.equal(logicalKeyOf(key), key);
+    validateClientKey(key, true);
+  }
+  assert.throws(
+    () => validateClientKey(".dg/x", true),
+    (err) =>
+      err instanceof SvcError && err.code === "InvalidArgument" && /\.dg\//.test(err.message),
+  );
+  validateClientKey(".dg/x", false); // an ordinary key where compression is off
+  const page = toLogicalEntries([info(`${group}reference.bin`), info(".dga"), info("a.zip")]);
+  assert.deepEqual(page.map((e) => e.key), [".dga", "a.zip"]);
+});

@@ -25,7 +25,7 @@ import { type CodecPermit, codecTimeoutError } from "./codec/codec-pool.ts";
 import { type DeltaContext, type DeltaSettings, removeQuietly } from "./delta-context.ts";
 import { fetchBaseline } from "./delta-read.ts";
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
-import { deltaspaceOf, referenceNameFor } from "./layout.ts";
+import { referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./cache/reference-cache.ts";
 import { writeAll, writeStreamToFile } from "../lib/mod.ts";
 import { SpoolProgress, tailSpool } from "./spool-tail.ts";
@@ -68,7 +68,8 @@ export interface LiveEncodePlan {
 }
 
 /**
- * What an encode during the upload needs, when the deltaspace has a usable baseline: a lease on
+ * What an encode during the upload needs, when the deltaspace (the baseline folder the key's
+ * delta would join) has a usable baseline: a lease on
  * its local file and a codec slot, waited for up to `codec_slot_wait_secs` before the body is
  * read (the upload pauses meanwhile). `codec_busy` when no slot freed in time: the object is then
  * stored passthrough, never refused. undefined otherwise: the commit decides from the spool (a
@@ -78,11 +79,10 @@ export async function planLiveEncode(
   ctx: DeltaContext,
   settings: DeltaSettings,
   bucket: string,
-  key: string,
+  deltaspace: string,
   expectedSize: number | undefined,
   signal: AbortSignal | undefined,
 ): Promise<LiveEncodePlan | "codec_busy" | undefined> {
-  const deltaspace = deltaspaceOf(key);
   // Error is not absence: a failed HEAD aborts the PUT.
   const reference = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
   if (!reference) return undefined;

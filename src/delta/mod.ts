@@ -7,6 +7,7 @@ export { CodecPool } from "./codec/codec-pool.ts";
 export { probeXdelta3 } from "./codec/codec-process.ts";
 export { Xdelta3Codec } from "./codec/codec.ts";
 export { DeltaBackend } from "./delta-backend.ts";
+export { baselineFolderOf } from "./delta-context.ts";
 export type { DeltaObserver, DeltaSettings } from "./delta-context.ts";
 export { deltaspaceOf, logicalKeyOf, REFERENCE_NAME, referenceNameFor } from "./layout.ts";
 export { MetadataCache } from "./metadata-cache.ts";

@@ -47,6 +47,7 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
     codecSlotWaitMs: advanced.codec_slot_wait_secs * 1000,
     bucketCompression: (bucket) => storage.buckets[bucket]?.compression ?? true,
     bucketMaxDeltaRatio: (bucket) => storage.buckets[bucket]?.max_delta_ratio,
+    bucketDeltaspace: (bucket) => storage.buckets[bucket]?.deltaspace,
   };
 }
 

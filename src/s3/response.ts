@@ -112,16 +112,28 @@ export function objectHeaders(info: ObjectInfo): Headers {
 }
 
 /** Debug headers; the handler removes them unless `debug_headers` is on. */
-export const DEBUG_HEADERS = ["x-amz-storage-type", "x-svc-cache"] as const;
+export const DEBUG_HEADERS = ["x-amz-storage-type", "x-svc-cache", "x-svc-deltaspace"] as const;
 
 /**
  * How an object is stored (`delta`, `passthrough`, or `reference` for the write that created its
- * deltaspace's baseline) and whether a delta read found its baseline in the cache.
+ * deltaspace's baseline), whether a delta read found its baseline in the cache, and the
+ * deltaspace (group key or parent folder) of an object in a compressed bucket.
  */
 export function setStorageDebugHeaders(headers: Headers, info: ObjectInfo): void {
   headers.set("x-amz-storage-type", info.debug?.decision ?? info.meta.storage);
   if (info.debug?.referenceCache) headers.set("x-svc-cache", info.debug.referenceCache);
+  const deltaspace = info.debug?.deltaspace;
+  if (deltaspace !== undefined) {
+    // A key may hold any character; a header value may not (controls): percent-encode those.
+    const plain = PRINTABLE_ASCII.test(deltaspace);
+    headers.set(
+      "x-svc-deltaspace",
+      plain ? deltaspace : encodeURIComponent(deltaspace).replaceAll("%2F", "/"),
+    );
+  }
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** `?response-content-type=…` and friends override the stored headers on GET. */
 const RESPONSE_OVERRIDES: Record<string, string> = {

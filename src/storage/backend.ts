@@ -64,9 +64,10 @@ export interface ObjectInfo {
   /**
    * Transient, never persisted: how this write was stored (`reference` when it created its
    * deltaspace's baseline) and whether a delta read or write found its baseline in the reference
-   * cache. Feeds the debug headers and metrics.
+   * cache, and the deltaspace (group key or parent folder) a delta store put it in. Feeds the
+   * debug headers and metrics.
    */
-  debug?: { decision?: StorageKind; referenceCache?: "hit" | "miss" };
+  debug?: { decision?: StorageKind; referenceCache?: "hit" | "miss"; deltaspace?: string };
   /**
    * Transient, never persisted: set by the encryption layer when the stored bytes are sealed
    * (`aes256-gcm-proxy`), so layers above keep no plaintext copy of them on local disk.

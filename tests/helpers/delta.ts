@@ -126,7 +126,10 @@ export async function startWithBucket(
   env: Record<string, string> = {},
   dataDir?: string,
 ): Promise<SvcProcess> {
-  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir });
+  // The suites using this check the parent rule's layout (`<folder>reference.bin`), unless they
+  // bring a config file of their own.
+  const args = env.SVC_CONFIG === undefined ? parentDeltaspaceArgs(bucket) : [];
+  const svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true", ...env }, dataDir, args });
   const res = await signedFetch(`${svc.url}/${bucket}`, { method: "PUT" });
   assert.ok(res.status === 200 || res.status === 409, await res.text());
   return svc;
@@ -141,4 +144,21 @@ export async function putBytes(
 ): Promise<void> {
   const res = await signedFetch(`${svc.url}/${bucket}/${key}`, { method: "PUT", body });
   assert.equal(res.status, 200, await res.text());
+}
+
+/**
+ * Server arguments giving `buckets` the `parent` deltaspace policy (one baseline per folder,
+ * `<folder>reference.bin`): for the tests that check that layout. The default, `auto`, keeps
+ * baselines under `.dg/` (tests/deltaspace_groups_test.ts). The file goes when the run ends.
+ */
+export function parentDeltaspaceArgs(...buckets: string[]): string[] {
+  const dir = Deno.makeTempDirSync({ prefix: "svc-parent-policy-" });
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone */ }
+  });
+  const lines = buckets.map((bucket) => `    ${bucket}: { deltaspace: parent }`);
+  Deno.writeTextFileSync(`${dir}/svc.yaml`, `storage:\n  buckets:\n${lines.join("\n")}\n`);
+  return ["--config", `${dir}/svc.yaml`];
 }

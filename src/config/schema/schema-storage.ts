@@ -80,9 +80,28 @@ const publicPrefix = v.pipe(
   ),
 );
 
+/**
+ * Which baseline a bucket's deltas share (docs/DELTA.md, delta/groups/deltaspace-policy.ts):
+ * `auto` (the default), `parent`, or `template:<pattern>[;<pattern>…]` where every pattern holds
+ * `{version}` and no empty pattern.
+ */
+const deltaspacePolicy = v.pipe(
+  str,
+  v.check(
+    (raw) =>
+      raw === "auto" || raw === "parent" ||
+      (raw.startsWith("template:") &&
+        raw.slice("template:".length).split(";").every((p) => p.trim().includes("{version}"))),
+    (issue) =>
+      `expected auto, parent or template:<pattern>[;<pattern>…] with {version} in every ` +
+      `pattern, got ${describe(issue.input)}`,
+  ),
+);
+
 export const bucketPolicySchema = strict({
   compression: v.optional(bool),
   max_delta_ratio: v.optional(num(0, 1)),
+  deltaspace: v.optional(deltaspacePolicy),
   backend: v.optional(nonEmpty),
   alias: v.optional(nonEmpty),
   /** Always present after validation; `public: true` is folded into `[""]`. */

@@ -50,6 +50,16 @@ const INVALID: [string, unknown, string[]][] = [
   ["max_delta_ratio above 1", { storage: { buckets: { abc: { max_delta_ratio: 1.5 } } } }, [
     "storage.buckets.abc.max_delta_ratio",
   ]],
+  ["unknown deltaspace policy", { storage: { buckets: { abc: { deltaspace: "folder" } } } }, [
+    "storage.buckets.abc.deltaspace",
+    "auto, parent or template",
+  ]],
+  ["template without {version}", {
+    storage: { buckets: { abc: { deltaspace: "template:builds/*/app.zip" } } },
+  }, ["storage.buckets.abc.deltaspace"]],
+  ["template with an empty pattern", {
+    storage: { buckets: { abc: { deltaspace: "template:a/{version}/*;" } } },
+  }, ["storage.buckets.abc.deltaspace"]],
   ["negative quota", { storage: { buckets: { abc: { quota_bytes: -1 } } } }, [
     "storage.buckets.abc.quota_bytes",
   ]],
@@ -320,7 +330,8 @@ Deno.test("a full valid document loads with its values and defaults", () => {
       default_backend: "local",
       buckets: {
         releases: { public: true, backend: "eu.s3", quota_bytes: 10, max_delta_ratio: 0.5 },
-        "docs.v2": { public_prefixes: ["pub/"], compression: false },
+        "docs.v2": { public_prefixes: ["pub/"], compression: false, deltaspace: "parent" },
+        nightly: { deltaspace: "template:nightly/{version}/**;b/{version}/*" },
       },
       replication: {
         rules: [{

@@ -1,7 +1,8 @@
 /**
  * Delta savings per deltaspace (`GET /deltaspace/savings`): one listing scan of each bucket asked
- * for, grouping the objects stored as deltas by their deltaspace (the key's prefix up to its last
- * `/`), with the baseline each deltaspace shares. Only deltaspaces holding at least one delta are
+ * for, grouping the objects stored as deltas by their deltaspace (the folder of the baseline their
+ * metadata names: a group's `.dg/<id>/`, or the key's prefix up to its last `/`), with the baseline
+ * each deltaspace shares. `prefix` reports a group by its group key (what `x-svc-deltaspace` shows). Only deltaspaces holding at least one delta are
  * reported: a prefix of passthrough objects saves nothing, and listing every prefix of a store
  * would make the answer grow with the key count. Memory grows with the number of such
  * deltaspaces, never with object sizes.
@@ -11,7 +12,7 @@
  * `saved_bytes` (logical − stored; negative when a deltaspace costs more than it saves, e.g. one
  * object and its baseline) and `savings_percentage`.
  */
-import { deltaspaceOf } from "../../delta/mod.ts";
+import { baselineFolderOf } from "../../delta/mod.ts";
 import type { ScanSource } from "./usage-scan.ts";
 import { SCAN_PAGE, sharesBaseline } from "./usage-scan.ts";
 
@@ -45,6 +46,7 @@ function percentage(logical: number, stored: number): number {
 }
 
 interface Group {
+  label: string;
   count: number;
   logical: number;
   deltas: number;
@@ -65,9 +67,12 @@ export async function scanDeltaspaceSavings(
       const page = await source.list(bucket, { prefix: "", startAfter, maxKeys: SCAN_PAGE });
       for (const object of page.objects) {
         if (!sharesBaseline(object)) continue;
-        const prefix = deltaspaceOf(object.key);
-        let group = groups.get(prefix);
-        if (group === undefined) groups.set(prefix, group = { count: 0, logical: 0, deltas: 0 });
+        const folder = baselineFolderOf(object.key, object.meta);
+        let group = groups.get(folder);
+        if (group === undefined) {
+          const label = (object.meta as { deltaGroup?: string }).deltaGroup ?? folder;
+          groups.set(folder, group = { label, count: 0, logical: 0, deltas: 0 });
+        }
         group.count++;
         group.logical += object.meta.size;
         group.deltas += object.storedSize;
@@ -75,12 +80,12 @@ export async function scanDeltaspaceSavings(
       if (!page.isTruncated || page.nextStartAfter === undefined) break;
       startAfter = page.nextStartAfter;
     }
-    for (const [prefix, group] of groups) {
-      const baseline = (await source.baselineSize?.(bucket, prefix)) ?? 0;
+    for (const [folder, group] of groups) {
+      const baseline = (await source.baselineSize?.(bucket, folder)) ?? 0;
       const stored = group.deltas + baseline;
       found.push({
         bucket,
-        prefix,
+        prefix: group.label,
         object_count: group.count,
         logical_bytes: group.logical,
         stored_bytes: stored,

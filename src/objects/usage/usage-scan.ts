@@ -2,7 +2,7 @@
  * The listing scan behind the usage counters: one pass over a bucket's logical listing (the delta
  * store's view: one entry per client key, with the logical size and the bytes of its own stored
  * form), then one HEAD per deltaspace that holds delta-stored objects, for the baseline they
- * share (`<deltaspace>reference.bin`, hidden from listings). Baselines are stored bytes like any
+ * share (`<deltaspace>reference.bin`, hidden from listings; a group's is `.dg/<id>/reference.bin`). Baselines are stored bytes like any
  * other: without them a deltaspace holding one 100 MB artifact would show a tiny delta and
  * 99.99 % savings.
  *
@@ -10,7 +10,7 @@
  * writes it has already passed (see usage.ts).
  */
 import type { ListOptions, ListPage, ObjectInfo } from "../../storage/mod.ts";
-import { deltaspaceOf } from "../../delta/mod.ts";
+import { baselineFolderOf } from "../../delta/mod.ts";
 
 export interface Totals {
   count: number;
@@ -68,7 +68,8 @@ export async function scanBucket(
     const page = await source.list(bucket, { prefix: "", startAfter, maxKeys: SCAN_PAGE });
     for (const object of page.objects) {
       addObject(totals, object);
-      if (sharesBaseline(object)) deltaspaces.add(deltaspaceOf(object.key));
+      // Where its baseline is: a group's `.dg/<id>/`, or the parent folder (the delta's meta).
+      if (sharesBaseline(object)) deltaspaces.add(baselineFolderOf(object.key, object.meta));
     }
     const last = page.objects[page.objects.length - 1]?.key;
     if (last !== undefined) progress(last);

@@ -1,0 +1,153 @@
+/**
+ * Removing deltas and the baselines nobody uses any more. A delta's baseline is found from the
+ * delta's own metadata (`deltaspace`, see DeltaMeta; absent: its parent folder), never from the
+ * bucket's current policy, which may have changed since it was written. Everything runs under
+ * the lock of the baseline folder it touches (the lock baseline creation and encode take):
+ *
+ * - parent folder: the baseline goes when no delta encoded against it is left in the folder;
+ * - group (`.dg/<id>/`): delete the delta, then its marker, then the baseline when no marker is
+ *   left (group-refs.ts).
+ */
+
+import { baselineCacheKey, baselineFolderOf, type DeltaContext } from "./delta-context.ts";
+import { isGroupFolder } from "./groups/deltaspace-policy.ts";
+import { groupFolderOfName, hasMarkers, listMarkers, removeMarker } from "./groups/group-refs.ts";
+import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
+
+/**
+ * Deletes the baseline of `folder` when nothing uses it any more. Call under the folder's lock.
+ * Returns whether the baseline was removed.
+ */
+export async function removeBaselineIfUnused(
+  ctx: DeltaContext,
+  bucket: string,
+  folder: string,
+): Promise<boolean> {
+  if (isGroupFolder(folder)) {
+    if (await hasMarkers(ctx, bucket, folder)) return false;
+  } else if (await parentFolderInUse(ctx, bucket, folder)) return false;
+  ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, folder));
+  return await ctx.inner.deleteObject(bucket, referenceNameFor(folder));
+}
+
+/** Whether a delta of the parent folder `folder` still decodes against its baseline. */
+async function parentFolderInUse(
+  ctx: DeltaContext,
+  bucket: string,
+  folder: string,
+): Promise<boolean> {
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await ctx.inner.listObjects(bucket, {
+      prefix: folder,
+      delimiter: "/",
+      startAfter,
+      maxKeys: 1000,
+    });
+    for (const info of page.objects) {
+      const logical = logicalKeyOf(info.key);
+      if (logical === null || logical === info.key) continue;
+      // A delta written under another policy decodes against its group, not this baseline.
+      if (baselineFolderOf(logical, info.meta) === folder) return true;
+    }
+    if (!page.isTruncated || page.nextStartAfter === undefined) return false;
+    startAfter = page.nextStartAfter;
+  }
+}
+
+/** After the delta of `key` against `folder` is gone: its marker, then maybe the baseline. */
+async function releaseFolder(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+  folder: string,
+): Promise<void> {
+  if (isGroupFolder(folder)) await removeMarker(ctx, bucket, folder, key);
+  await removeBaselineIfUnused(ctx, bucket, folder);
+}
+
+/**
+ * Deletes the stored delta of `key` (if any) and what only it used. Returns whether a delta was
+ * deleted. The delta's folder is read from its metadata, then checked again under that folder's
+ * lock (a concurrent write may have replaced it by a delta against another baseline).
+ */
+export async function deleteDelta(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+): Promise<boolean> {
+  const deltaName = storedNameFor(key, "delta");
+  for (;;) {
+    const info = await ctx.inner.headObject(bucket, deltaName);
+    if (!info) return false;
+    const folder = baselineFolderOf(key, info.meta);
+    const outcome = await ctx.deltaspaceLocks.run(
+      baselineCacheKey(ctx, bucket, folder),
+      async (): Promise<boolean | "moved"> => {
+        const current = await ctx.inner.headObject(bucket, deltaName);
+        if (!current) return false;
+        if (baselineFolderOf(key, current.meta) !== folder) return "moved";
+        if (!(await ctx.inner.deleteObject(bucket, deltaName))) return false;
+        await releaseFolder(ctx, bucket, key, folder);
+        return true;
+      },
+    );
+    if (outcome !== "moved") return outcome;
+  }
+}
+
+/** After a passthrough commit: removes the key's old delta (and a baseline left unused). */
+export async function removeStaleDelta(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+): Promise<void> {
+  await deleteDelta(ctx, bucket, key);
+}
+
+/**
+ * After a delta of `key` against another folder replaced one against `previous` (a policy
+ * change): the marker and maybe the baseline of `previous` go, unless a later write has put the
+ * key's delta back there meanwhile.
+ */
+export async function releaseReplaced(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+  previous: string,
+): Promise<void> {
+  await ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, previous), async () => {
+    const current = await ctx.inner.headObject(bucket, storedNameFor(key, "delta"));
+    if (current && baselineFolderOf(key, current.meta) === previous) return;
+    await releaseFolder(ctx, bucket, key, previous);
+  });
+}
+
+/**
+ * DeleteBucket of a bucket whose stored names are all svc's own (`names`: parent baselines and
+ * `.dg/` files, see onlyArtifacts): no delta is left, so every baseline is unused and every
+ * marker stale (a crash between a marker and its delta). Each is removed under its folder's lock,
+ * checked again there in case a write landed meanwhile.
+ */
+export async function removeLeftoverArtifacts(
+  ctx: DeltaContext,
+  bucket: string,
+  names: readonly string[],
+): Promise<void> {
+  const folders = new Set<string>();
+  for (const name of names) folders.add(groupFolderOfName(name) ?? deltaspaceOf(name));
+  for (const folder of folders) {
+    await ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, folder), async () => {
+      if (isGroupFolder(folder)) {
+        for (const marker of await listMarkers(ctx, bucket, folder)) {
+          const delta = marker.key === null
+            ? null
+            : await ctx.inner.headObject(bucket, storedNameFor(marker.key, "delta"));
+          if (delta && baselineFolderOf(marker.key!, delta.meta) === folder) continue;
+          await ctx.inner.deleteObject(bucket, marker.name);
+        }
+      }
+      await removeBaselineIfUnused(ctx, bucket, folder);
+    });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Writing one stored file of the delta store: a local file staged into the inner backend, and a
+ * delta stored as `<key>.delta` with its metadata (DeltaMeta: the baseline's sha256 and folder,
+ * the group key, why it was stored so), a group's marker written before it (group-refs.ts).
+ */
+
+import type { ObjectInfo, ObjectMeta } from "../storage/mod.ts";
+import { storedNameFor } from "./layout.ts";
+import {
+  baselineFolderOf,
+  type DecisionReason,
+  type DeltaContext,
+  type DeltaMeta,
+} from "./delta-context.ts";
+import type { Deltaspace } from "./groups/deltaspace-policy.ts";
+import { removeMarker, writeMarker } from "./groups/group-refs.ts";
+
+export async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
+  return (await Deno.open(path, { read: true })).readable;
+}
+
+/** Stages a local file into the inner backend under `name` and commits it with `meta`. */
+export async function storeFile(
+  ctx: DeltaContext,
+  bucket: string,
+  name: string,
+  path: string,
+  meta: ObjectMeta,
+): Promise<ObjectInfo> {
+  const staged = await ctx.inner.stageObject(bucket, name, await fileStream(path));
+  try {
+    return await staged.commit(meta);
+  } catch (err) {
+    await staged.abort();
+    throw err;
+  }
+}
+
+/** The caller's metadata without delta-only fields. */
+export function plainMeta(meta: ObjectMeta): ObjectMeta {
+  const { referenceSha256: _r, deltaspace: _d, deltaGroup: _g, storageReason: _s, ...rest } =
+    meta as DeltaMeta;
+  return rest;
+}
+
+/** The fields of a stored record that are the store's, not the caller's (kept on a meta update). */
+export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
+  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason } = meta as DeltaMeta;
+  const own = { referenceSha256, deltaspace, deltaGroup, storageReason };
+  return { storage, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
+}
+
+/**
+ * Where a commit stores its delta, and the baseline folder of the delta it replaced when that
+ * was another one (a policy change): released once the new delta is in.
+ */
+export interface Target {
+  space: Deltaspace;
+  replaced?: string;
+}
+
+/**
+ * Stores a delta file as `<key>.delta` (a group's marker first), then removes a passthrough copy
+ * of the key. Notes in `target.replaced` the folder of the delta it replaced, when another one.
+ */
+export async function storeDelta(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+  target: Target,
+  deltaPath: string,
+  meta: ObjectMeta,
+  referenceSha256: string,
+  storageReason: DecisionReason,
+): Promise<ObjectInfo> {
+  const { space } = target;
+  const deltaName = storedNameFor(key, "delta");
+  const previous = await ctx.inner.headObject(bucket, deltaName);
+  const previousFolder = previous ? baselineFolderOf(key, previous.meta) : undefined;
+  if (space.grouped) await writeMarker(ctx, bucket, space.folder, key);
+  const deltaMeta: DeltaMeta = {
+    ...meta,
+    storage: "delta",
+    referenceSha256,
+    deltaspace: space.folder,
+    deltaGroup: space.label,
+    storageReason,
+  };
+  let info: ObjectInfo;
+  try {
+    info = await storeFile(ctx, bucket, deltaName, deltaPath, deltaMeta);
+  } catch (err) {
+    // The marker is still the previous delta's when that one decodes against this group.
+    if (space.grouped && previousFolder !== space.folder) {
+      await removeMarker(ctx, bucket, space.folder, key).catch(() => {});
+    }
+    throw err;
+  }
+  if (previousFolder !== undefined && previousFolder !== space.folder) {
+    target.replaced = previousFolder;
+  }
+  await ctx.inner.deleteObject(bucket, key);
+  return { ...info, key, debug: { deltaspace: space.label } };
+}
