@@ -11,11 +11,13 @@ const BUFFER_BYTES = 1 << 20;
 /** Reads a file front to back; `unread` steps back a few bytes a bit reader fetched too early. */
 export class ByteSource {
   readonly #file: Deno.FsFile;
-  readonly #buf = new Uint8Array(BUFFER_BYTES);
+  /** The buffer and the bytes in it (`pos` the next one, `len` the end): a hot loop may read
+   * `buf[pos++]` itself while `pos < len` and call `byte()` otherwise. */
+  readonly buf = new Uint8Array(BUFFER_BYTES);
   /** File offset of `buf[0]`. */
   #bufStart = 0;
-  #pos = 0;
-  #len = 0;
+  pos = 0;
+  len = 0;
 
   constructor(file: Deno.FsFile) {
     this.#file = file;
@@ -23,55 +25,55 @@ export class ByteSource {
 
   /** File offset of the next byte `byte()` returns. */
   get offset(): number {
-    return this.#bufStart + this.#pos;
+    return this.#bufStart + this.pos;
   }
 
   /** Fills the buffer from the current offset; false at the end of the file. */
   #fill(): boolean {
-    this.#bufStart += this.#len;
-    this.#pos = 0;
-    this.#len = 0;
+    this.#bufStart += this.len;
+    this.pos = 0;
+    this.len = 0;
     this.#file.seekSync(this.#bufStart, Deno.SeekMode.Start);
-    while (this.#len < this.#buf.length) {
-      const n = this.#file.readSync(this.#buf.subarray(this.#len));
+    while (this.len < this.buf.length) {
+      const n = this.#file.readSync(this.buf.subarray(this.len));
       if (n === null) break;
-      this.#len += n;
+      this.len += n;
     }
-    return this.#len > 0;
+    return this.len > 0;
   }
 
   /** The next byte, or -1 at the end of the file. */
   byte(): number {
-    if (this.#pos === this.#len && !this.#fill()) return -1;
-    return this.#buf[this.#pos++];
+    if (this.pos === this.len && !this.#fill()) return -1;
+    return this.buf[this.pos++];
   }
 
   /** The byte `ahead` positions on without consuming anything (-1 past the end). */
   peek(ahead = 0): number {
-    if (this.#pos + ahead >= this.#len) {
+    if (this.pos + ahead >= this.len) {
       // Keep the unread tail and refill behind it: move the window to the current offset.
       this.#seekTo(this.offset);
-      if (ahead >= this.#len) return -1;
+      if (ahead >= this.len) return -1;
     }
-    return this.#buf[this.#pos + ahead];
+    return this.buf[this.pos + ahead];
   }
 
   #seekTo(offset: number): void {
     this.#bufStart = offset;
-    this.#len = 0;
+    this.len = 0;
     this.#fill();
   }
 
   /** Steps back `n` bytes already returned. */
   unread(n: number): void {
-    if (this.#pos >= n) this.#pos -= n;
+    if (this.pos >= n) this.pos -= n;
     else this.#seekTo(this.offset - n);
   }
 
   /** Moves to an absolute offset (a rollback). */
   seek(offset: number): void {
-    if (offset >= this.#bufStart && offset <= this.#bufStart + this.#len) {
-      this.#pos = offset - this.#bufStart;
+    if (offset >= this.#bufStart && offset <= this.#bufStart + this.len) {
+      this.pos = offset - this.#bufStart;
     } else this.#seekTo(offset);
   }
 
@@ -80,10 +82,10 @@ export class ByteSource {
    * byte unless at the end of the file (then an empty view).
    */
   chunk(max: number): Uint8Array {
-    if (this.#pos === this.#len && !this.#fill()) return this.#buf.subarray(0, 0);
-    const n = Math.min(max, this.#len - this.#pos);
-    const view = this.#buf.subarray(this.#pos, this.#pos + n);
-    this.#pos += n;
+    if (this.pos === this.len && !this.#fill()) return this.buf.subarray(0, 0);
+    const n = Math.min(max, this.len - this.pos);
+    const view = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
     return view;
   }
 

@@ -22,7 +22,9 @@ export function readDynamicHeader(bits: (n: number) => number): DynamicLengths {
   const nclen = bits(4) + 4;
   // zlib refuses more than 286 literal/length or 30 distance codes; so do we (the extra symbols
   // are invalid in the data anyway).
-  if (nlit > 286 || ndist > 30) throw formatProblem(`A dynamic block declares ${nlit}/${ndist} codes`);
+  if (nlit > 286 || ndist > 30) {
+    throw formatProblem(`A dynamic block declares ${nlit}/${ndist} codes`);
+  }
   const clen = new Uint8Array(19);
   for (let i = 0; i < nclen; i++) clen[ORDER[i]] = bits(3);
   const decoder = buildDecoder(clen);

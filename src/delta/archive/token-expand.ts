@@ -5,6 +5,7 @@
  * match is written as its length and distance, exactly as coded.
  */
 import { type ByteSink, type ByteSource, formatProblem, truncated } from "./byte-io.ts";
+import { BitInput } from "./bit-input.ts";
 import { BitRecorder, readDynamicHeader } from "./dynamic-header.ts";
 import {
   buildDecoder,
@@ -31,66 +32,32 @@ const recorder = new BitRecorder();
 
 /** Parses the deflate stream at the source's position and writes its record to `out`. */
 export function expandDeflate(src: ByteSource, out: ByteSink): void {
-  let bitBuf = 0;
-  let bitCount = 0;
-  /** Zero bytes added past the end of the input so a lookahead can always be served. */
-  let ghostBits = 0;
-  const need = (n: number): void => {
-    while (bitCount < n) {
-      let byte = src.byte();
-      if (byte < 0) {
-        byte = 0;
-        ghostBits += 8;
-      }
-      bitBuf = (bitBuf | (byte << bitCount)) >>> 0;
-      bitCount += 8;
-    }
-  };
-  const drop = (n: number): void => {
-    bitBuf >>>= n;
-    bitCount -= n;
-    if (bitCount < ghostBits) throw truncated("a deflate stream");
-  };
-  const bits = (n: number): number => {
-    need(n);
-    const value = bitBuf & ((1 << n) - 1);
-    drop(n);
-    return value;
-  };
-  const decode = (decoder: Decoder): number => {
-    need(15);
-    let entry = decoder.fast[bitBuf & FAST_MASK];
-    if (entry === 0) {
-      entry = slowDecode(decoder, bitBuf);
-      if (entry < 0) throw formatProblem("A deflate stream uses a code its block does not define");
-    }
-    drop(entry & 15);
-    return entry >>> 4;
-  };
+  const input = new BitInput(src);
   const recordedBits = (n: number): number => {
-    const value = bits(n);
+    const value = input.bits(n);
     recorder.push(value, n);
     return value;
   };
-
   out.byte(TAG_DEFLATE);
   let final = 0;
   do {
-    final = bits(1);
-    const type = bits(2);
+    final = input.bits(1);
+    const type = input.bits(2);
     out.byte(final | (type << 1));
     if (type === 0) {
-      const pad = bitCount & 7;
-      out.byte(bits(pad));
-      const len = bits(16);
-      const nlen = bits(16);
+      out.byte(input.bits(input.bitCount & 7));
+      const len = input.bits(16);
+      const nlen = input.bits(16);
       out.byte(len & 255);
       out.byte(len >> 8);
       out.byte(nlen & 255);
       out.byte(nlen >> 8);
-      if (bitCount !== 0 || ghostBits !== 0) throw truncated("a stored block");
-      let left = len;
-      while (left > 0) {
+      // Byte aligned now; give back whole bytes read ahead, then copy the block.
+      src.unread((input.bitCount - input.ghostBits) >> 3);
+      if (input.ghostBits !== 0) throw truncated("a stored block");
+      input.bitBuf = 0;
+      input.bitCount = 0;
+      for (let left = len; left > 0;) {
         const part = src.chunk(left);
         if (part.length === 0) throw truncated("a stored block");
         out.bytes(part);
@@ -99,55 +66,144 @@ export function expandDeflate(src: ByteSource, out: ByteSink): void {
       continue;
     }
     if (type === 3) throw formatProblem("A deflate stream has a block of reserved type 3");
-    let literal: Decoder;
-    let distance: Decoder;
-    if (type === 1) ({ literal, distance } = fixedCodes());
-    else {
+    if (type === 1) {
+      const { literal, distance } = fixedCodes();
+      expandTokens(input, out, literal, distance);
+    } else {
       recorder.reset();
       const lengths = readDynamicHeader(recordedBits);
       out.varint(recorder.count);
       out.bytes(recorder.bytes.subarray(0, (recorder.count + 7) >> 3));
-      literal = buildDecoder(lengths.literal);
-      distance = buildDecoder(lengths.distance);
-    }
-    let run = 0;
-    for (;;) {
-      const symbol = decode(literal);
-      if (symbol < 256) {
-        literals[run++] = symbol;
-        if (run === MAX_RUN) {
-          writeRun(out, run, RUN_MORE);
-          run = 0;
-        }
-        continue;
-      }
-      if (symbol === 256) {
-        writeRun(out, run, RUN_END);
-        break;
-      }
-      const code = symbol - 257;
-      if (code > 28) throw formatProblem(`A deflate stream uses invalid length code ${symbol}`);
-      const extra = bits(LENGTH_EXTRA[code]);
-      const length = LENGTH_BASE[code] + extra;
-      const distCode = decode(distance);
-      if (distCode > 29) throw formatProblem(`A deflate stream uses invalid distance code ${distCode}`);
-      const dist = DIST_BASE[distCode] + bits(DIST_EXTRA[distCode]) - 1;
-      if (code === 27 && extra === 31) {
-        // 258 coded as 284 + 31 instead of 285: rare (some encoders), kept by its own run kind.
-        writeRun(out, run, RUN_MATCH_284);
-      } else {
-        writeRun(out, run, RUN_MATCH);
-        out.byte(length - 3);
-      }
-      out.byte(dist & 255);
-      out.byte(dist >> 8);
-      run = 0;
+      expandTokens(input, out, buildDecoder(lengths.literal), buildDecoder(lengths.distance));
     }
   } while (!final);
   // The bits left in the last byte: padding, kept as they are.
-  out.byte(bits(bitCount & 7));
-  // Whole bytes the lookahead took belong to what follows the stream.
-  src.unread((bitCount - ghostBits) >> 3);
+  out.byte(input.finish());
+}
+
+function invalid(what: string): never {
+  throw formatProblem(`A deflate stream uses ${what}`);
+}
+
+/**
+ * The tokens of one Huffman-coded block through its end-of-block code. Hot loop: the bit buffer
+ * lives in locals (refilled to 25..32 bits, enough for a literal/length code and its extra bits)
+ * and bytes come straight from the source's buffer.
+ */
+function expandTokens(input: BitInput, out: ByteSink, literal: Decoder, distance: Decoder): void {
+  const src = input.src;
+  const buf = src.buf;
+  let pos = src.pos;
+  let len = src.len;
+  let bitBuf = input.bitBuf;
+  let bitCount = input.bitCount;
+  let ghost = input.ghostBits;
+  const litFast = literal.fast;
+  const distFast = distance.fast;
+  let run = 0;
+  for (;;) {
+    while (bitCount <= 24) {
+      let byte: number;
+      if (pos < len) byte = buf[pos++];
+      else {
+        src.pos = pos;
+        byte = src.byte();
+        pos = src.pos;
+        len = src.len;
+        if (byte < 0) {
+          byte = 0;
+          ghost += 8;
+        }
+      }
+      bitBuf = (bitBuf | (byte << bitCount)) >>> 0;
+      bitCount += 8;
+    }
+    let entry = litFast[bitBuf & FAST_MASK];
+    if (entry === 0) {
+      entry = slowDecode(literal, bitBuf);
+      if (entry < 0) invalid("a code its block does not define");
+    }
+    bitBuf >>>= entry & 15;
+    bitCount -= entry & 15;
+    const symbol = entry >>> 4;
+    if (symbol < 256) {
+      literals[run++] = symbol;
+      if (run === MAX_RUN) {
+        writeRun(out, run, RUN_MORE);
+        run = 0;
+      }
+      if (bitCount < ghost) break;
+      continue;
+    }
+    if (symbol === 256) {
+      writeRun(out, run, RUN_END);
+      break;
+    }
+    const code = symbol - 257;
+    if (code > 28) invalid(`length code ${symbol}`);
+    const lengthBits = LENGTH_EXTRA[code];
+    const extra = bitBuf & ((1 << lengthBits) - 1);
+    bitBuf >>>= lengthBits;
+    bitCount -= lengthBits;
+    while (bitCount <= 24) {
+      let byte: number;
+      if (pos < len) byte = buf[pos++];
+      else {
+        src.pos = pos;
+        byte = src.byte();
+        pos = src.pos;
+        len = src.len;
+        if (byte < 0) {
+          byte = 0;
+          ghost += 8;
+        }
+      }
+      bitBuf = (bitBuf | (byte << bitCount)) >>> 0;
+      bitCount += 8;
+    }
+    let distEntry = distFast[bitBuf & FAST_MASK];
+    if (distEntry === 0) {
+      distEntry = slowDecode(distance, bitBuf);
+      if (distEntry < 0) invalid("a distance code its block does not define");
+    }
+    bitBuf >>>= distEntry & 15;
+    bitCount -= distEntry & 15;
+    const distCode = distEntry >>> 4;
+    if (distCode > 29) invalid(`distance code ${distCode}`);
+    const distBits = DIST_EXTRA[distCode];
+    if (bitCount < distBits) {
+      // At most 13 extra bits after at most 15 code bits: one more byte pair may be needed.
+      input.bitBuf = bitBuf;
+      input.bitCount = bitCount;
+      input.ghostBits = ghost;
+      src.pos = pos;
+      input.need(distBits);
+      bitBuf = input.bitBuf;
+      bitCount = input.bitCount;
+      ghost = input.ghostBits;
+      pos = src.pos;
+      len = src.len;
+    }
+    const dist = DIST_BASE[distCode] + (bitBuf & ((1 << distBits) - 1)) - 1;
+    bitBuf >>>= distBits;
+    bitCount -= distBits;
+    if (bitCount < ghost) break;
+    if (code === 27 && extra === 31) {
+      // 258 coded as 284 + 31 instead of 285 (some encoders): kept by its own run kind.
+      writeRun(out, run, RUN_MATCH_284);
+    } else {
+      writeRun(out, run, RUN_MATCH);
+      out.byte(LENGTH_BASE[code] + extra - 3);
+    }
+    out.byte(dist & 255);
+    out.byte(dist >> 8);
+    run = 0;
+  }
+  src.pos = pos;
+  input.bitBuf = bitBuf;
+  input.bitCount = bitCount;
+  input.ghostBits = ghost;
+  if (bitCount < ghost) throw truncated("a deflate stream");
 }
 
 function writeRun(out: ByteSink, run: number, kind: number): void {

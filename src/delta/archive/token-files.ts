@@ -7,14 +7,7 @@ import { ByteSink, ByteSource, formatProblem, isFormatProblem, truncated } from 
 import { walkGzip } from "./gzip-walk.ts";
 import { RawRecords } from "./raw-records.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
-import {
-  FORMAT_BYTE,
-  MAGIC,
-  TAG_DEFLATE,
-  TAG_END,
-  TAG_RAW,
-  VERSION,
-} from "./token-format.ts";
+import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
 import { walkZip } from "./zip-walk.ts";
 
 export type ArchiveFormat = "gzip" | "zip";
