@@ -40,21 +40,33 @@ export function readVarint(src: ByteSource): number {
   }
 }
 
+/** Deflate's bit order into a ByteSink: whole bytes go out at once (bitCount stays below 8). */
+class BitOutput {
+  bitBuf = 0;
+  bitCount = 0;
+  readonly out: ByteSink;
+
+  constructor(out: ByteSink) {
+    this.out = out;
+  }
+
+  /** Appends `n` <= 16 bits; the caller made room in the sink. */
+  put(value: number, n: number): void {
+    this.bitBuf |= value << this.bitCount;
+    this.bitCount += n;
+    while (this.bitCount >= 8) {
+      this.out.buf[this.out.pos++] = this.bitBuf & 255;
+      this.bitBuf >>>= 8;
+      this.bitCount -= 8;
+    }
+  }
+}
+
+const header = new Uint8Array(512);
+
 /** Writes the deflate stream of the record at the source's position (after its tag). */
 export function contractDeflate(src: ByteSource, out: ByteSink): void {
-  let bitBuf = 0;
-  let bitCount = 0;
-  /** Appends `n` <= 16 bits; whole bytes go out at once (bitCount stays below 8). */
-  const put = (value: number, n: number): void => {
-    bitBuf |= value << bitCount;
-    bitCount += n;
-    while (bitCount >= 8) {
-      out.buf[out.pos++] = bitBuf & 255;
-      bitBuf >>>= 8;
-      bitCount -= 8;
-    }
-  };
-  const header = new Uint8Array(512);
+  const bits = new BitOutput(out);
   let final = 0;
   do {
     out.room(64);
@@ -62,12 +74,12 @@ export function contractDeflate(src: ByteSource, out: ByteSink): void {
     if (head > 7) damaged(`block header ${head}`);
     final = head & 1;
     const type = head >> 1;
-    put(head, 3);
+    bits.put(head, 3);
     if (type === 0) {
-      const pad = (8 - bitCount) & 7;
+      const pad = (8 - bits.bitCount) & 7;
       const padValue = byteOf(src);
       if (padValue >> pad) damaged(`padding ${padValue} of ${pad} bits`);
-      put(padValue, pad);
+      bits.put(padValue, pad);
       let len = 0;
       for (let i = 0; i < 4; i++) {
         const byte = byteOf(src);
@@ -83,66 +95,85 @@ export function contractDeflate(src: ByteSource, out: ByteSink): void {
       continue;
     }
     if (type === 3) damaged("block type 3");
-    let literal: Encoder;
-    let distance: Encoder;
-    if (type === 1) ({ literalOut: literal, distanceOut: distance } = fixedCodes());
-    else {
-      const count = readVarint(src);
-      const size = (count + 7) >> 3;
-      if (size > header.length) damaged(`dynamic header of ${count} bits`);
-      src.read(header, size, "a dynamic header");
-      const lengths = readDynamicHeader(bitReader(header, count));
-      const replay = bitReader(header, count);
-      for (let left = count; left > 0; left -= 16) {
-        const n = Math.min(16, left);
-        out.room(4);
-        put(replay(n), n);
-      }
-      literal = buildEncoder(lengths.literal);
-      distance = buildEncoder(lengths.distance);
+    if (type === 1) {
+      const { literalOut, distanceOut } = fixedCodes();
+      writeTokens(src, bits, literalOut, distanceOut);
+      continue;
     }
-    writeTokens(src, out, literal, distance, put);
+    const count = readVarint(src);
+    const size = (count + 7) >> 3;
+    if (size > header.length) damaged(`dynamic header of ${count} bits`);
+    src.read(header, size, "a dynamic header");
+    const lengths = readDynamicHeader(bitReader(header, count));
+    const replay = bitReader(header, count);
+    for (let left = count; left > 0; left -= 16) {
+      const n = Math.min(16, left);
+      out.room(4);
+      bits.put(replay(n), n);
+    }
+    writeTokens(src, bits, buildEncoder(lengths.literal), buildEncoder(lengths.distance));
   } while (!final);
-  const pad = (8 - bitCount) & 7;
+  const pad = (8 - bits.bitCount) & 7;
   const padValue = byteOf(src);
   if (padValue >> pad) damaged(`final padding ${padValue} of ${pad} bits`);
   out.room(4);
-  put(padValue, pad);
+  bits.put(padValue, pad);
 }
 
-/** The runs of one Huffman-coded block, through its end-of-block code. */
-function writeTokens(
-  src: ByteSource,
-  out: ByteSink,
-  literal: Encoder,
-  distance: Encoder,
-  put: (value: number, n: number) => void,
-): void {
+/**
+ * The runs of one Huffman-coded block, through its end-of-block code. Hot loop: the literals of
+ * a run are coded straight from the source's buffer into the sink's, the bit buffer in locals.
+ */
+function writeTokens(src: ByteSource, bits: BitOutput, literal: Encoder, distance: Encoder): void {
+  const out = bits.out;
   const litCodes = literal.codes;
   const litLengths = literal.lengths;
   const distCodes = distance.codes;
   const distLengths = distance.lengths;
+  const inBuf = src.buf;
+  let bitBuf = bits.bitBuf;
+  let bitCount = bits.bitCount;
   for (;;) {
     const head = readVarint(src);
     const kind = head & 3;
     let run = (head - kind) / 4;
     if (run > MAX_RUN) damaged(`a literal run of ${run}`);
     out.room(2 * run + 16);
+    const outBuf = out.buf;
+    let o = out.pos;
     while (run > 0) {
-      const part = src.chunk(run);
-      if (part.length === 0) throw truncated("a literal run");
-      for (let i = 0; i < part.length; i++) {
-        const symbol = part[i];
+      if (src.pos === src.len && src.peek(0) < 0) throw truncated("a literal run");
+      let p = src.pos;
+      const end = Math.min(src.len, p + run);
+      run -= end - p;
+      for (; p < end; p++) {
+        const symbol = inBuf[p];
         const n = litLengths[symbol];
         if (n === 0) damaged(`literal ${symbol} has no code`);
-        put(litCodes[symbol], n);
+        bitBuf |= litCodes[symbol] << bitCount;
+        bitCount += n;
+        if (bitCount >= 16) {
+          outBuf[o++] = bitBuf & 255;
+          outBuf[o++] = (bitBuf >>> 8) & 255;
+          bitBuf >>>= 16;
+          bitCount -= 16;
+        }
       }
-      run -= part.length;
+      src.pos = end;
     }
+    // Back to whole bytes out, fewer than 8 bits held, for the put() calls below.
+    while (bitCount >= 8) {
+      outBuf[o++] = bitBuf & 255;
+      bitBuf >>>= 8;
+      bitCount -= 8;
+    }
+    out.pos = o;
+    bits.bitBuf = bitBuf;
+    bits.bitCount = bitCount;
     if (kind === RUN_MORE) continue;
     if (kind === RUN_END) {
       if (litLengths[256] === 0) damaged("no end-of-block code");
-      put(litCodes[256], litLengths[256]);
+      bits.put(litCodes[256], litLengths[256]);
       return;
     }
     let code: number;
@@ -157,13 +188,15 @@ function writeTokens(
     }
     const symbol = 257 + code;
     if (litLengths[symbol] === 0) damaged(`length code ${symbol} has no code`);
-    put(litCodes[symbol], litLengths[symbol]);
-    put(extra, LENGTH_EXTRA[code]);
+    bits.put(litCodes[symbol], litLengths[symbol]);
+    bits.put(extra, LENGTH_EXTRA[code]);
     const dist = byteOf(src) | (byteOf(src) << 8);
     if (dist > 32767) damaged(`distance ${dist + 1}`);
     const distCode = DIST_CODE[dist];
     if (distLengths[distCode] === 0) damaged(`distance code ${distCode} has no code`);
-    put(distCodes[distCode], distLengths[distCode]);
-    put(dist + 1 - DIST_BASE[distCode], DIST_EXTRA[distCode]);
+    bits.put(distCodes[distCode], distLengths[distCode]);
+    bits.put(dist + 1 - DIST_BASE[distCode], DIST_EXTRA[distCode]);
+    bitBuf = bits.bitBuf;
+    bitCount = bits.bitCount;
   }
 }

@@ -207,6 +207,16 @@ function expandTokens(input: BitInput, out: ByteSink, literal: Decoder, distance
 }
 
 function writeRun(out: ByteSink, run: number, kind: number): void {
-  out.varint(run * 4 + kind);
-  out.bytes(literals.subarray(0, run));
+  out.room(run + 16);
+  const buf = out.buf;
+  let o = out.pos;
+  let head = run * 4 + kind;
+  while (head >= 0x80) {
+    buf[o++] = (head & 0x7f) | 0x80;
+    head >>>= 7;
+  }
+  buf[o++] = head;
+  if (run > 32) buf.set(literals.subarray(0, run), o);
+  else for (let i = 0; i < run; i++) buf[o + i] = literals[i];
+  out.pos = o + run;
 }
