@@ -182,10 +182,10 @@ function writeTokens(src: ByteSource, bits: BitOutput, literal: Encoder, distanc
       const length = byteOf(src);
       code = LENGTH_CODE[length];
       extra = length + 3 - LENGTH_BASE[code];
-    } else {
+    } else if (kind === RUN_MATCH_284) {
       code = 27;
       extra = 31;
-    }
+    } else damaged(`run kind ${kind}`);
     const symbol = 257 + code;
     if (litLengths[symbol] === 0) damaged(`length code ${symbol} has no code`);
     bits.put(litCodes[symbol], litLengths[symbol]);
