@@ -78,6 +78,30 @@ Deno.test("length 258 coded as 284 + 31 and odd padding bits are kept exactly", 
   }
 });
 
+Deno.test("a block longer than a segment (matches and literals) round trips exactly", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const text = sample(12, 1_200_000);
+    const deflate = handCoded((bits) => {
+      bits(1, 1);
+      bits(1, 2);
+      fixedSymbol(bits, 0x61);
+      // 70 000 matches (more than a segment holds), then 1.2 MB of literals (more run bytes).
+      for (let i = 0; i < 70_000; i++) {
+        fixedSymbol(bits, 257);
+        bits(0, 5);
+      }
+      for (const byte of text) fixedSymbol(bits, byte);
+      fixedSymbol(bits, 256);
+    });
+    assert.equal(inflateRawSync(deflate).length, 1 + 3 * 70_000 + text.length);
+    const result = check("gzip", gzipAround(deflate), dir);
+    assert.ok(result.ok && result.deflateStreams === 1, JSON.stringify(result));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("invalid codes answer ok:false", () => {
   const dir = Deno.makeTempDirSync();
   try {

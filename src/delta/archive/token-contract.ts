@@ -16,7 +16,16 @@ import {
   LENGTH_CODE,
   LENGTH_EXTRA,
 } from "./huffman.ts";
-import { MAX_RUN, RUN_END, RUN_MATCH, RUN_MATCH_284, RUN_MORE } from "./token-format.ts";
+import {
+  MAX_RUN,
+  RUN_END,
+  RUN_MATCH,
+  RUN_MATCH_284,
+  RUN_MORE,
+  SEGMENT_BREAK,
+  SEGMENT_BYTES,
+  SEGMENT_MATCHES,
+} from "./token-format.ts";
 
 function damaged(what: string): never {
   throw formatProblem(`The token form is damaged: ${what}`);
@@ -120,9 +129,72 @@ export function contractDeflate(src: ByteSource, out: ByteSink): void {
   bits.put(padValue, pad);
 }
 
+/** One segment's runs (at most SEGMENT_BYTES plus one run) and its distances. */
+const segment = new Uint8Array(SEGMENT_BYTES + MAX_RUN + 64);
+const distances = new Uint8Array(2 * SEGMENT_MATCHES);
+
 /**
- * The runs of one Huffman-coded block, through its end-of-block code. Hot loop: the literals of
- * a run are coded straight from the source's buffer into the sink's, the bit buffer in locals.
+ * Copies the runs of one segment into `segment` (through its end-of-block run or break) and its
+ * distances into `distances`; returns the runs' length and whether the block ended.
+ */
+function readSegment(src: ByteSource): { length: number; ended: boolean } {
+  // Hot path: bytes straight from the source's buffer, the source's methods at its end only.
+  const buf = src.buf;
+  let pos = src.pos;
+  let len = src.len;
+  const next = (): number => {
+    src.pos = pos;
+    const byte = byteOf(src);
+    pos = src.pos;
+    len = src.len;
+    return byte;
+  };
+  let n = 0;
+  let matches = 0;
+  let ended = false;
+  for (;;) {
+    let head = 0;
+    for (let scale = 1;; scale *= 0x80) {
+      const byte = pos < len ? buf[pos++] : next();
+      segment[n++] = byte;
+      head += (byte & 0x7f) * scale;
+      if (byte < 0x80) break;
+      if (scale > 2 ** 21) damaged("a run header is too long");
+    }
+    if (head === SEGMENT_BREAK) {
+      n--;
+      break;
+    }
+    const kind = head & 3;
+    const run = (head - kind) / 4;
+    if (run > MAX_RUN || n + run + 16 > segment.length) damaged(`a segment past its size (${n})`);
+    if (pos + run <= len) {
+      if (run > 32) segment.set(buf.subarray(pos, pos + run), n);
+      else for (let i = 0; i < run; i++) segment[n + i] = buf[pos + i];
+      pos += run;
+    } else {
+      src.pos = pos;
+      src.read(segment.subarray(n), run, "a literal run");
+      pos = src.pos;
+      len = src.len;
+    }
+    n += run;
+    if (kind === RUN_MATCH) segment[n++] = pos < len ? buf[pos++] : next();
+    if (kind === RUN_MATCH || kind === RUN_MATCH_284) matches++;
+    if (matches > SEGMENT_MATCHES) damaged(`a segment of more than ${SEGMENT_MATCHES} matches`);
+    if (kind === RUN_END) {
+      ended = true;
+      break;
+    }
+  }
+  src.pos = pos;
+  src.read(distances, 2 * matches, "a segment's distances");
+  return { length: n, ended };
+}
+
+/**
+ * The segments of one Huffman-coded block, through its end-of-block code. Hot loop: each segment
+ * is coded from memory (its runs, then its distances, read first), the bit buffer in locals.
  */
 function writeTokens(src: ByteSource, bits: BitOutput, literal: Encoder, distance: Encoder): void {
   const out = bits.out;
@@ -130,24 +202,26 @@ function writeTokens(src: ByteSource, bits: BitOutput, literal: Encoder, distanc
   const litLengths = literal.lengths;
   const distCodes = distance.codes;
   const distLengths = distance.lengths;
-  const inBuf = src.buf;
-  let bitBuf = bits.bitBuf;
-  let bitCount = bits.bitCount;
   for (;;) {
-    const head = readVarint(src);
-    const kind = head & 3;
-    let run = (head - kind) / 4;
-    if (run > MAX_RUN) damaged(`a literal run of ${run}`);
-    out.room(2 * run + 16);
-    const outBuf = out.buf;
-    let o = out.pos;
-    while (run > 0) {
-      if (src.pos === src.len && src.peek(0) < 0) throw truncated("a literal run");
-      let p = src.pos;
-      const end = Math.min(src.len, p + run);
-      run -= end - p;
-      for (; p < end; p++) {
-        const symbol = inBuf[p];
+    const { length, ended } = readSegment(src);
+    let p = 0;
+    let d = 0;
+    while (p < length) {
+      let head = 0;
+      for (let scale = 1;; scale *= 0x80) {
+        const byte = segment[p++];
+        head += (byte & 0x7f) * scale;
+        if (byte < 0x80) break;
+      }
+      const kind = head & 3;
+      const run = (head - kind) / 4;
+      out.room(2 * run + 16);
+      const outBuf = out.buf;
+      let o = out.pos;
+      let bitBuf = bits.bitBuf;
+      let bitCount = bits.bitCount;
+      for (const end = p + run; p < end; p++) {
+        const symbol = segment[p];
         const n = litLengths[symbol];
         if (n === 0) damaged(`literal ${symbol} has no code`);
         bitBuf |= litCodes[symbol] << bitCount;
@@ -159,44 +233,43 @@ function writeTokens(src: ByteSource, bits: BitOutput, literal: Encoder, distanc
           bitCount -= 16;
         }
       }
-      src.pos = end;
+      // Back to whole bytes out, fewer than 8 bits held, for the put() calls below.
+      while (bitCount >= 8) {
+        outBuf[o++] = bitBuf & 255;
+        bitBuf >>>= 8;
+        bitCount -= 8;
+      }
+      out.pos = o;
+      bits.bitBuf = bitBuf;
+      bits.bitCount = bitCount;
+      if (kind === RUN_MORE) continue;
+      if (kind === RUN_END) {
+        if (litLengths[256] === 0) damaged("no end-of-block code");
+        bits.put(litCodes[256], litLengths[256]);
+        return;
+      }
+      let code: number;
+      let extra: number;
+      if (kind === RUN_MATCH) {
+        const matchLength = segment[p++];
+        code = LENGTH_CODE[matchLength];
+        extra = matchLength + 3 - LENGTH_BASE[code];
+      } else if (kind === RUN_MATCH_284) {
+        code = 27;
+        extra = 31;
+      } else damaged(`run kind ${kind}`);
+      const symbol = 257 + code;
+      if (litLengths[symbol] === 0) damaged(`length code ${symbol} has no code`);
+      bits.put(litCodes[symbol], litLengths[symbol]);
+      bits.put(extra, LENGTH_EXTRA[code]);
+      const dist = distances[d] | (distances[d + 1] << 8);
+      d += 2;
+      if (dist > 32767) damaged(`distance ${dist + 1}`);
+      const distCode = DIST_CODE[dist];
+      if (distLengths[distCode] === 0) damaged(`distance code ${distCode} has no code`);
+      bits.put(distCodes[distCode], distLengths[distCode]);
+      bits.put(dist + 1 - DIST_BASE[distCode], DIST_EXTRA[distCode]);
     }
-    // Back to whole bytes out, fewer than 8 bits held, for the put() calls below.
-    while (bitCount >= 8) {
-      outBuf[o++] = bitBuf & 255;
-      bitBuf >>>= 8;
-      bitCount -= 8;
-    }
-    out.pos = o;
-    bits.bitBuf = bitBuf;
-    bits.bitCount = bitCount;
-    if (kind === RUN_MORE) continue;
-    if (kind === RUN_END) {
-      if (litLengths[256] === 0) damaged("no end-of-block code");
-      bits.put(litCodes[256], litLengths[256]);
-      return;
-    }
-    let code: number;
-    let extra: number;
-    if (kind === RUN_MATCH) {
-      const length = byteOf(src);
-      code = LENGTH_CODE[length];
-      extra = length + 3 - LENGTH_BASE[code];
-    } else if (kind === RUN_MATCH_284) {
-      code = 27;
-      extra = 31;
-    } else damaged(`run kind ${kind}`);
-    const symbol = 257 + code;
-    if (litLengths[symbol] === 0) damaged(`length code ${symbol} has no code`);
-    bits.put(litCodes[symbol], litLengths[symbol]);
-    bits.put(extra, LENGTH_EXTRA[code]);
-    const dist = byteOf(src) | (byteOf(src) << 8);
-    if (dist > 32767) damaged(`distance ${dist + 1}`);
-    const distCode = DIST_CODE[dist];
-    if (distLengths[distCode] === 0) damaged(`distance code ${distCode} has no code`);
-    bits.put(distCodes[distCode], distLengths[distCode]);
-    bits.put(dist + 1 - DIST_BASE[distCode], DIST_EXTRA[distCode]);
-    bitBuf = bits.bitBuf;
-    bitCount = bits.bitCount;
+    if (ended) damaged("a block ends without its end-of-block run");
   }
 }

@@ -18,6 +18,15 @@ export const RUN_MATCH = 0; // a match: u8 length - 3, u16le distance - 1
 export const RUN_END = 1; // the block's end-of-block code
 export const RUN_MATCH_284 = 2; // length 258 coded as code 284 + extra 31: u16le distance - 1
 export const RUN_MORE = 3; // nothing: the literal run continues in the next run
+/**
+ * A run of kind RUN_MORE without literals (never needed otherwise) ends a segment early: the
+ * distances of the segment's matches follow, as after a run of kind RUN_END.
+ */
+export const SEGMENT_BREAK = RUN_MORE;
+/** Run bytes after which expansion ends a segment (bounds contraction's segment buffer). */
+export const SEGMENT_BYTES = 1 << 20;
+/** Matches after which expansion ends a segment (bounds both sides' distance buffer). */
+export const SEGMENT_MATCHES = 1 << 16;
 
 /** Longest literal run held before it is written (bounds the expansion's memory). */
 export const MAX_RUN = 1 << 16;
