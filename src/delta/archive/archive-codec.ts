@@ -78,9 +78,12 @@ type Success = Extract<ArchiveReply, { ok: true }>;
 function run(request: ArchiveRequest, signal?: AbortSignal): Promise<Success> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   const { promise, resolve, reject } = Promise.withResolvers<Success>();
-  const worker = new Worker(new URL("./archive-worker.ts", import.meta.url).href, {
-    type: "module",
-  });
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL("./archive-worker.ts", import.meta.url).href, { type: "module" });
+  } catch (err) {
+    return Promise.reject(err);
+  }
   let settled = false;
   /** Ends the job: a failure or an unusable expansion leaves no output file behind. */
   const finish = (failure: unknown, reply?: Success): void => {
