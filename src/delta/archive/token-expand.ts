@@ -1,8 +1,9 @@
 /**
  * One deflate stream to its token record (expansion). The stream is parsed block by block and
  * written as it goes: the block header byte, the stored block's bytes or the dynamic header bits,
- * then runs of literals each followed by a match or the end of the block. No window is kept: a
- * match is written as its length and distance, exactly as coded.
+ * then runs of literals each followed by a match or the end of the block, in segments whose
+ * matches' distances follow their runs. No window is kept: a match is written as its length and
+ * distance, exactly as coded.
  */
 import { type ByteSink, type ByteSource, formatProblem, truncated } from "./byte-io.ts";
 import { BitInput } from "./bit-input.ts";

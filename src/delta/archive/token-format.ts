@@ -14,9 +14,10 @@ export const TAG_DEFLATE = 0x44; // "D": one deflate stream, block by block
 export const TAG_END = 0x45; // "E": varint original size, 32-byte sha256 of the original
 
 /** Low two bits of a token run's varint: what follows the run's literals. */
-export const RUN_MATCH = 0; // a match: u8 length - 3, u16le distance - 1
-export const RUN_END = 1; // the block's end-of-block code
-export const RUN_MATCH_284 = 2; // length 258 coded as code 284 + extra 31: u16le distance - 1
+/** (A match's distance - 1, u16le, is in its segment's distance list, after the segment's runs.) */
+export const RUN_MATCH = 0; // a match: u8 length - 3
+export const RUN_END = 1; // the block's end-of-block code (ends the segment too)
+export const RUN_MATCH_284 = 2; // a match of length 258 coded as code 284 + extra 31
 export const RUN_MORE = 3; // nothing: the literal run continues in the next run
 /**
  * A run of kind RUN_MORE without literals (never needed otherwise) ends a segment early: the
