@@ -35,10 +35,22 @@ Deno.test("the facade round trips a tgz exactly through its worker", async () =>
 Deno.test("an abort ends the work and removes the partial output", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeFile(`${dir}/in`, zlibGzip(sample(3, 4_000_000), { level: 6 }));
+    // Several copies of one member: tens of MB to expand, far longer than the wait below.
+    const member = zlibGzip(sample(3, 2_000_000), { level: 6 });
+    const copies = new Uint8Array(member.length * 12);
+    for (let i = 0; i < 12; i++) copies.set(member, i * member.length);
+    await Deno.writeFile(`${dir}/in`, copies);
     const controller = new AbortController();
     const pending = expandArchive("gzip", `${dir}/in`, `${dir}/x`, controller.signal);
-    setTimeout(() => controller.abort(new Error("stop")), 30);
+    let settled = false;
+    pending.then(() => settled = true, () => settled = true);
+    // Abort once the worker is writing its output: the work itself is stopped, not its start.
+    while (!settled) {
+      const started = await Deno.stat(`${dir}/x`).then((info) => info.size > 0, () => false);
+      if (started) break;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    controller.abort(new Error("stop"));
     await assert.rejects(pending, /stop/);
     await assert.rejects(Deno.stat(`${dir}/x`), Deno.errors.NotFound);
     const early = new AbortController();
