@@ -13,6 +13,7 @@ if [ -n "${DENORT_BIN:-}" ] && [ ! -f "$DENORT_BIN" ]; then
 fi
 log=$(mktemp)
 if ! node_modules/.bin/deno compile --allow-all --no-check --include src/body/hash-worker.ts --include src/admin/session/bcrypt-worker.ts \
+  --include src/delta/archive/archive-worker.ts \
   --output "$out" main.ts 2>"$log"; then
   cat "$log" >&2
   if grep -qiE 'denort|download|dns|connect|network|fetch' "$log"; then

@@ -1,0 +1,120 @@
+/**
+ * Expansion and contraction, file to file, synchronous (the worker runs them). See docs/DELTA.md,
+ * "Archive token form", for the format.
+ */
+import { createHash } from "node:crypto";
+import { ByteSink, ByteSource, formatProblem, isFormatProblem, truncated } from "./byte-io.ts";
+import { walkGzip } from "./gzip-walk.ts";
+import { RawRecords } from "./raw-records.ts";
+import { contractDeflate, readVarint } from "./token-contract.ts";
+import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
+import { walkZip } from "./zip-walk.ts";
+
+export type ArchiveFormat = "gzip" | "zip";
+
+export type ExpandResult =
+  | { ok: true; expandedSize: number; deflateStreams: number }
+  | { ok: false; reason: string };
+
+/** Size and hex sha256 of a whole file (read in 1 MiB parts). */
+function digestFile(path: string): { size: number; sha256: string } {
+  const hash = createHash("sha256");
+  const buf = new Uint8Array(1 << 20);
+  let size = 0;
+  using file = Deno.openSync(path);
+  for (;;) {
+    const n = file.readSync(buf);
+    if (n === null) break;
+    hash.update(buf.subarray(0, n));
+    size += n;
+  }
+  return { size, sha256: hash.digest("hex") };
+}
+
+export function expandSync(format: ArchiveFormat, inPath: string, outPath: string): ExpandResult {
+  const original = digestFile(inPath);
+  using input = Deno.openSync(inPath);
+  using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
+  const src = new ByteSource(input);
+  const out = new ByteSink(output);
+  const raw = new RawRecords(out);
+  out.bytes(MAGIC);
+  out.byte(VERSION);
+  out.byte(FORMAT_BYTE[format]);
+  let deflateStreams: number;
+  try {
+    deflateStreams = format === "gzip" ? walkGzip(src, out, raw) : walkZip(src, out, raw);
+  } catch (err) {
+    if (isFormatProblem(err)) return { ok: false, reason: err.message };
+    throw err;
+  }
+  raw.flush();
+  if (src.offset !== original.size) {
+    return { ok: false, reason: `The input changed while it was read (${inPath})` };
+  }
+  out.byte(TAG_END);
+  out.varint(original.size);
+  out.bytes(hexBytes(original.sha256));
+  out.flush();
+  return { ok: true, expandedSize: out.size, deflateStreams };
+}
+
+function hexBytes(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+}
+
+export function contractSync(expandedPath: string, outPath: string): {
+  size: number;
+  sha256: string;
+} {
+  using input = Deno.openSync(expandedPath);
+  using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
+  const hash = createHash("sha256");
+  let hashed = 0;
+  const src = new ByteSource(input);
+  const out = new ByteSink(output, (bytes) => {
+    hash.update(bytes);
+    hashed += bytes.length;
+  });
+  const head = new Uint8Array(6);
+  src.read(head, 6, "the token form's header");
+  if (MAGIC.some((byte, i) => head[i] !== byte)) {
+    throw formatProblem(`"${expandedPath}" is not an archive token form`);
+  }
+  if (head[4] !== VERSION) throw formatProblem(`Unknown token form version ${head[4]}`);
+  for (;;) {
+    const tag = src.byte();
+    if (tag === TAG_RAW) {
+      let left = readVarint(src);
+      while (left > 0) {
+        const part = src.chunk(left);
+        if (part.length === 0) throw truncated("a RAW record");
+        out.bytes(part);
+        left -= part.length;
+      }
+    } else if (tag === TAG_DEFLATE) {
+      contractDeflate(src, out);
+    } else if (tag === TAG_END) {
+      out.flush();
+      const size = readVarint(src);
+      const expected = new Uint8Array(32);
+      src.read(expected, 32, "the END record");
+      const sha256 = hash.digest("hex");
+      if (size !== hashed || sha256 !== Array.from(expected, hex2).join("")) {
+        throw formatProblem(
+          `The rebuilt bytes (${hashed} bytes, sha256 ${sha256}) differ from the original's`,
+        );
+      }
+      if (src.byte() !== -1) throw formatProblem("The token form has bytes after its END record");
+      return { size, sha256 };
+    } else {
+      throw formatProblem(`The token form has an unknown record tag ${tag}`);
+    }
+  }
+}
+
+function hex2(byte: number): string {
+  return byte.toString(16).padStart(2, "0");
+}
