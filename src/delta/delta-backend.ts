@@ -53,6 +53,7 @@ import { plainMeta, storeOwnFields } from "./delta-stored.ts";
 import { deleteDelta, removeLeftoverArtifacts, removeStaleDelta } from "./delta-cleanup.ts";
 import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
+import { isArchiveKey } from "./archive-form.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
 
@@ -244,14 +245,11 @@ export class DeltaBackend implements Backend {
     const space = resolveDeltaspace(policyFor(settings, bucket), key);
     // Whether the commit succeeds or not, what was remembered of the key goes.
     const forget = () => this.#stored.forget(bucket, key);
-    const plan = await planLiveEncode(
-      this.#ctx,
-      settings,
-      bucket,
-      space.folder,
-      expectedSize,
-      signal,
-    );
+    // An archive is encoded in its token form, made from the whole spool at commit: no encode of
+    // its raw bytes while they arrive.
+    const plan = isArchiveKey(key)
+      ? undefined
+      : await planLiveEncode(this.#ctx, settings, bucket, space.folder, expectedSize, signal);
     if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
       const busy = plan === "codec_busy";

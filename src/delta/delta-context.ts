@@ -44,6 +44,12 @@ export interface DeltaMeta extends ObjectMeta {
   deltaGroup?: string;
   /** Why svc stored the object as it did, on every object it writes in a compressed bucket. */
   storageReason?: DecisionReason;
+  /**
+   * How the delta's target (and its baseline) was transformed before the encode:
+   * `archive-tokens-1` = archive token form (archive-form.ts); a read contracts it back. Absent:
+   * the object's own bytes.
+   */
+  transform?: string;
 }
 
 /** The folder of the baseline the stored delta of `key` (with metadata `meta`) decodes against. */
@@ -55,8 +61,9 @@ export function baselineFolderOf(key: string, meta: ObjectMeta): string {
  * Why a write was stored the way it was (the `reason` label of `svc_delta_decisions_total`):
  * `new_baseline` (reference), `ratio_met` (delta), and for passthrough `not_eligible` (type, size),
  * `ratio_exceeded`, `codec_busy` (no codec slot freed within `codec_slot_wait_secs`),
- * `codec_unavailable` (no xdelta3) or `baseline_unusable` (the baseline, or its cached copy, does
- * not match its sha256).
+ * `codec_unavailable` (no xdelta3), `baseline_unusable` (the baseline, or its cached copy, does
+ * not match its sha256) or `archive_not_rebuildable` (a compressed archive whose token form does
+ * not rebuild it exactly, see archive-form.ts).
  */
 export type DecisionReason =
   | "new_baseline"
@@ -65,7 +72,8 @@ export type DecisionReason =
   | "ratio_exceeded"
   | "codec_busy"
   | "codec_unavailable"
-  | "baseline_unusable";
+  | "baseline_unusable"
+  | "archive_not_rebuildable";
 
 /** Where the delta store reports what it did (metrics); every method is optional to call. */
 export interface DeltaObserver {

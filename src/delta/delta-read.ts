@@ -17,6 +17,7 @@ import {
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./cache/reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
+import { decodeTransformed } from "./archive-form.ts";
 import { openVerifiedRange } from "./cache/verified-file.ts";
 import { getLogger } from "../observability/mod.ts";
 
@@ -124,7 +125,16 @@ export async function readDelta(
     const started = performance.now();
     try {
       await ctx.pool.run(
-        (signal) => ctx.codec.decodeToFile(baseline.path, deltaBody, path, { signal }),
+        (signal) =>
+          meta.transform === undefined
+            ? ctx.codec.decodeToFile(baseline.path, deltaBody, path, { signal })
+            : decodeTransformed(
+              ctx.spoolDir,
+              meta.transform,
+              path,
+              (formPath) => ctx.codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
+              signal,
+            ),
         { timeoutMs, maxWaitMs: timeoutMs },
       );
     } catch (err) {
@@ -154,6 +164,10 @@ export async function readDelta(
         );
       } catch (err) {
         if (!isNoSpaceError(err)) throw err;
+        // An archive's token form needs a file to be contracted from: no streaming fallback.
+        if (meta.transform !== undefined) {
+          throw diskFullError(String(err), `delta object "${stored.key}" cannot be rebuilt`);
+        }
         // No room for the rebuilt object: verify and stream it in two decodes instead.
         return await readWithoutSpace();
       }

@@ -1,7 +1,8 @@
 /**
  * Writing one stored file of the delta store: a local file staged into the inner backend, and a
  * delta stored as `<key>.delta` with its metadata (DeltaMeta: the baseline's sha256 and folder,
- * the group key, why it was stored so), a group's marker written before it (group-refs.ts).
+ * the group key, why it was stored so), a group's marker written before it (group-refs.ts); and
+ * a delta PUT's own bytes handed to the rebuilt-object cache.
  */
 
 import type { ObjectInfo, ObjectMeta } from "../storage/mod.ts";
@@ -11,8 +12,11 @@ import {
   type DecisionReason,
   type DeltaContext,
   type DeltaMeta,
+  rebuiltOwner,
+  removeQuietly,
 } from "./delta-context.ts";
 import type { Deltaspace } from "./groups/deltaspace-policy.ts";
+import type { Spool } from "./live-encode.ts";
 import { removeMarker, writeMarker } from "./groups/group-refs.ts";
 
 export async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
@@ -38,15 +42,22 @@ export async function storeFile(
 
 /** The caller's metadata without delta-only fields. */
 export function plainMeta(meta: ObjectMeta): ObjectMeta {
-  const { referenceSha256: _r, deltaspace: _d, deltaGroup: _g, storageReason: _s, ...rest } =
-    meta as DeltaMeta;
+  const {
+    referenceSha256: _r,
+    deltaspace: _d,
+    deltaGroup: _g,
+    storageReason: _s,
+    transform: _t,
+    ...rest
+  } = meta as DeltaMeta;
   return rest;
 }
 
 /** The fields of a stored record that are the store's, not the caller's (kept on a meta update). */
 export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
-  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason } = meta as DeltaMeta;
-  const own = { referenceSha256, deltaspace, deltaGroup, storageReason };
+  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason, transform } =
+    meta as DeltaMeta;
+  const own = { referenceSha256, deltaspace, deltaGroup, storageReason, transform };
   return { storage, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
 }
 
@@ -101,4 +112,34 @@ export async function storeDelta(
   }
   await ctx.inner.deleteObject(bucket, key);
   return { ...info, key, debug: { deltaspace: space.label } };
+}
+
+/**
+ * After a delta PUT, the spool holds the object's exact bytes (hashed as they arrived): renamed
+ * into the rebuilt-object cache, it makes the newest version of a group read warm, at
+ * passthrough speed, without a decode. The cache hashes and seals it off the PUT's path and drops
+ * bytes that do not match the sha256, as for any rebuilt file. Never fails the PUT.
+ */
+export function warmRebuilt(
+  ctx: DeltaContext,
+  bucket: string,
+  key: string,
+  spool: Spool,
+  sha256: string,
+) {
+  ctx.rebuiltCache.acquireBuilt(
+    rebuiltOwner(ctx, bucket, storedNameFor(key, "delta")),
+    sha256,
+    (path) => Deno.rename(spool.path, path),
+  ).then(
+    (acquired) => "corrupt" in acquired ? undefined : acquired.release(),
+    () => {},
+  ).finally(() => removeQuietly(spool.path)); // still there when the entry existed already
+}
+
+/** Whether a delta's spool can become its rebuilt-cache entry (see warmRebuilt). */
+export function warms(ctx: DeltaContext, stored: ObjectInfo, spool: Spool): boolean {
+  // An encrypted backend's bytes are never kept on local disk in plaintext.
+  return stored.sealed !== true && spool.size > 0 && spool.size <= ctx.rebuiltCache.maxBytes &&
+    stored.meta.sha256 !== "";
 }

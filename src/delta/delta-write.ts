@@ -22,9 +22,8 @@
 import { diskFullError, isNoSpaceError, SvcError } from "../lib/mod.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
-import type { CodecPermit } from "./codec/codec-pool.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
-import { referenceNameFor, storedNameFor } from "./layout.ts";
+import { referenceNameFor } from "./layout.ts";
 import {
   baselineCacheKey,
   type DecisionReason,
@@ -32,13 +31,21 @@ import {
   type DeltaMeta,
   type DeltaSettings,
   internalError,
-  rebuiltOwner,
   removeQuietly,
 } from "./delta-context.ts";
 import type { Deltaspace } from "./groups/deltaspace-policy.ts";
 import { releaseReplaced, removeStaleDelta } from "./delta-cleanup.ts";
-import { fileStream, plainMeta, storeDelta, storeFile, type Target } from "./delta-stored.ts";
+import {
+  plainMeta,
+  storeDelta,
+  storeFile,
+  type Target,
+  warmRebuilt,
+  warms,
+} from "./delta-stored.ts";
 import { fetchBaseline } from "./delta-read.ts";
+import { createBaselineAndDelta, type EncodeInput, encodeWith } from "./delta-baseline.ts";
+import { prepareArchiveForm } from "./archive-form.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
 
@@ -46,74 +53,6 @@ const log = getLogger("svc::delta");
 
 /** An eligible object that is stored passthrough after all, and why. */
 type Passthrough = { passthrough: DecisionReason };
-
-async function encodeWith(
-  ctx: DeltaContext,
-  permit: CodecPermit,
-  reference: string,
-  spool: Spool,
-  timeoutMs: number,
-  maxDeltaBytes?: number,
-): Promise<EncodeResult> {
-  const started = performance.now();
-  const result = await ctx.pool.run(
-    async (signal) =>
-      ctx.codec.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
-    { timeoutMs, permit },
-  );
-  ctx.observer?.encoded((performance.now() - started) / 1000);
-  return result;
-}
-
-/** The first eligible object of a deltaspace: baseline plus a tiny delta. Under the lock. */
-async function createBaselineAndDelta(
-  ctx: DeltaContext,
-  permit: CodecPermit,
-  bucket: string,
-  key: string,
-  target: Target,
-  spool: Spool,
-  meta: ObjectMeta,
-  timeoutMs: number,
-): Promise<ObjectInfo> {
-  const referenceName = referenceNameFor(target.space.folder);
-  const referenceMeta: ObjectMeta = {
-    size: spool.size,
-    etag: meta.md5 || meta.etag,
-    md5: meta.md5,
-    sha256: meta.sha256,
-    contentType: "application/octet-stream",
-    userMeta: {},
-    headers: {},
-    lastModified: Date.now(),
-    storage: "reference",
-    deltaGroup: target.space.label,
-  } as DeltaMeta;
-  await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
-  try {
-    const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
-    if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
-    try {
-      const info = await storeDelta(
-        ctx,
-        bucket,
-        key,
-        target,
-        encoded.deltaPath,
-        meta,
-        meta.sha256,
-        "new_baseline",
-      );
-      ctx.observer?.decision("reference", meta.size, info.storedSize + spool.size, "new_baseline");
-      return { ...info, debug: { ...info.debug, decision: "reference" } };
-    } finally {
-      await removeQuietly(encoded.deltaPath);
-    }
-  } catch (err) {
-    await ctx.inner.deleteObject(bucket, referenceName).catch(() => {});
-    throw err;
-  }
-}
 
 /**
  * Stores an encode's output when it beats the ratio and its baseline file passed verification
@@ -185,12 +124,12 @@ async function commitEligible(
   bucket: string,
   key: string,
   space: Deltaspace,
-  spool: Spool,
+  input: EncodeInput,
   meta: ObjectMeta,
   live: LiveEncode | undefined,
 ): Promise<ObjectInfo | Passthrough> {
   const target: Target = { space };
-  const stored = await encodeUnderLock(ctx, settings, bucket, key, target, spool, meta, live);
+  const stored = await encodeUnderLock(ctx, settings, bucket, key, target, input, meta, live);
   // Outside this folder's lock: taking another one while holding it could deadlock. The new
   // delta is in: a failed cleanup leaves at worst an unused baseline, it does not fail the PUT.
   if (target.replaced !== undefined) {
@@ -212,10 +151,11 @@ function encodeUnderLock(
   bucket: string,
   key: string,
   target: Target,
-  spool: Spool,
+  input: EncodeInput,
   meta: ObjectMeta,
   live: LiveEncode | undefined,
 ): Promise<ObjectInfo | Passthrough> {
+  const { spool } = input;
   const deltaspace = target.space.folder;
   const ratio = effectiveMaxDeltaRatio(
     settings.maxDeltaRatio,
@@ -254,7 +194,7 @@ function encodeUnderLock(
           bucket,
           key,
           target,
-          spool,
+          input,
           meta,
           timeoutMs,
         );
@@ -314,27 +254,29 @@ export interface StagedDeltaOptions {
 }
 
 /**
- * After a delta PUT, the spool holds the object's exact bytes (hashed as they arrived): renamed
- * into the rebuilt-object cache, it makes the newest version of a group read warm, at
- * passthrough speed, without a decode. The cache hashes and seals it off the PUT's path and drops
- * bytes that do not match the sha256, as for any rebuilt file. Never fails the PUT.
+ * An eligible object: an archive is encoded in its token form when that rebuilds it exactly
+ * (archive-form.ts), anything else as it is.
  */
-function warmRebuilt(ctx: DeltaContext, bucket: string, key: string, spool: Spool, sha256: string) {
-  ctx.rebuiltCache.acquireBuilt(
-    rebuiltOwner(ctx, bucket, storedNameFor(key, "delta")),
-    sha256,
-    (path) => Deno.rename(spool.path, path),
-  ).then(
-    (acquired) => "corrupt" in acquired ? undefined : acquired.release(),
-    () => {},
-  ).finally(() => removeQuietly(spool.path)); // still there when the entry existed already
-}
-
-/** Whether a delta's spool can become its rebuilt-cache entry (see warmRebuilt). */
-function warms(ctx: DeltaContext, stored: ObjectInfo, spool: Spool): boolean {
-  // An encrypted backend's bytes are never kept on local disk in plaintext.
-  return stored.sealed !== true && spool.size > 0 && spool.size <= ctx.rebuiltCache.maxBytes &&
-    stored.meta.sha256 !== "";
+async function commitArchiveOrBody(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  options: StagedDeltaOptions,
+  meta: ObjectMeta,
+): Promise<ObjectInfo | Passthrough> {
+  const { bucket, key, space, spool, live } = options;
+  const form = await prepareArchiveForm(ctx, settings, key, spool, meta);
+  if (form === null) {
+    const input = { spool, sha256: meta.sha256 };
+    return await commitEligible(ctx, settings, bucket, key, space, input, meta, live);
+  }
+  if ("passthrough" in form) return form;
+  try {
+    await live?.dispose(); // an encode of the raw bytes is of no use (none is planned for archives)
+    const transformed = { ...meta, transform: form.transform } as ObjectMeta;
+    return await commitEligible(ctx, settings, bucket, key, space, form, transformed, undefined);
+  } finally {
+    await removeQuietly(form.spool.path);
+  }
 }
 
 /** The StagedObject a DeltaBackend hands out: the decision is made at commit time. */
@@ -365,7 +307,7 @@ export function stagedDelta(
           ? { passthrough: "not_eligible" }
           : codecBusy
           ? { passthrough: "codec_busy" }
-          : await commitEligible(ctx, settings, bucket, key, space, spool, plainMeta(meta), live);
+          : await commitArchiveOrBody(ctx, settings, options, plainMeta(meta));
         if (!("passthrough" in stored)) {
           if (warms(ctx, stored, spool)) warm = stored;
           return stored;

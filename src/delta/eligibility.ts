@@ -8,21 +8,24 @@
  * Eligible (by the final extension of the key's last segment, case-insensitive):
  *
  * - `.zip .jar .war .ear`: zip containers deflate each member on its own, so unchanged members
- *   keep identical bytes from one build to the next.
+ *   keep identical bytes from one build to the next; their deltas are made in archive token form
+ *   (archive-form.ts), so even changed members cost only their changes.
+ * - `.gz .tgz .crate` (so `.tar.gz`, npm tarballs, Rust crates): one deflate stream changes every
+ *   compressed byte after a change, so these are encoded in archive token form, which keeps
+ *   unchanged content unchanged; the PUT checks that the form rebuilds the exact bytes first.
  * - `.tar`: uncompressed; members are stored verbatim.
  * - `.dmg .iso`: disk images; unchanged files keep their blocks.
  * - `.sql .dump .bak .backup`: database dumps and backups, mostly unchanged between runs.
  * - Additions of ours:
  *   - `.img`: raw disk image, uncompressed, same reasoning as `.iso`.
  *   - `.cpio`: uncompressed archive like `.tar` (initramfs sources, rpm payload before packing).
- *   - `.whl .nupkg .aar`: Python, NuGet and Android library packages are zip containers with
- *     per-member compression, the same case as `.jar`.
+ *   - `.whl .nupkg .aar .apk .vsix`: Python, NuGet, Android and VS Code packages are zip
+ *     containers with per-member compression, the same case as `.jar`.
  *   - `.sqlite`: SQLite database snapshots are page-structured; successive copies share most pages.
  *
  * Deliberately passthrough:
  *
- * - Whole-stream compression: `.gz .tgz .xz .txz .bz2 .tbz2 .zst .lz4 .lzma .z .7z .rar`
- *   (`a.tar.gz` ends in `.gz`, so it is judged by `.gz`).
+ * - Whole-stream compression other than gzip: `.xz .txz .bz2 .tbz2 .zst .lz4 .lzma .z .7z .rar`.
  * - Packages whose payload is one compressed stream: `.deb .rpm` (xz/zstd payload).
  * - `.vmdk .ova .qcow2`: their common distribution forms (stream-optimized VMDK, compressed
  *   qcow2) compress each grain or cluster, so little survives between versions.
@@ -54,13 +57,16 @@ export const DELTA_ELIGIBLE_EXTENSIONS: ReadonlySet<string> = new Set([
   "whl",
   "nupkg",
   "aar",
+  "apk",
+  "vsix",
   "sqlite",
+  "gz",
+  "tgz",
+  "crate",
 ]);
 
 /** Whole-stream compressed formats; named only so debug logs can say why. */
 export const COMPRESSED_EXTENSIONS: ReadonlySet<string> = new Set([
-  "gz",
-  "tgz",
   "xz",
   "txz",
   "bz2",

@@ -28,6 +28,8 @@ export type DeltaDecoder = (
   /** The delta's stored size (the read is paced: a timeout must allow for it). */
   deltaBytes: number,
   signal?: AbortSignal,
+  /** The delta's `transform` metadata (an archive's token form): the decoder contracts it. */
+  transform?: string,
 ) => Promise<void>;
 
 export type CheckOutcome =
@@ -256,7 +258,14 @@ export class DeltaChecks {
     try {
       await Deno.writeFile(out, new Uint8Array(0), { mode: 0o600 });
       try {
-        await this.decode(baseline.path!, counted, out, info.storedSize, this.signal);
+        await this.decode(
+          baseline.path!,
+          counted,
+          out,
+          info.storedSize,
+          this.signal,
+          metaString(info, "transform"),
+        );
       } catch (err) {
         this.signal?.throwIfAborted();
         // A missing codec, a busy pool or a full disk says nothing about the stored bytes.

@@ -11,7 +11,7 @@
  * `<state dir>/.svc/scrub/` (emptied at start).
  */
 import { privateDir, SvcError } from "../../lib/mod.ts";
-import { probeXdelta3, Xdelta3Codec } from "../../delta/mod.ts";
+import { decodeTransformed, probeXdelta3, Xdelta3Codec } from "../../delta/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import {
   type DeltaDecoder,
@@ -60,7 +60,15 @@ export async function openDiagnosticsPlane(
   const compressed = (bucket: string) =>
     services.config.current.storage.buckets[bucket]?.compression ?? true;
   const bucketNames = async () => (await services.storage.router.listBuckets()).map((b) => b.name);
-  const decode = (rate: () => number): DeltaDecoder => (base, delta, out, deltaBytes, signal) => {
+  const decode = (rate: () => number): DeltaDecoder =>
+  (
+    base,
+    delta,
+    out,
+    deltaBytes,
+    signal,
+    transform,
+  ) => {
     if (!probe.available) {
       return delta.cancel().catch(() => {}).then(() => {
         throw new SvcError("ServiceUnavailable", `Deltas cannot be rebuilt: ${probe.reason}`);
@@ -71,7 +79,16 @@ export async function openDiagnosticsPlane(
     const pacedMs = rate() > 0 ? (2 * deltaBytes * 1000) / rate() : 0;
     const timeoutMs = codecMs + pacedMs;
     return services.storage.delta.pool.run(
-      (s) => codec.decodeToFile(base, delta, out, { signal: s }),
+      (s) =>
+        transform === undefined
+          ? codec.decodeToFile(base, delta, out, { signal: s })
+          : decodeTransformed(
+            scratchDir,
+            transform,
+            out,
+            (form) => codec.decodeToFile(base, delta, form, { signal: s }),
+            s,
+          ),
       { timeoutMs, signal, maxWaitMs: timeoutMs },
     );
   };

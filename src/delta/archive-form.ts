@@ -1,0 +1,133 @@
+/**
+ * Archive-aware deltas in the write and read paths (issue 28). A compressed archive (gzip or zip
+ * family, see archive/archive-codec.ts) is encoded in its token form, where unchanged content
+ * keeps unchanged bytes between versions; the delta's metadata says so (`transform`), and a read
+ * contracts the decoded token form back into the exact original bytes.
+ *
+ * An archive is stored this way only after the PUT rebuilt it from its token form and the rebuilt
+ * bytes matched the object's size and sha256; any other outcome stores it passthrough with the
+ * reason `archive_not_rebuildable` (a later version can still be a delta). Expansion and the
+ * check hold a codec slot: they are CPU work like an encode (in a worker, off the event loop).
+ */
+
+import { createHash } from "node:crypto";
+import { SvcError } from "../lib/mod.ts";
+import { archiveFormatOf, contractArchive, expandArchive } from "./archive/archive-codec.ts";
+import type { DeltaContext, DeltaSettings } from "./delta-context.ts";
+import { removeQuietly } from "./delta-context.ts";
+import { getLogger } from "../observability/mod.ts";
+
+const log = getLogger("svc::delta");
+
+/** A local file of known size (live-encode.ts's Spool, named here without importing it). */
+type Spool = { path: string; size: number };
+
+/** The `transform` of a delta (and a baseline) stored in archive token form. */
+export const ARCHIVE_TOKENS = "archive-tokens-1";
+
+/** What an archive PUT encodes: its token form and that file's sha256. */
+export interface ArchiveForm {
+  spool: Spool;
+  sha256: string;
+  md5: string;
+  transform: typeof ARCHIVE_TOKENS;
+}
+
+export type ArchivePreparation =
+  | ArchiveForm
+  | { passthrough: "archive_not_rebuildable" | "codec_busy" }
+  | null; // not an archive, or nothing in it to expand: the raw bytes are encoded as they are
+
+/** Whether the key names an archive whose deltas are made in token form. */
+export function isArchiveKey(key: string): boolean {
+  return archiveFormatOf(key) !== null;
+}
+
+/**
+ * The token form of the archive in `spool`, checked to rebuild `expected` exactly. The caller
+ * removes `form.spool.path` when done.
+ */
+export async function prepareArchiveForm(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  key: string,
+  spool: Spool,
+  expected: { size: number; sha256: string },
+): Promise<ArchivePreparation> {
+  const format = archiveFormatOf(key);
+  if (format === null) return null;
+  const permit = await ctx.pool.acquireWithin(undefined, settings.codecSlotWaitMs);
+  if (!permit) return { passthrough: "codec_busy" };
+  const formPath = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "form-" });
+  const checkPath = await Deno.makeTempFile({ dir: ctx.spoolDir, prefix: "check-" });
+  let keep = false;
+  try {
+    return await ctx.pool.run(async (signal) => {
+      const expanded = await expandArchive(format, spool.path, formPath, signal);
+      if (!expanded.ok) {
+        log.info("Archive is not representable in token form; storing it as it is", {
+          key,
+          reason: expanded.reason,
+        });
+        return { passthrough: "archive_not_rebuildable" as const };
+      }
+      if (expanded.deflateStreams === 0) return null;
+      let rebuilt: { size: number; sha256: string };
+      try {
+        rebuilt = await contractArchive(formPath, checkPath, signal);
+      } catch (err) {
+        if (!(err instanceof SvcError)) throw err;
+        log.warn("Archive token form did not rebuild; storing it as it is", { key, error: err });
+        return { passthrough: "archive_not_rebuildable" as const };
+      }
+      if (rebuilt.size !== expected.size || rebuilt.sha256 !== expected.sha256) {
+        log.warn("Archive rebuilt from its token form differs; storing it as it is", { key });
+        return { passthrough: "archive_not_rebuildable" as const };
+      }
+      keep = true;
+      return {
+        spool: { path: formPath, size: expanded.expandedSize },
+        ...await hashFile(formPath),
+        transform: ARCHIVE_TOKENS,
+      };
+    }, { timeoutMs: settings.codecTimeoutMs, permit });
+  } finally {
+    await removeQuietly(checkPath);
+    if (!keep) await removeQuietly(formPath);
+  }
+}
+
+/**
+ * Decodes a delta whose metadata has `transform` into `outPath`: `decode` writes the token form
+ * to a file in `scratchDir`, which is contracted into `outPath` (the caller hashes `outPath` as for
+ * any rebuilt object). An unknown transform is an error, never bytes.
+ */
+export async function decodeTransformed(
+  scratchDir: string,
+  transform: string,
+  outPath: string,
+  decode: (path: string) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (transform !== ARCHIVE_TOKENS) {
+    throw new SvcError("InternalError", `Unknown delta transform "${transform}"`);
+  }
+  const formPath = await Deno.makeTempFile({ dir: scratchDir, prefix: "form-" });
+  try {
+    await decode(formPath);
+    await contractArchive(formPath, outPath, signal);
+  } finally {
+    await removeQuietly(formPath);
+  }
+}
+
+async function hashFile(path: string): Promise<{ sha256: string; md5: string }> {
+  const sha256 = createHash("sha256");
+  const md5 = createHash("md5");
+  const file = await Deno.open(path, { read: true });
+  for await (const chunk of file.readable) { // the stream closes the file
+    sha256.update(chunk);
+    md5.update(chunk);
+  }
+  return { sha256: sha256.digest("hex"), md5: md5.digest("hex") };
+}

@@ -1,0 +1,191 @@
+/**
+ * Black-box tests of archive-aware deltas (docs/DELTA.md, "Archive token form"): consecutive
+ * versions of a `.tgz` and a `.zip` in per-version folders are stored as small deltas of their
+ * token form and read back byte for byte (GET cold and warm, ranges, HEAD, listing sizes, copy,
+ * multipart); an archive the token form cannot represent is stored as it is and says why; damaged
+ * stored bytes answer 500, never wrong bytes. The data directory is read to prove what is stored.
+ */
+import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import { zipSync } from "fflate";
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import {
+  bytesOf,
+  objectsOnLocalDisk,
+  randomBytes,
+  signedFetch as fetch,
+  startSvc,
+} from "./helpers/svc.ts";
+import { corruptFile, sha256Hex, storedFile, storedFiles } from "./helpers/delta.ts";
+import { tar } from "./helpers/tar.ts";
+
+const BUCKET = "artifacts";
+const ignore = !objectsOnLocalDisk;
+const utf8 = new TextEncoder();
+
+/** Text-like members (compressible, like source files), seeded so versions share most lines. */
+function sourceTree(version: number): { name: string; data: Uint8Array }[] {
+  const words = ["alpha", "beta", "gamma", "delta", "const", "return", "function", "export"];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  return Array.from({ length: 40 }, (_, file) => {
+    const lines: string[] = [];
+    for (let line = 0; line < 400; line++) {
+      const n = next();
+      lines.push(`${words[n % 8]} ${words[(n >> 3) % 8]}_${n % 9973} = ${(n >> 5) % 1000};`);
+      // Each version changes a few lines of a few files.
+      if (file % 13 === 0 && line % 97 === 0) lines.push(`// changed in version ${version}`);
+    }
+    return { name: `src/file-${file}.ts`, data: utf8.encode(lines.join("\n")) };
+  });
+}
+
+const tgzOf = (version: number) => new Uint8Array(gzipSync(tar(sourceTree(version)), { level: 9 }));
+const zipOf = (version: number) =>
+  zipSync(
+    Object.fromEntries(sourceTree(version).map((m) => [m.name, [m.data, { mtime: 1e12 }]])),
+    { level: 6 },
+  );
+
+async function put(s3: S3Client, key: string, body: Uint8Array) {
+  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+}
+
+async function assertReadsBack(s3: S3Client, key: string, body: Uint8Array) {
+  const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  assert.equal(sha256Hex(await bytesOf(got.Body)), sha256Hex(body), `${key}: body differs`);
+  const ranged = await s3.send(
+    new GetObjectCommand({ Bucket: BUCKET, Key: key, Range: "bytes=100-20000" }),
+  );
+  assert.equal(sha256Hex(await bytesOf(ranged.Body)), sha256Hex(body.subarray(100, 20001)));
+  const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+  assert.equal(head.ContentLength, body.length);
+}
+
+Deno.test({
+  name: "archives: tgz and zip versions in their own folders are token-form deltas, read exactly",
+  ignore,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "svc-archives-" });
+    const versions = [0, 1, 2].map((v) => ({ v, tgz: tgzOf(v), zip: zipOf(v) }));
+    const keyOf = (v: number, ext: string) => `releases/1.0.${v}/app.${ext}`;
+    {
+      await using svc = await startSvc({ dataDir, env: { SVC_DEBUG_HEADERS: "true" } });
+      const s3 = svc.client();
+      assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+      for (const { v, tgz, zip } of versions) {
+        await put(s3, keyOf(v, "tgz"), tgz);
+        await put(s3, keyOf(v, "zip"), zip);
+      }
+      // The newest versions read warm (their own bytes went to the rebuilt cache at PUT).
+      await assertReadsBack(s3, keyOf(2, "tgz"), versions[2].tgz);
+    }
+    const files = storedFiles(dataDir, BUCKET);
+    for (const ext of ["tgz", "zip"] as const) {
+      for (const { v } of versions) {
+        const delta = files.find((f) => f.name === `${keyOf(v, ext)}.delta`);
+        assert.ok(delta, `${keyOf(v, ext)} is stored as a delta`);
+        assert.equal(delta.meta?.transform, "archive-tokens-1");
+        if (v > 0) {
+          const raw = versions[v][ext].length;
+          assert.ok(delta.size < raw / 10, `${ext} v${v}: delta ${delta.size} of ${raw}`);
+        }
+      }
+    }
+    // One baseline per artifact (auto deltaspace), in token form.
+    const baselines = files.filter((f) => f.name.endsWith("reference.bin"));
+    assert.equal(baselines.length, 2);
+    assert.ok(baselines.every((b) => b.meta?.transform === "archive-tokens-1"));
+
+    // A restart empties the rebuilt cache: every read below decodes and contracts.
+    await using svc = await startSvc({ dataDir, env: { SVC_DEBUG_HEADERS: "true" } });
+    const s3 = svc.client();
+    for (const { v, tgz, zip } of versions) {
+      await assertReadsBack(s3, keyOf(v, "tgz"), tgz);
+      await assertReadsBack(s3, keyOf(v, "zip"), zip);
+    }
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: "releases/" }));
+    const sizes = new Map((listed.Contents ?? []).map((o) => [o.Key!, o.Size!]));
+    for (const { v, tgz, zip } of versions) {
+      assert.equal(sizes.get(keyOf(v, "tgz")), tgz.length);
+      assert.equal(sizes.get(keyOf(v, "zip")), zip.length);
+    }
+    assert.equal(sizes.size, 6, "listings show only the logical keys");
+
+    await s3.send(
+      new CopyObjectCommand({
+        Bucket: BUCKET,
+        Key: "copies/app.tgz",
+        CopySource: `${BUCKET}/${keyOf(1, "tgz")}`,
+      }),
+    );
+    await assertReadsBack(s3, "copies/app.tgz", versions[1].tgz);
+
+    // A multipart upload of an archive (parts of 5 MiB: a member that does not compress).
+    const big = new Uint8Array(
+      gzipSync(tar([...sourceTree(3), { name: "blob.bin", data: randomBytes(6 << 20) }]), {
+        level: 6,
+      }),
+    );
+    await new Upload({
+      client: s3,
+      params: { Bucket: BUCKET, Key: keyOf(3, "tgz"), Body: big },
+      partSize: 5 * 1024 * 1024,
+    }).done();
+    await assertReadsBack(s3, keyOf(3, "tgz"), big);
+    await Deno.remove(dataDir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "archives: one the token form cannot represent is stored as it is, and says why",
+  ignore,
+  async fn() {
+    await using svc = await startSvc({ env: { SVC_DEBUG_HEADERS: "true" } });
+    const s3 = svc.client();
+    assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+    const good = tgzOf(0);
+    // A gzip header, then a deflate stream cut short and garbage: not a valid stream.
+    const broken = new Uint8Array([...good.subarray(0, 4000), ...randomBytes(3000)]);
+    await put(s3, "builds/app-1.tgz", good);
+    const res = await fetch(`${svc.url}/${BUCKET}/builds/app-2.tgz`, {
+      method: "PUT",
+      body: broken,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-amz-storage-type"), "passthrough");
+    const stored = storedFile(svc.dataDir, BUCKET, "builds/app-2.tgz");
+    assert.equal(stored?.meta?.storageReason, "archive_not_rebuildable");
+    await assertReadsBack(s3, "builds/app-2.tgz", broken);
+    await assertReadsBack(s3, "builds/app-1.tgz", good);
+  },
+});
+
+Deno.test({
+  name: "archives: a damaged delta or baseline answers 500, never wrong bytes",
+  ignore,
+  async fn() {
+    await using svc = await startSvc({ env: { SVC_REBUILT_CACHE_MB: "0" } });
+    const s3 = svc.client();
+    assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+    for (const v of [0, 1, 2]) await put(s3, `r/1.${v}/app.zip`, zipOf(v));
+    await assertReadsBack(s3, "r/1.1/app.zip", zipOf(1));
+    await corruptFile(`${svc.dataDir}/${BUCKET}/r/1.1/app.zip.delta`, 4);
+    const damaged = await fetch(`${svc.url}/${BUCKET}/r/1.1/app.zip`);
+    assert.equal(damaged.status, 500);
+    await damaged.body?.cancel();
+    const baseline = storedFiles(svc.dataDir, BUCKET).find((f) => f.name.endsWith("reference.bin"));
+    await corruptFile(`${svc.dataDir}/${BUCKET}/${baseline!.name}`, 4);
+    const noBaseline = await fetch(`${svc.url}/${BUCKET}/r/1.2/app.zip`);
+    assert.equal(noBaseline.status, 500);
+    await noBaseline.body?.cancel();
+  },
+});
