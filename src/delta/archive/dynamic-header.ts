@@ -105,7 +105,13 @@ export function bitReader(bytes: Uint8Array, count: number): (n: number) => numb
   return (n) => {
     if (at + n > count) throw formatProblem("A recorded dynamic header ends early");
     let value = 0;
-    for (let i = 0; i < n; i++, at++) value |= ((bytes[at >> 3] >> (at & 7)) & 1) << i;
+    for (let done = 0; done < n;) {
+      const shift = at & 7;
+      const take = Math.min(8 - shift, n - done);
+      value |= ((bytes[at >> 3] >> shift) & ((1 << take) - 1)) << done;
+      done += take;
+      at += take;
+    }
     return value;
   };
 }
