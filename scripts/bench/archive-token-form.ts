@@ -8,8 +8,12 @@
  * original (sha256). Expansion and contraction speeds are CPU MB/s of original bytes (the machine
  * is shared; wall time varies with its load), measured on every input and on `--speed` files.
  *
+ * `--pairs old:new,…` adds any archive pairs (a jar's two versions, say): raw, content (`gzip -dc`
+ * or `unzip -p`: the members concatenated) and token form deltas.
+ *
  *   deno run -A scripts/bench/archive-token-form.ts [--package typescript]
  *     [--versions 5.4.3,5.4.4,5.4.5] [--cache ~/.cache/svc-archive] [--speed big.tgz,big.zip]
+ *     [--pairs a-1.0.jar:a-1.1.jar]
  */
 import process from "node:process";
 import { createHash } from "node:crypto";
@@ -24,6 +28,7 @@ const pkg = arg("--package", "typescript");
 const versions = arg("--versions", "5.4.3,5.4.4,5.4.5").split(",");
 const cache = arg("--cache", `${Deno.env.get("HOME")}/.cache/svc-archive`);
 const speedFiles = arg("--speed", "").split(",").filter(Boolean);
+const pairs = arg("--pairs", "").split(",").filter(Boolean).map((pair) => pair.split(":"));
 await Deno.mkdir(cache, { recursive: true });
 
 async function run(cmd: string, args: string[], cwd?: string): Promise<void> {
@@ -142,6 +147,40 @@ for (let i = 1; i < versions.length; i++) {
         sizes.map((size) => `${kb(size)} (${((100 * size) / total).toFixed(2)}%)`).join(" | ")
       } |`,
     );
+  }
+}
+if (pairs.length > 0) {
+  console.log(`\n# Other pairs\n`);
+  console.log(`| pair | input | ${FLAGS.map(([name]) => name).join(" | ")} |`);
+  console.log(`|---|---|${FLAGS.map(() => "---").join("|")}|`);
+}
+for (const [from, to] of pairs) {
+  const name = (path: string) => path.slice(path.lastIndexOf("/") + 1);
+  const scratch = await Deno.makeTempDir({ prefix: "svc-bench-archive-" });
+  try {
+    const inputs: [string, string, string][] = [["raw", from, to]];
+    for (const [i, path] of [from, to].entries()) {
+      const copy = `${scratch}/${i}-${name(path)}`;
+      await Deno.copyFile(path, copy);
+      const content = `${scratch}/${i}.content`;
+      const unpack = archiveFormatOf(path) === "zip" ? `unzip -p '${copy}'` : `gzip -dc '${copy}'`;
+      await run("sh", ["-c", `${unpack} > '${content}'`]);
+      inputs[0][i + 1] = copy;
+      (inputs[1] ??= ["content", "", ""])[i + 1] = content;
+      (inputs[2] ??= ["token form", "", ""])[i + 1] = tokenForm(copy);
+    }
+    for (const [label, source, target] of inputs) {
+      const sizes = [];
+      for (const [, flags] of FLAGS) sizes.push(await delta(source, target, flags));
+      const total = (await Deno.stat(target)).size;
+      console.log(
+        `| ${name(from)} -> ${name(to)} | ${label} [${mb(total)}] | ${
+          sizes.map((size) => `${kb(size)} (${((100 * size) / total).toFixed(2)}%)`).join(" | ")
+        } |`,
+      );
+    }
+  } finally {
+    await Deno.remove(scratch, { recursive: true });
   }
 }
 console.log("\n# Round trips (all exact) and speeds\n");

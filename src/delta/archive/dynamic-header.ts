@@ -5,7 +5,7 @@
  * and contraction both writes them back and decodes them again to learn the block's codes.
  */
 import { formatProblem } from "./byte-io.ts";
-import { buildDecoder, slowDecode } from "./huffman.ts";
+import { buildDecoder, decoderFor } from "./huffman.ts";
 
 /** Order of the code length code's lengths in the header. */
 const ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
@@ -14,6 +14,9 @@ export interface DynamicLengths {
   literal: Uint8Array;
   distance: Uint8Array;
 }
+
+/** The code length code's decoder, rebuilt for every header. */
+const lengthCode = decoderFor(19);
 
 /** Reads the header through `bits(n)` (the next n bits, first bit lowest). */
 export function readDynamicHeader(bits: (n: number) => number): DynamicLengths {
@@ -27,18 +30,23 @@ export function readDynamicHeader(bits: (n: number) => number): DynamicLengths {
   }
   const clen = new Uint8Array(19);
   for (let i = 0; i < nclen; i++) clen[ORDER[i]] = bits(3);
-  const decoder = buildDecoder(clen);
+  const { counts, sorted } = buildDecoder(clen, lengthCode);
   const lengths = new Uint8Array(nlit + ndist);
   let i = 0;
   while (i < lengths.length) {
-    // Bit by bit: the code length code is at most 7 bits and this runs once per block.
-    let code = 0;
+    // Bit by bit along the canonical code (at most 7 bits, once per length): the header's bits
+    // are recorded one by one anyway.
     let entry = -1;
-    let length = 0;
-    while (entry < 0 && length < 7) {
-      code |= bits(1) << length++;
-      const found = slowDecode(decoder, code);
-      if (found >= 0 && (found & 15) === length) entry = found >> 4;
+    for (let length = 1, code = 0, first = 0, index = 0; length <= 7; length++) {
+      code |= bits(1);
+      const count = counts[length];
+      if (code - first < count) {
+        entry = sorted[index + code - first];
+        break;
+      }
+      index += count;
+      first = (first + count) << 1;
+      code <<= 1;
     }
     if (entry < 0) throw formatProblem("A dynamic block's code lengths are not decodable");
     if (entry < 16) {
@@ -97,7 +105,13 @@ export function bitReader(bytes: Uint8Array, count: number): (n: number) => numb
   return (n) => {
     if (at + n > count) throw formatProblem("A recorded dynamic header ends early");
     let value = 0;
-    for (let i = 0; i < n; i++, at++) value |= ((bytes[at >> 3] >> (at & 7)) & 1) << i;
+    for (let done = 0; done < n;) {
+      const shift = at & 7;
+      const take = Math.min(8 - shift, n - done);
+      value |= ((bytes[at >> 3] >> shift) & ((1 << take) - 1)) << done;
+      done += take;
+      at += take;
+    }
     return value;
   };
 }

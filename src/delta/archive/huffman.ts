@@ -155,20 +155,19 @@ for (let code = 0; code < 30; code++) {
   for (let i = 0; i < 1 << DIST_EXTRA[code]; i++) DIST_CODE[DIST_BASE[code] - 1 + i] = code;
 }
 
-/** Reverses the low `length` bits of `code` (deflate sends Huffman codes most significant first). */
-function reverse(code: number, length: number): number {
-  let out = 0;
-  for (let i = 0; i < length; i++) {
-    out = (out << 1) | (code & 1);
-    code >>= 1;
-  }
-  return out;
+/** Bit reversal of every 15-bit value (deflate sends Huffman codes most significant bit first). */
+const REVERSED = new Uint16Array(1 << MAX_BITS);
+for (let i = 1; i < REVERSED.length; i++) {
+  REVERSED[i] = (REVERSED[i >> 1] >> 1) | ((i & 1) << (MAX_BITS - 1));
 }
 
-/** Canonical codes of `lengths` (RFC 1951 3.2.2); throws when the lengths over-subscribe. */
-function canonical(lengths: Uint8Array): { codes: Uint16Array; counts: Uint16Array } {
-  const counts = new Uint16Array(MAX_BITS + 1);
-  for (const length of lengths) counts[length]++;
+/**
+ * Canonical codes of `lengths` (RFC 1951 3.2.2), bit-reversed, into `codes`, and the count of
+ * codes of each length into `counts`; throws when the lengths over-subscribe.
+ */
+function canonical(lengths: Uint8Array, counts: Uint16Array, codes: Uint16Array): void {
+  counts.fill(0);
+  for (let symbol = 0; symbol < lengths.length; symbol++) counts[lengths[symbol]]++;
   counts[0] = 0;
   let left = 1;
   for (let bits = 1; bits <= MAX_BITS; bits++) {
@@ -181,42 +180,52 @@ function canonical(lengths: Uint8Array): { codes: Uint16Array; counts: Uint16Arr
     code = (code + counts[bits - 1]) << 1;
     next[bits] = code;
   }
-  const codes = new Uint16Array(lengths.length);
   for (let symbol = 0; symbol < lengths.length; symbol++) {
     const length = lengths[symbol];
-    if (length !== 0) codes[symbol] = reverse(next[length]++, length);
+    codes[symbol] = length === 0 ? 0 : REVERSED[next[length]++] >> (MAX_BITS - length);
   }
-  return { codes, counts };
 }
 
 /**
  * A decoder: `fast[bits & FAST_MASK]` is `symbol << 4 | length` for codes of up to FAST_BITS bits
- * and 0 otherwise; then `slow` walks the canonical code bit by bit.
+ * and 0 otherwise; then `slowDecode` walks the canonical code bit by bit.
  */
 export interface Decoder {
   fast: Int32Array;
   counts: Uint16Array;
   /** Symbols ordered by code length, then value (the canonical order). */
   sorted: Uint16Array;
+  /** Scratch: each symbol's reversed code. */
+  codes: Uint16Array;
 }
 
-export function buildDecoder(lengths: Uint8Array): Decoder {
-  const { codes, counts } = canonical(lengths);
-  const fast = new Int32Array(1 << FAST_BITS);
+/** An empty decoder for up to `symbols` symbols, for `buildDecoder` to fill again and again. */
+export function decoderFor(symbols: number): Decoder {
+  return {
+    fast: new Int32Array(1 << FAST_BITS),
+    counts: new Uint16Array(MAX_BITS + 1),
+    sorted: new Uint16Array(symbols),
+    codes: new Uint16Array(symbols),
+  };
+}
+
+/** The decoder of `lengths`, built into `into` (reused: a block's decoder dies with the block). */
+export function buildDecoder(lengths: Uint8Array, into = decoderFor(lengths.length)): Decoder {
+  const { fast, counts, sorted, codes } = into;
+  canonical(lengths, counts, codes);
+  fast.fill(0);
   const offsets = new Uint16Array(MAX_BITS + 2);
   for (let bits = 1; bits <= MAX_BITS; bits++) offsets[bits + 1] = offsets[bits] + counts[bits];
-  const sorted = new Uint16Array(lengths.length);
   for (let symbol = 0; symbol < lengths.length; symbol++) {
     const length = lengths[symbol];
     if (length === 0) continue;
     sorted[offsets[length]++] = symbol;
     if (length <= FAST_BITS) {
-      for (let i = codes[symbol]; i < 1 << FAST_BITS; i += 1 << length) {
-        fast[i] = (symbol << 4) | length;
-      }
+      const entry = (symbol << 4) | length;
+      for (let i = codes[symbol]; i < 1 << FAST_BITS; i += 1 << length) fast[i] = entry;
     }
   }
-  return { fast, counts, sorted };
+  return into;
 }
 
 /**
@@ -245,7 +254,9 @@ export interface Encoder {
 }
 
 export function buildEncoder(lengths: Uint8Array): Encoder {
-  return { codes: canonical(lengths).codes, lengths };
+  const codes = new Uint16Array(lengths.length);
+  canonical(lengths, new Uint16Array(MAX_BITS + 1), codes);
+  return { codes, lengths };
 }
 
 /** The fixed code of block type 1 (RFC 1951 3.2.6). */

@@ -11,6 +11,7 @@ import { BitRecorder, readDynamicHeader } from "./dynamic-header.ts";
 import {
   buildDecoder,
   type Decoder,
+  decoderFor,
   DIST_BASE,
   DIST_EXTRA,
   FAST_MASK,
@@ -32,6 +33,9 @@ import {
 } from "./token-format.ts";
 
 const literals = new Uint8Array(MAX_RUN);
+/** The decoders of the dynamic block being read (rebuilt in place for each block). */
+const dynamicLiteral = decoderFor(288);
+const dynamicDistance = decoderFor(32);
 /**
  * The distances of the current segment: written after its runs, not beside each match, so the
  * runs of unchanged content stay byte-identical between two versions even where the matches'
@@ -88,7 +92,8 @@ export function expandDeflate(src: ByteSource, out: ByteSink): void {
       const lengths = readDynamicHeader(recordedBits);
       out.varint(recorder.count);
       out.bytes(recorder.bytes.subarray(0, (recorder.count + 7) >> 3));
-      expandTokens(input, out, buildDecoder(lengths.literal), buildDecoder(lengths.distance));
+      const literal = buildDecoder(lengths.literal, dynamicLiteral);
+      expandTokens(input, out, literal, buildDecoder(lengths.distance, dynamicDistance));
     }
   } while (!final);
   // The bits left in the last byte: padding, kept as they are.
