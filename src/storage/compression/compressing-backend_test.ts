@@ -252,6 +252,9 @@ Deno.test("compressing backend: over the encryption layer, compressed then seale
   const onDisk = await Deno.readFile(`${f.root}/b/e.csv`);
   assert.equal(new TextDecoder().decode(onDisk).includes("item-1"), false, "sealed on disk");
   assert.deepEqual(await bytesOf(backend, "e.csv"), body);
-  assert.deepEqual(await bytesOf(backend, "e.csv", [FRAME - 3, 2 * FRAME + 3]), body.slice(FRAME - 3, 2 * FRAME + 4));
+  assert.deepEqual(
+    await bytesOf(backend, "e.csv", [FRAME - 3, 2 * FRAME + 3]),
+    body.slice(FRAME - 3, 2 * FRAME + 4),
+  );
   assert.equal((await backend.headObject("b", "e.csv"))?.meta.size, body.length);
 });
