@@ -1,13 +1,13 @@
 /**
- * The write side: a body read as fixed-size frames, each compressed on its own (two in flight,
- * so one compresses on zlib's thread pool while the next fills), then the frame index.
+ * The write side: a body read as fixed-size frames, each compressed on its own (several in
+ * flight, so frames compress on zlib's thread pool while the next one fills), then the frame index.
  * `progress` tells the staged object how many logical bytes went in and where the index starts.
  */
 import { compressFrame } from "./zstd-codec.ts";
 import { encodeIndex } from "./zstd-format.ts";
 
-/** Frames compressing at once: enough to keep the pool busy, bounded memory (a few frames). */
-const IN_FLIGHT = 2;
+/** Frames compressing at once: enough to keep the pool busy, bounded memory (1 MiB). */
+const IN_FLIGHT = 4;
 
 export interface CompressProgress {
   /** Logical bytes read from the body. */

@@ -50,8 +50,13 @@ import {
   storedLengthOf,
 } from "./zstd-format.ts";
 
-/** Uncompressed bytes per frame: a 1-byte range decodes at most this much (~2 ms). */
-export const FRAME_SIZE = 1024 * 1024;
+/**
+ * Uncompressed bytes per frame. A range decodes its frames whole, so smaller frames make short
+ * ranges cheaper: measured on CSV at level 3, 256 KiB frames compress as well as 1 MiB ones
+ * (independent frames lose little context at that size), and a 64 KiB range costs 0.5 ms
+ * instead of 1.3-1.9 ms. The index costs 8 bytes per frame (32 KiB per GiB).
+ */
+export const FRAME_SIZE = 256 * 1024;
 /** Bytes sampled to decide; 256 KiB decide in well under a millisecond at level 1. */
 export const SAMPLE_BYTES = 256 * 1024;
 /** Smaller objects stay raw: a frame and an index would save next to nothing. */

@@ -8,7 +8,7 @@ import { CompressionError, decompressFrame } from "./zstd-codec.ts";
 import { type CompressionMarker, decodeIndex, frameLength, indexRange } from "./zstd-format.ts";
 import type { ByteRange } from "../backend.ts";
 
-/** Index entries fetched per read: 4096 entries = 32 KiB of index, 4 GiB of 1 MiB frames. */
+/** Index entries fetched per read: 4096 entries = 32 KiB of index, 1 GiB of 256 KiB frames. */
 export const INDEX_BATCH = 4096;
 
 /** Reads exactly the asked number of bytes from a stream, whatever its chunking. */
