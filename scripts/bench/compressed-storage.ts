@@ -23,9 +23,9 @@ function csv(n: number): Uint8Array<ArrayBuffer> {
   let at = 0;
   for (let i = 0; at < n; i++) {
     const row = encoder.encode(
-      `${i},customer-${(i * 31) % 9973},${(i * 7919) % 1000003},2026-11-${
-        1 + i % 28
-      },${i % 7 ? "paid" : "open"}\n`,
+      `${i},customer-${(i * 31) % 9973},${(i * 7919) % 1000003},2026-11-${1 + i % 28},${
+        i % 7 ? "paid" : "open"
+      }\n`,
     );
     out.set(row.subarray(0, n - at), at);
     at += row.length;

@@ -127,7 +127,15 @@ export class CompressingBackend implements Backend {
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {
     const page = await this.inner.listObjects(bucket, options);
-    return { ...page, objects: page.objects.map((info) => unmarked(info)) };
+    // One damaged record fails its own reads, not the listing: it is listed as stored.
+    const listed = (info: ObjectInfo) => {
+      try {
+        return unmarked(info);
+      } catch {
+        return { ...info, meta: withoutMarker(info.meta) };
+      }
+    };
+    return { ...page, objects: page.objects.map(listed) };
   }
 
   scratchSealer(bucket: string): Promise<ScratchSealer | null> {
@@ -238,34 +246,32 @@ export class CompressingBackend implements Backend {
       const staged = await this.inner.stageObject(bucket, key, body, signal, expectedSize);
       return new MarkedStagedObject(staged, () => staged.size);
     }
+    // The sample is read when the backend starts reading the body, so a refusal (NoSuchBucket)
+    // still comes before any of it is read.
     const reader = body.getReader();
-    let stream: ReadableStream<Uint8Array>;
     const progress: CompressProgress = { plainBytes: 0, storedBytes: 0, done: false };
-    let compressed = false;
-    try {
+    const decision = { compressed: false };
+    const stream = decidingStream(reader, async () => {
       const sample = await readSample(reader, SAMPLE_BYTES);
       const minSavings = baseline ? BASELINE_MIN_SAVINGS : PASSTHROUGH_MIN_SAVINGS;
-      compressed = !(sample.ended && sample.bytes < MIN_BYTES) &&
+      decision.compressed = !(sample.ended && sample.bytes < MIN_BYTES) &&
         sampleSavings(joinPrefix(sample.chunks, SAMPLE_BYTES)) >= minSavings;
-      stream = compressed
+      return decision.compressed
         ? compressStream(sample.chunks, reader, {
           frameSize: this.#frameSize,
           level: settings.level,
         }, progress)
         : rawStream(sample.chunks, reader, progress);
+    });
+    let staged: StagedObject;
+    try {
+      staged = await this.inner.stageObject(bucket, key, stream, signal);
     } catch (err) {
       await reader.cancel(err).catch(() => {});
       throw err;
     }
-    const staged = await this.inner.stageObject(
-      bucket,
-      key,
-      stream,
-      signal,
-      compressed ? undefined : expectedSize,
-    );
-    if (!compressed) return new MarkedStagedObject(staged, () => progress.plainBytes);
     return new MarkedStagedObject(staged, () => progress.plainBytes, (meta) => {
+      if (!decision.compressed) return undefined;
       if (!progress.done || meta.size !== progress.plainBytes) {
         throw new Error(
           `Compressed staging of "${key}" holds ${progress.plainBytes} bytes, its record says ` +
@@ -354,6 +360,26 @@ function unmarked<T extends ObjectInfo | null>(info: T): T {
   return { ...info, meta: unmarkedMeta(info.meta) };
 }
 
+/**
+ * A stream that builds its real source (`open`, which reads the body's start) on its first pull,
+ * then passes that source's chunks on.
+ */
+function decidingStream(
+  body: ReadableStreamDefaultReader<Uint8Array>,
+  open: () => Promise<ReadableStream<Uint8Array>>,
+): ReadableStream<Uint8Array> {
+  let source: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      source ??= (await open()).getReader();
+      const read = await source.read();
+      if (read.done) controller.close();
+      else controller.enqueue(read.value);
+    },
+    cancel: (reason) => (source ?? body).cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
 /** A decode failure as the S3 error a client gets. */
 function failed(err: unknown): unknown {
   return err instanceof CompressionError ? new SvcError("InternalError", err.message) : err;
@@ -367,7 +393,8 @@ class MarkedStagedObject implements StagedObject {
   constructor(
     private readonly staged: StagedObject,
     private readonly sizeOf: () => number,
-    private readonly markerFor?: (meta: ObjectMeta) => CompressionMarker,
+    /** The marker of the bytes staged; undefined when they are raw. */
+    private readonly markerFor?: (meta: ObjectMeta) => CompressionMarker | undefined,
   ) {}
 
   get size(): number {
@@ -376,8 +403,8 @@ class MarkedStagedObject implements StagedObject {
 
   async commit(meta: ObjectMeta): Promise<ObjectInfo> {
     const plain = withoutMarker(meta);
-    if (!this.markerFor) return unmarked(await this.staged.commit(plain));
-    const marker = this.markerFor(plain);
+    const marker = this.markerFor?.(plain);
+    if (!marker) return unmarked(await this.staged.commit(plain));
     const stored: ObjectMeta = {
       ...plain,
       size: storedLengthOf(marker),
