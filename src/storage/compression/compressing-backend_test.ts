@@ -258,3 +258,41 @@ Deno.test("compressing backend: over the encryption layer, compressed then seale
   );
   assert.equal((await backend.headObject("b", "e.csv"))?.meta.size, body.length);
 });
+
+Deno.test("compressing backend: a missing bucket is refused before the body is read", async () => {
+  await using f = await fixture();
+  let pulls = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls++;
+      controller.enqueue(csv(10_000));
+    },
+  }, { highWaterMark: 0 }); // pulled only when read
+  await rejectsWith(f.zstd.stageObject("missing", "x.csv", body), "NoSuchBucket");
+  assert.equal(pulls, 0);
+});
+
+Deno.test("compressing backend: small uneven chunks, exact multiples of a frame", async () => {
+  await using f = await fixture();
+  for (const size of [3 * FRAME, 3 * FRAME + 1, FRAME + 4096]) {
+    const body = csv(size);
+    let at = 0;
+    const chunked = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= body.length) return controller.close();
+        const n = 1 + (at % 3001);
+        controller.enqueue(body.slice(at, at + n));
+        at += n;
+      },
+    });
+    const staged = await f.zstd.stageObject("b", "c.csv", chunked);
+    await staged.commit(metaFor(body));
+    assert.ok((await f.fs.headObject("b", "c.csv"))?.meta.compression, `${size}`);
+    assert.deepEqual(await bytesOf(f.zstd, "c.csv"), body, `${size}`);
+    assert.deepEqual(
+      await bytesOf(f.zstd, "c.csv", [size - FRAME, size - 1]),
+      body.slice(size - FRAME),
+      `${size} last frame's worth`,
+    );
+  }
+});
