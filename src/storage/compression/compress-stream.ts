@@ -130,3 +130,23 @@ export function joinPrefix(chunks: Uint8Array[], limit: number): Uint8Array {
   }
   return out;
 }
+
+/**
+ * A stream that builds its real source (`open`, which reads the body's start) on its first pull,
+ * then passes that source's chunks on.
+ */
+export function decidingStream(
+  body: ReadableStreamDefaultReader<Uint8Array>,
+  open: () => Promise<ReadableStream<Uint8Array>>,
+): ReadableStream<Uint8Array> {
+  let source: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      source ??= (await open()).getReader();
+      const read = await source.read();
+      if (read.done) controller.close();
+      else controller.enqueue(read.value);
+    },
+    cancel: (reason) => (source ?? body).cancel(reason),
+  }, { highWaterMark: 0 });
+}

@@ -34,19 +34,19 @@ import type {
 import {
   type CompressProgress,
   compressStream,
+  decidingStream,
   joinPrefix,
   rawStream,
   readSample,
 } from "./compress-stream.ts";
+import { markerOf, unmarked, unmarkedMeta, withoutMarker } from "./record-marker.ts";
 import { ChunkReader, decodedBody, IndexCursor } from "./decompress-stream.ts";
 import { CompressionError, sampleSavings } from "./zstd-codec.ts";
 import {
   type CompressionMarker,
   formatMarker,
-  frameCountOf,
   framesForRange,
   hasCompressedExtension,
-  parseMarker,
   storedLengthOf,
 } from "./zstd-format.ts";
 
@@ -318,66 +318,6 @@ export class CompressingBackend implements Backend {
 function sameVersion(a: ObjectInfo, b: ObjectInfo): boolean {
   return a.meta.etag === b.meta.etag && a.meta.sha256 === b.meta.sha256 &&
     a.meta.lastModified === b.meta.lastModified && a.meta.compression === b.meta.compression;
-}
-
-/** A compressed object's marker; InternalError when the record holds one svc cannot read. */
-function markerOf(info: ObjectInfo): CompressionMarker {
-  try {
-    const marker = parseMarker(info.meta.compression!);
-    if (info.meta.size !== storedLengthOf(marker)) {
-      throw new Error(
-        `its record says ${info.meta.size} stored bytes, its marker ${storedLengthOf(marker)}`,
-      );
-    }
-    if (frameCountOf(marker) > 0 && marker.indexOffset === 0) throw new Error("no frame data");
-    return marker;
-  } catch (err) {
-    throw new SvcError(
-      "InternalError",
-      `Compressed object "${info.key}" has a damaged record: ${
-        err instanceof Error ? err.message : String(err)
-      }`,
-    );
-  }
-}
-
-function withoutMarker(meta: ObjectMeta): ObjectMeta {
-  const { compression: _drop, ...rest } = meta;
-  return rest;
-}
-
-/** The logical record of a stored one: the marker's size and md5, without the marker. */
-function unmarkedMeta(meta: ObjectMeta): ObjectMeta {
-  if (meta.compression === undefined) return meta;
-  const marker = parseMarker(meta.compression);
-  return { ...withoutMarker(meta), size: marker.size, md5: marker.md5 };
-}
-
-/** `info` as the layers above see it: logical size and md5, no marker. */
-function unmarked<T extends ObjectInfo | null>(info: T): T {
-  if (!info || info.meta.compression === undefined) return info;
-  markerOf(info);
-  return { ...info, meta: unmarkedMeta(info.meta) };
-}
-
-/**
- * A stream that builds its real source (`open`, which reads the body's start) on its first pull,
- * then passes that source's chunks on.
- */
-function decidingStream(
-  body: ReadableStreamDefaultReader<Uint8Array>,
-  open: () => Promise<ReadableStream<Uint8Array>>,
-): ReadableStream<Uint8Array> {
-  let source: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      source ??= (await open()).getReader();
-      const read = await source.read();
-      if (read.done) controller.close();
-      else controller.enqueue(read.value);
-    },
-    cancel: (reason) => (source ?? body).cancel(reason),
-  }, { highWaterMark: 0 });
 }
 
 /** A decode failure as the S3 error a client gets. */
