@@ -4,12 +4,14 @@
  * back to back in each round (alternating which goes first): PUT and GET of a compressible
  * object (CSV rows) and of random bytes, then 64 KiB range reads at random offsets of the
  * compressible one (a range decodes only the frames it covers). Prints median and spread
- * (min-max) over the rounds, the bytes each stores on disk, and the servers' peak RSS (VmHWM).
+ * (min-max) over the rounds of wall-time rates and of server CPU (all threads, steadier than
+ * wall time on a shared machine), the bytes each stores on disk, and the servers' peak RSS
+ * (VmHWM).
  *
  *   node_modules/.bin/deno run -A scripts/bench/compressed-storage.ts [--size-mib 100]
  *     [--rounds 5] [--ranges 40]
  */
-import { drain, fmt, MiB, numberOption, peakRss, startProcess, timed } from "./lib.ts";
+import { cpuSeconds, drain, fmt, MiB, numberOption, peakRss, startProcess, timed } from "./lib.ts";
 
 const size = numberOption("--size-mib", 100) * MiB;
 const rounds = numberOption("--rounds", 5);
@@ -70,18 +72,25 @@ try {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
       for (const [kind, body] of Object.entries(bodies)) {
+        const cpu0 = await cpuSeconds(t.server.pid);
         const put = await timed(async () => {
           const res = await fetch(`${t.url}/${kind}-${round}.dat`, { method: "PUT", body });
           if (res.status !== 200) throw new Error(`${t.mode} PUT ${res.status}`);
           await res.body?.cancel();
         });
+        const cpu1 = await cpuSeconds(t.server.pid);
         const get = await timed(async () => {
           const n = await drain((await fetch(`${t.url}/${kind}-${round}.dat`)).body);
           if (n !== size) throw new Error(`${t.mode} GET got ${n} bytes`);
         });
+        const cpu2 = await cpuSeconds(t.server.pid);
+        // Server CPU (all threads): steadier than wall time when other work shares the cores.
+        record(`${kind} PUT, server CPU-s/GiB`, t.mode, (cpu1 - cpu0) * 1024 * MiB / size);
+        record(`${kind} GET, server CPU-s/GiB`, t.mode, (cpu2 - cpu1) * 1024 * MiB / size);
         record(`${kind} PUT (MiB/s)`, t.mode, size / MiB / put.seconds);
         record(`${kind} GET (MiB/s)`, t.mode, size / MiB / get.seconds);
       }
+      const cpuRanges = await cpuSeconds(t.server.pid);
       const ranged = await timed(async () => {
         for (let i = 0; i < rangeCount; i++) {
           const startAt = Math.floor(Math.random() * (size - 65536));
@@ -95,6 +104,11 @@ try {
         }
       });
       record("64 KiB range GET (ms)", t.mode, ranged.seconds * 1000 / rangeCount);
+      record(
+        "64 KiB range GET, server CPU (ms)",
+        t.mode,
+        (await cpuSeconds(t.server.pid) - cpuRanges) * 1000 / rangeCount,
+      );
       console.error(`round ${round} ${t.mode} done`);
     }
   }
@@ -104,7 +118,7 @@ try {
   console.log("|---|---|---|");
   for (const [measure, byMode] of Object.entries(measures)) {
     const cell = (v: number[]) =>
-      `${fmt(median(v))} (${fmt(Math.min(...v))}-${fmt(Math.max(...v))})`;
+      `${fmt(median(v), 2)} (${fmt(Math.min(...v), 2)}-${fmt(Math.max(...v), 2)})`;
     console.log(`| ${measure} | ${cell(byMode.auto)} | ${cell(byMode.off)} |`);
   }
   const disk = await Promise.all(targets.map((t) => diskBytes(`${t.dir}/bench`)));

@@ -90,6 +90,13 @@ export interface CompressionOptions {
 /** Thrown inside a ranged read when the object changed between its reads: read it again. */
 class Replaced extends Error {}
 
+/** Thrown from a raw ranged read's check when the object turns out to be compressed. */
+class IsCompressed extends Error {
+  constructor(readonly info: ObjectInfo) {
+    super(`Object "${info.key}" is compressed`);
+  }
+}
+
 export class CompressingBackend implements Backend {
   readonly #frameSize: number;
 
@@ -162,13 +169,27 @@ export class CompressingBackend implements Backend {
       }
     }
     for (let attempt = 0; attempt < RANGE_ATTEMPTS; attempt++) {
-      const head = await this.inner.headObject(bucket, key);
-      if (!head) return null;
-      if (head.meta.compression === undefined) {
-        const got = await this.inner.getObject(bucket, key, range, outerCheck);
+      // A raw object (the usual case) is read as before, in one call; a compressed one is seen
+      // from its record before the backend does expensive work (`check`, where the backend
+      // honours it), or by a range past its stored bytes.
+      let head: ObjectInfo;
+      try {
+        const got = await this.inner.getObject(bucket, key, range, (info) => {
+          if (info.meta.compression !== undefined) throw new IsCompressed(info);
+          outerCheck?.(info);
+        });
         if (!got || got.info.meta.compression === undefined) return got;
-        await got.body.cancel().catch(() => {}); // compressed in between: read it again
-        continue;
+        await got.body.cancel().catch(() => {});
+        head = got.info;
+      } catch (err) {
+        if (err instanceof IsCompressed) head = err.info;
+        else if (!(err instanceof SvcError && err.code === "InvalidRange")) throw err;
+        else {
+          const found = await this.inner.headObject(bucket, key);
+          if (found === null) return null;
+          if (found.meta.compression === undefined) throw err; // a raw object: out of range
+          head = found;
+        }
       }
       check?.(unmarked(head));
       const marker = markerOf(head);
