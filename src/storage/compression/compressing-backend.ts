@@ -169,9 +169,10 @@ export class CompressingBackend implements Backend {
       }
     }
     for (let attempt = 0; attempt < RANGE_ATTEMPTS; attempt++) {
-      // A raw object (the usual case) is read as before, in one call; a compressed one is seen
-      // from its record before the backend does expensive work (`check`, where the backend
-      // honours it), or by a range past its stored bytes.
+      // A raw object (the usual case) is read as before, in one call. A compressed one shows in
+      // its record: before the backend does expensive work where it honours `check`, else in
+      // the answer, or as a failure of a range past its stored bytes (InvalidRange; an S3 store
+      // answers a shorter 206, which the S3 backend refuses): any failure is checked by a HEAD.
       let head: ObjectInfo;
       try {
         const got = await this.inner.getObject(bucket, key, range, (info) => {
@@ -183,11 +184,9 @@ export class CompressingBackend implements Backend {
         head = got.info;
       } catch (err) {
         if (err instanceof IsCompressed) head = err.info;
-        else if (!(err instanceof SvcError && err.code === "InvalidRange")) throw err;
         else {
-          const found = await this.inner.headObject(bucket, key);
-          if (found === null) return null;
-          if (found.meta.compression === undefined) throw err; // a raw object: out of range
+          const found = await this.inner.headObject(bucket, key).catch(() => null);
+          if (found?.meta.compression === undefined) throw err; // a raw object's own failure
           head = found;
         }
       }
