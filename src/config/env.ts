@@ -49,6 +49,8 @@ export const ENV_BINDINGS: EnvBinding[] = [
   binding("SVC_READY_RETRIES", "advanced.ready_retries", "int"),
   binding("SVC_READY_CACHE_TTL_SECS", "advanced.ready_cache_ttl_secs", "int"),
   binding("SVC_MAX_DELTA_RATIO", "advanced.max_delta_ratio", "number"),
+  binding("SVC_STORAGE_COMPRESSION", "advanced.storage_compression"),
+  binding("SVC_ZSTD_LEVEL", "advanced.zstd_level", "int"),
   binding("SVC_CACHE_MB", "advanced.cache_size_mb", "int"),
   binding("SVC_REBUILT_CACHE_MB", "advanced.rebuilt_cache_size_mb", "int"),
   binding("SVC_METADATA_CACHE_MB", "advanced.metadata_cache_mb", "int"),

@@ -40,6 +40,8 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_READY_RETRIES: { raw: "1", value: 1 },
   SVC_READY_CACHE_TTL_SECS: { raw: "10", value: 10 },
   SVC_MAX_DELTA_RATIO: { raw: "0.5", value: 0.5 },
+  SVC_STORAGE_COMPRESSION: { raw: "baselines", value: "baselines" },
+  SVC_ZSTD_LEVEL: { raw: "9", value: 9 },
   SVC_CACHE_MB: { raw: "2048", value: 2048 },
   SVC_METADATA_CACHE_MB: { raw: "0", value: 0 },
   SVC_CODEC_CONCURRENCY: { raw: "32", value: 32 },

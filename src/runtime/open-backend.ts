@@ -1,10 +1,13 @@
 /**
  * Opens the backends a config describes (config/backend-plan.ts names them): each the real
- * backend under its encryption layer, observed.
+ * backend under its encryption layer, under its compression layer (compress, then seal),
+ * observed.
  */
 import { backendPlanOf, type BackendSpec, type Config } from "../config/mod.ts";
+import { REFERENCE_NAME } from "../delta/mod.ts";
 import {
   type Backend,
+  CompressingBackend,
   type DecryptFailure,
   EncryptingBackend,
   FilesystemBackend,
@@ -49,18 +52,30 @@ export async function checkBackendSettings(config: Config): Promise<void> {
 
 /**
  * Opens one backend: the real one, under its encryption layer (always there, so objects that
- * say they are encrypted are decrypted whatever the current mode), observed (readiness uses its
- * last success). Throws StartupError.
+ * say they are encrypted are decrypted whatever the current mode), under its compression layer
+ * (always there too, so compressed objects read whatever `storage_compression` says now; new
+ * writes follow the `current` config), observed (readiness uses its last success). Throws
+ * StartupError.
  */
 export async function openBackend(
   spec: BackendSpec,
   config: Config,
   spoolDir: string,
   onDecryptFailure?: (reason: DecryptFailure) => void,
+  current: () => Config = () => config,
 ): Promise<ObservedBackend> {
   const { keys, s3 } = await settingsOf(spec, config, spoolDir);
   const backend: Backend = s3 === undefined
     ? await FilesystemBackend.open(spec.path ?? "./data")
     : await S3Backend.open(s3);
-  return new ObservedBackend(new EncryptingBackend(backend, keys, onDecryptFailure));
+  const encrypting = new EncryptingBackend(backend, keys, onDecryptFailure);
+  return new ObservedBackend(
+    new CompressingBackend(encrypting, {
+      settings: () => {
+        const { storage_compression, zstd_level } = current().advanced;
+        return { mode: storage_compression, level: zstd_level };
+      },
+      isBaseline: (key) => key === REFERENCE_NAME || key.endsWith(`/${REFERENCE_NAME}`),
+    }),
+  );
 }

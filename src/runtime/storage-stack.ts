@@ -79,7 +79,10 @@ export async function openStorageStack(
   for (const spec of plan.specs) {
     const backendSpool = `${stateDir}/.svc/backend-spool/${spec.name}`;
     const onDecryptFailure = (reason: string) => metrics.encryption.decryptFailures.inc({ reason });
-    backends.set(spec.name, await openBackend(spec, config, backendSpool, onDecryptFailure));
+    backends.set(
+      spec.name,
+      await openBackend(spec, config, backendSpool, onDecryptFailure, current),
+    );
   }
   const entries = [...backends].map(([name, backend]) => ({ name, backend }));
   const health = new BackendHealth(entries, config.advanced.s3_connect_timeout_secs * 1000);

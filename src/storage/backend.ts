@@ -54,6 +54,12 @@ export interface ObjectMeta {
    * kept by the encryption layer only; every size and digest above stays the plaintext's.
    */
   encryptionKeyId?: string;
+  /**
+   * Present when the stored bytes are seekable zstd (storage/compression/): `zstd:<frameSize>:
+   * <indexOffset>:<size>:<md5>`. Set and kept by the compression layer only; on the record
+   * stored below it `size` and `md5` describe the stored bytes, the marker the logical ones.
+   */
+  compression?: string;
 }
 
 export interface ObjectInfo {

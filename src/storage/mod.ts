@@ -21,6 +21,7 @@ export type {
   StoredHeader,
 } from "./backend.ts";
 export { BucketRouter } from "./bucket-router.ts";
+export { CompressingBackend } from "./compression/compressing-backend.ts";
 export { EncryptingBackend } from "./encryption/encrypting-backend.ts";
 export type { DecryptFailure } from "./encryption/encryption-error.ts";
 export { KeyRing } from "./encryption/key-ring.ts";

@@ -135,6 +135,14 @@ const advancedEntries = {
   ready_retries: v.optional(int(0), 2),
   ready_cache_ttl_secs: v.optional(int(0), 0),
   max_delta_ratio: v.optional(num(0, 1), 0.75),
+  /**
+   * Storage compression (docs/COMPRESSION.md): `auto` stores delta baselines and compressible
+   * passthrough objects as seekable zstd, `baselines` only baselines, `off` nothing new
+   * (compressed objects stay readable).
+   */
+  storage_compression: v.optional(oneOf(["auto", "baselines", "off"]), "auto"),
+  /** zstd level of newly compressed objects. */
+  zstd_level: v.optional(int(1, 19), 3),
   /** Under 1024 is allowed but gives a startup advisory. */
   cache_size_mb: v.optional(int(0), 100),
   /**
