@@ -13,9 +13,10 @@
  * and an entry a crash left is settled at the next start (`settleJournal`). So a job's removal
  * never goes unrecorded, even when the process dies between the removal and the commit.
  *
- * A commit that fails (database error) releases its waiters (the write is done; the database is
- * what is missing, and SPEC records events "when the config database is available"), keeps the
- * batch at the front of the buffer and retries after a second; while the buffer holds
+ * A commit that fails (database error, a full disk) releases every waiter, and writes stop
+ * waiting until a commit succeeds again (the write is done; the database is what is missing, and
+ * SPEC records events "when the config database is available"); the batch stays at the front of
+ * the buffer and is retried after a second; while the buffer holds
  * `maxBuffered` events, new ones are dropped, counted (`svc_events_dropped_total`) and logged,
  * rather than growing memory without bound. A graceful stop flushes everything.
  */
@@ -53,6 +54,8 @@ interface Buffered {
   settles?: number;
   /** performance.now() at append, for the commit-lag histogram. */
   at: number;
+  /** The last entry of one push (a journal entry's events are never split across commits). */
+  ends: boolean;
   /** Resolves the promise the writer handed out for it (after the commit, or its failure). */
   done?: () => void;
 }
@@ -77,6 +80,8 @@ export class OutboxWriter implements WriteObserver {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #flushing: Promise<void> | undefined;
   #closed = false;
+  /** The last commit failed: writes do not wait for commits until one succeeds again. */
+  #failing = false;
   #lastDropLog = 0;
 
   constructor(options: OutboxWriterOptions) {
@@ -182,12 +187,15 @@ export class OutboxWriter implements WriteObserver {
       return DONE;
     }
     const at = performance.now();
-    const { promise, resolve } = Promise.withResolvers<void>();
-    if (events.length === 0) this.#buffer.push({ settles, at, done: resolve });
+    // While the database refuses commits, a write would wait a retry delay for nothing.
+    const { promise, resolve } = this.#failing
+      ? { promise: DONE, resolve: undefined }
+      : Promise.withResolvers<void>();
+    if (events.length === 0) this.#buffer.push({ settles, at, ends: true, done: resolve });
     events.forEach((event, index) => {
-      const last = index === events.length - 1;
+      const ends = index === events.length - 1;
       // The settling goes with the entry's last event: one batch never splits it from its rows.
-      this.#buffer.push({ event, at, ...(last ? { settles, done: resolve } : {}) });
+      this.#buffer.push({ event, at, ends, ...(ends ? { settles, done: resolve } : {}) });
     });
     this.#metrics?.appended.inc(events.length);
     this.#schedule(this.#buffer.length >= this.#maxBatch ? 0 : this.#flushDelayMs);
@@ -222,7 +230,7 @@ export class OutboxWriter implements WriteObserver {
   /** The next batch: up to maxBatch entries, extended so a journal entry's events stay whole. */
   #nextBatch(): Buffered[] {
     let end = Math.min(this.#maxBatch, this.#buffer.length);
-    while (end < this.#buffer.length && this.#buffer[end - 1].done === undefined) end++;
+    while (end < this.#buffer.length && !this.#buffer[end - 1].ends) end++;
     return this.#buffer.slice(0, end);
   }
 
@@ -240,12 +248,14 @@ export class OutboxWriter implements WriteObserver {
           error: (err as Error).message,
         });
         // The writes are done: their answers do not wait for a database that may be gone.
-        for (const b of batch) b.done?.();
+        this.#failing = true;
+        for (const b of this.#buffer) b.done?.();
         if (this.#closed) return;
         await new Promise((resolve) => setTimeout(resolve, this.#retryDelayMs));
         continue;
       }
       this.#buffer = this.#buffer.slice(batch.length);
+      this.#failing = false;
       const done = performance.now();
       this.#metrics?.committed.inc(events.length);
       for (const b of batch) {
