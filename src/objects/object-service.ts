@@ -317,6 +317,7 @@ export class ObjectService {
     await this.headBucket(bucket);
     if (!key.endsWith("/")) return (await this.deleteOne(bucket, key, context)) ? 1 : 0;
     let removed = 0;
+    const recorded: Promise<void>[] = [];
     let startAfter: string | undefined;
     for (;;) {
       const page = await this.backend.listObjects(bucket, {
@@ -325,21 +326,33 @@ export class ObjectService {
         maxKeys: 1000,
       });
       for (const object of page.objects) {
-        if (await this.deleteOne(bucket, object.key, context)) removed++;
+        if (await this.deleteOne(bucket, object.key, context, recorded)) removed++;
       }
-      if (!page.isTruncated || page.nextStartAfter === undefined) return removed;
+      if (!page.isTruncated || page.nextStartAfter === undefined) {
+        await Promise.all(recorded);
+        return removed;
+      }
       startAfter = page.nextStartAfter;
     }
   }
 
-  /** Deletes exactly one key (no prefix semantics); false when it did not exist. */
-  deleteOne(bucket: string, key: string, context?: WriteContext): Promise<boolean> {
+  /**
+   * Deletes exactly one key (no prefix semantics); false when it did not exist. Returns once the
+   * observers recorded it, unless `recorded` collects their promises (see WriteObservers.removal).
+   */
+  deleteOne(
+    bucket: string,
+    key: string,
+    context?: WriteContext,
+    recorded?: Promise<void>[],
+  ): Promise<boolean> {
     return this.#locks.run(`${bucket}/${key}`, () =>
       this.observers.removal(
         bucket,
         () => this.backend.headObject(bucket, key),
         () => this.backend.deleteObject(bucket, key),
         context,
+        recorded,
       ));
   }
 

@@ -76,20 +76,27 @@ export class WriteObservers {
 
   /**
    * Runs `remove` (under the caller's key lock) and tells the observers what it removed; the
-   * object is read first with `head`, and only when some observer tracks the bucket.
+   * object is read first with `head`, and only when some observer tracks the bucket. Waits for
+   * the observers' promises, or hands them to `recorded` (a caller removing many keys waits for
+   * them all at once, before it answers).
    */
   async removal(
     bucket: string,
     head: () => Promise<ObjectInfo | null>,
     remove: () => Promise<boolean>,
     context?: WriteContext,
+    recorded?: Promise<void>[],
   ): Promise<boolean> {
     const observers = this.of(bucket);
     if (observers.length === 0) return await remove();
     const existing = await head();
     const removed = await remove();
     if (removed && existing !== null) {
-      await durable(observers.map((observer) => observer.removed(bucket, existing, context)));
+      const wait = durable(
+        observers.map((observer) => observer.removed(bucket, existing, context)),
+      );
+      if (wait !== undefined && recorded !== undefined) recorded.push(wait);
+      else await wait;
     }
     return removed;
   }
