@@ -10,7 +10,7 @@
  *     [--small 3000] [--rounds 5] [--clients 32]
  */
 import { ADMIN_PASSWORD_HASH, AdminClient } from "../../tests/helpers/admin.ts";
-import { AB_SLICES, fmt, numberOption, startProcess } from "./lib.ts";
+import { AB_SLICES, cpuSeconds, fmt, numberOption, startProcess } from "./lib.ts";
 import { type BenchSvc, printRounds, putRounds, stopAll, WARM_PUTS } from "./put-ab.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -39,13 +39,23 @@ async function start(root: string): Promise<BenchSvc> {
 const on = await start(ROOT);
 const off = await start(base);
 try {
+  const cpuBefore = [await cpuSeconds(on.pid), await cpuSeconds(off.pid)];
   const rows = await putRounds(on, off, { count: smallCount, rounds, clients });
+  const puts = WARM_PUTS + Math.ceil(smallCount / AB_SLICES) * AB_SLICES * rounds;
+  const cpuMs = async (pid: number, before: number) =>
+    fmt((await cpuSeconds(pid) - before) * 1000 / puts, 3);
   const admin = new AdminClient(on.url);
   await admin.login();
   const outbox = await admin.json<{ total: number }>("GET", "/event-outbox?limit=1");
-  const expected = WARM_PUTS + Math.ceil(smallCount / AB_SLICES) * AB_SLICES * rounds;
+  const expected = puts;
   console.log(`${clients} clients, ${smallCount} PUTs a side per round`);
   printRounds(["durable (PUT/s)", "base (PUT/s)", "durable/base"], rows);
+  console.log(
+    `server CPU per PUT: durable ${await cpuMs(on.pid, cpuBefore[0])} ms, base ${await cpuMs(
+      off.pid,
+      cpuBefore[1],
+    )} ms`,
+  );
   console.log(`outbox rows ${outbox.total} for ${expected} PUTs (read at once, no wait)`);
   console.log(
     `load average ${fmt(Number((await Deno.readTextFile("/proc/loadavg")).split(" ")[0]), 2)}`,

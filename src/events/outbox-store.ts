@@ -141,7 +141,9 @@ export class OutboxStore {
         args: [...settled],
       });
     }
-    await this.#db.batch(statements, "write");
+    // Resolved once committed (the writer's waiters: a kill -9 loses nothing); the sync to disk
+    // follows within 200 ms (wal-sync.ts), not on every S3 answer's path.
+    await this.#db.batch(statements, "write", "committed");
   }
 
   /**

@@ -78,6 +78,8 @@ export class OutboxWriter implements WriteObserver {
   /** Events of journal entries written by this process and not settled yet. */
   readonly #journaled = new Map<number, ObjectEvent[]>();
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** A flush is queued as a microtask. */
+  #soon = false;
   #flushing: Promise<void> | undefined;
   #closed = false;
   /** The last commit failed: writes do not wait for commits until one succeeds again. */
@@ -204,6 +206,19 @@ export class OutboxWriter implements WriteObserver {
 
   #schedule(delayMs: number): void {
     if (this.#flushing !== undefined) return; // the running flush looks again when it ends
+    if (delayMs === 0) {
+      // At the end of this task, not a timer: a timer's turn (clamped to 4 ms when nested)
+      // would add its wait to every S3 answer that waits for the commit.
+      if (this.#soon) return;
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#soon = true;
+      queueMicrotask(() => {
+        this.#soon = false;
+        void this.flush();
+      });
+      return;
+    }
     if (this.#timer !== undefined) {
       if (delayMs > 0) return;
       clearTimeout(this.#timer);
