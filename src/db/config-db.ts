@@ -24,7 +24,7 @@ import type { Client, InStatement, ResultSet, Transaction, TransactionMode } fro
 import { getLogger } from "../observability/mod.ts";
 import { fsyncDirectoryNow } from "../lib/mod.ts";
 import { configDbKey } from "./db-key.ts";
-import { type Durability, mayWrite, openClient, useWal, WalSync } from "./wal-sync.ts";
+import { closeWal, type Durability, mayWrite, openClient, useWal, WalSync } from "./wal-sync.ts";
 import {
   DB_FILE,
   exists,
@@ -389,8 +389,7 @@ export class ConfigDb implements DbClient {
     await this.#queue.run(() => {
       this.#closed = true;
       this.#wal.stop();
-      this.#raw.close();
-      return Promise.resolve();
+      return closeWal(this.#raw);
     });
   }
 }

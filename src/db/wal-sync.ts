@@ -37,6 +37,18 @@ export type Durability = "synced" | "committed";
 /** How long a `committed` write waits at most for its sync. */
 const SOON_MS = 200;
 
+/**
+ * Closes a client, back in rollback-journal mode first (which checkpoints and removes the WAL):
+ * a stopped svc leaves `config.db` alone, as the boot's checks expect (a wrong key or a damaged
+ * file must not be masked by a WAL beside it). A crash leaves the WAL, which the next open (with
+ * the same key) recovers; the companions move with the file (db-files.ts).
+ */
+export async function closeWal(client: Client): Promise<void> {
+  // A switch that fails (a full disk) leaves the WAL, recovered at the next open.
+  await client.execute("PRAGMA journal_mode=DELETE").catch(() => {});
+  client.close();
+}
+
 export class WalSync {
   readonly #walPath: string;
   readonly #dir: string;
