@@ -1,10 +1,11 @@
 /**
  * The outbox as a write observer: every committed write and removal becomes an event, committed
  * to the config database by group commit. The object service waits for the promise `committed` /
- * `removed` return before it answers, so an acknowledged write's event is durable (a kill -9
- * right after the answer loses nothing). A commit starts as soon as an event arrives and no
+ * `removed` return before it answers, so an acknowledged write's event is committed (a kill -9
+ * right after the answer loses nothing; the commit reaches the disk within 200 ms, see
+ * db/wal-sync.ts). A commit starts at the end of the task in which an event arrives, when no
  * commit runs; events arriving during a commit form the next batch, so concurrent writers share
- * one commit and the cost per write falls with concurrency (docs/BENCHMARKS.md, "Issue 27").
+ * one commit (docs/BENCHMARKS.md, "Issue 27: durable events").
  * Events are buffered in the order the object service reports them (under the key lock, so in
  * order per key) and committed in that order: ids are monotonic and ordered per key.
  *
@@ -16,9 +17,9 @@
  * A commit that fails (database error, a full disk) releases every waiter, and writes stop
  * waiting until a commit succeeds again (the write is done; the database is what is missing, and
  * SPEC records events "when the config database is available"); the batch stays at the front of
- * the buffer and is retried after a second; while the buffer holds
- * `maxBuffered` events, new ones are dropped, counted (`svc_events_dropped_total`) and logged,
- * rather than growing memory without bound. A graceful stop flushes everything.
+ * the buffer and is retried after a second; while the buffer holds `maxBuffered` events, new
+ * ones are dropped, counted (`svc_events_dropped_total`) and logged, rather than growing memory
+ * without bound. A graceful stop flushes everything.
  */
 import { getLogger } from "../observability/mod.ts";
 import type { ObjectInfo } from "../storage/mod.ts";
