@@ -26,6 +26,9 @@ Deno.test("a second svc on a data directory in use refuses and changes nothing",
       const s3 = first.client();
       await s3.send(new S3.CreateBucketCommand({ Bucket: "held" }));
       await s3.send(new S3.PutObjectCommand({ Bucket: "held", Key: "k", Body: "v1" }));
+      // The first server's own delayed writes (usage counters 1 s after a write; the config
+      // database's WAL) land before the snapshot: only the refused process is judged.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
       const holder = Number((await Deno.readTextFile(`${dataDir}/.svc/svc.lock`)).trim());
       assert.ok(holder > 0);
       const before = await snapshot(dataDir);

@@ -5,18 +5,23 @@
  *
  * with the status the code implies. `error` is stable (clients branch on it); `message` may change
  * wording; details are extra fields a code documents (for example `retry_after_secs`). A JobsError
- * (the jobs' own refusal) answers the same way by its code. Anything else thrown is a 500
- * `internal` whose message hides the cause (logged).
+ * (the jobs' own refusal) answers the same way by its code. A full disk (ENOSPC, EDQUOT,
+ * SQLITE_FULL) is a 507 `insufficient_storage`. Anything else thrown is a 500 `internal` whose
+ * message hides the cause (logged).
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConfigError } from "../config/mod.ts";
-import { jsonDepthOver, MAX_JSON_DEPTH, SvcError } from "../lib/mod.ts";
+import { isNoSpaceError, jsonDepthOver, MAX_JSON_DEPTH, SvcError } from "../lib/mod.ts";
 import { readBounded } from "../http/mod.ts";
 import { getLogger } from "../observability/mod.ts";
 import { JobsError } from "../jobs/mod.ts";
 
 const log = getLogger("svc::admin");
+
+function messageOf(err: unknown): string {
+  return (err as Error)?.message ?? String(err);
+}
 
 /** Codes and their statuses; add a row before using a new code. */
 export const ADMIN_ERROR_STATUS = {
@@ -36,6 +41,7 @@ export const ADMIN_ERROR_STATUS = {
   persist_failed: 500,
   bad_gateway: 502,
   unavailable: 503,
+  insufficient_storage: 507,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type AdminErrorCode = keyof typeof ADMIN_ERROR_STATUS;
@@ -74,7 +80,19 @@ export function adminErrorBody(err: unknown): {
   if (err instanceof ConfigError) {
     return { status: 422, body: { error: "invalid_config", message: err.message } };
   }
-  log.error("admin request failed", { error: (err as Error)?.message ?? String(err) });
+  // A full disk (objects or the config database): a clear answer, not an internal error.
+  if (isNoSpaceError(err)) {
+    log.error("admin request failed: the disk is full", { error: messageOf(err) });
+    return {
+      status: 507,
+      body: {
+        error: "insufficient_storage",
+        message: "Insufficient storage: the server's disk is full (or over its quota); the " +
+          "request did not complete. Retrying will fail until space is freed.",
+      },
+    };
+  }
+  log.error("admin request failed", { error: messageOf(err) });
   return {
     status: 500,
     body: { error: "internal", message: "Internal error; see the server log" },

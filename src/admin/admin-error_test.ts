@@ -91,3 +91,27 @@ Deno.test("jsonDepthOver: linear, string-aware, reports the first depth past the
   assert.equal(jsonDepthOver('["[[[[", {"a": "}}}\\\\"}]', 2), 0);
   assert.equal(jsonDepthOver("[".repeat(1_000_000)), MAX_JSON_DEPTH + 1);
 });
+
+Deno.test("admin errors: a full disk (ENOSPC, SQLITE_FULL) is 507 insufficient_storage", async () => {
+  const hono = new Hono();
+  hono.onError(renderAdminError);
+  const sqliteFull = Object.assign(new Error("SQLITE_FULL: database or disk is full"), {
+    code: "SQLITE_FULL",
+  });
+  const enospc = new Error("write failed", {
+    cause: Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" }),
+  });
+  hono.get("/db", () => {
+    throw sqliteFull;
+  });
+  hono.get("/fs", () => {
+    throw enospc;
+  });
+  for (const path of ["/db", "/fs"]) {
+    const response = await hono.request(path);
+    assert.equal(response.status, 507, path);
+    const body = await response.json();
+    assert.equal(body.error, "insufficient_storage");
+    assert.match(body.message, /disk is full/);
+  }
+});

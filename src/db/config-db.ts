@@ -20,18 +20,11 @@
  * says why); a rekey is one entry of it, so calls behind it run on the new client and none ever
  * sees a closed one.
  */
-import {
-  type Client,
-  createClient,
-  type InStatement,
-  type ResultSet,
-  type Transaction,
-  type TransactionMode,
-} from "@libsql/client";
-import { pathToFileURL } from "node:url";
+import type { Client, InStatement, ResultSet, Transaction, TransactionMode } from "@libsql/client";
 import { getLogger } from "../observability/mod.ts";
 import { fsyncDirectoryNow } from "../lib/mod.ts";
 import { configDbKey } from "./db-key.ts";
+import { closeWal, type Durability, mayWrite, openClient, useWal, WalSync } from "./wal-sync.ts";
 import {
   DB_FILE,
   exists,
@@ -66,10 +59,17 @@ export interface OpenConfigDbOptions {
   migrations?: readonly Migration[];
 }
 
-/** What stores use: one statement, an atomic batch, or an interactive transaction. */
+/**
+ * What stores use: one statement, an atomic batch, or an interactive transaction. Writes resolve
+ * once synced to disk, or for a batch with `durability: "committed"` once committed (wal-sync.ts).
+ */
 export interface DbClient {
   execute(stmt: InStatement): Promise<ResultSet>;
-  batch(stmts: InStatement[], mode?: TransactionMode): Promise<ResultSet[]>;
+  batch(
+    stmts: InStatement[],
+    mode?: TransactionMode,
+    durability?: Durability,
+  ): Promise<ResultSet[]>;
   /**
    * Runs `fn` in a transaction: committed when it returns, rolled back when it throws. Other calls
    * wait until it ends, so inside `fn` query through `tx` only (calling the client deadlocks).
@@ -80,10 +80,6 @@ export interface DbClient {
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
-}
-
-function openClient(path: string, key: string): Client {
-  return createClient({ url: pathToFileURL(path).href, encryptionKey: key });
 }
 
 /**
@@ -205,6 +201,7 @@ export async function openConfigDb(options: OpenConfigDbOptions): Promise<Config
   await Deno.chmod(path, 0o600);
   const client = openClient(path, key);
   try {
+    await useWal(client);
     await migrate(client, options.migrations ?? MIGRATIONS, now);
     await recordKeyCheck(dir, key);
     if (asidePath !== null) {
@@ -232,6 +229,7 @@ export class ConfigDb implements DbClient {
   readonly dir: string;
   readonly path: string;
   readonly #queue = new SerialQueue();
+  readonly #wal: WalSync;
   #raw: Client;
   #key: string;
   #state: DbState;
@@ -244,6 +242,7 @@ export class ConfigDb implements DbClient {
     this.#raw = raw;
     this.#key = key;
     this.#state = state;
+    this.#wal = new WalSync(this.path, dir);
   }
 
   /** `mismatch` while a recovery is pending (S3 answers 503 then). */
@@ -261,16 +260,20 @@ export class ConfigDb implements DbClient {
     return this.#queue.run(() => fn(this.#raw));
   }
 
-  execute(stmt: InStatement): Promise<ResultSet> {
-    return this.#enter((raw) => raw.execute(stmt));
+  async execute(stmt: InStatement): Promise<ResultSet> {
+    const result = await this.#enter((raw) => raw.execute(stmt));
+    if (mayWrite(stmt, result.rowsAffected)) await this.#wal.sync();
+    return result;
   }
 
-  batch(stmts: InStatement[], mode: TransactionMode = "write"): Promise<ResultSet[]> {
-    return this.#enter((raw) => raw.batch(stmts, mode));
+  async batch(stmts: InStatement[], mode: TransactionMode = "write", durability?: Durability) {
+    const results = await this.#enter((raw) => raw.batch(stmts, mode));
+    await this.#wal.settle(mode, durability);
+    return results;
   }
 
-  transaction<T>(fn: (tx: Transaction) => Promise<T>, mode: TransactionMode = "write"): Promise<T> {
-    return this.#enter(async (raw) => {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, mode: TransactionMode = "write") {
+    const result = await this.#enter(async (raw) => {
       const tx = await raw.transaction(mode);
       try {
         const result = await fn(tx);
@@ -283,6 +286,8 @@ export class ConfigDb implements DbClient {
         tx.close();
       }
     });
+    await this.#wal.settle(mode);
+    return result;
   }
 
   /** The applied schema version. */
@@ -341,6 +346,7 @@ export class ConfigDb implements DbClient {
       }
       this.#raw = openClient(this.path, newKey);
       this.#key = newKey;
+      await useWal(this.#raw);
       await fsyncDirectoryNow(this.dir);
       await recordKeyCheck(this.dir, newKey);
     });
@@ -382,8 +388,8 @@ export class ConfigDb implements DbClient {
     if (this.#closed) return;
     await this.#queue.run(() => {
       this.#closed = true;
-      this.#raw.close();
-      return Promise.resolve();
+      this.#wal.stop();
+      return closeWal(this.#raw);
     });
   }
 }

@@ -266,6 +266,26 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN require_verified_email INTEGER NOT NULL DEFAULT 1`,
     ],
   },
+  {
+    version: 9,
+    name: "event_journal",
+    sql: [
+      // Events written before the change they describe (src/events/outbox-writer.ts): a job's
+      // removal journals its events durably, removes, then moves them into event_outbox in the
+      // writer's order (one transaction deletes the journal row). A row left by a crash is
+      // settled at the next start: the object still there as `etag` means the removal did not
+      // happen (the row goes), else it did (its events are appended). `payload` is a JSON list
+      // of events; times are Unix milliseconds.
+      `CREATE TABLE event_journal (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        bucket TEXT NOT NULL,
+        object_key TEXT NOT NULL,
+        etag TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

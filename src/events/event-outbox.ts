@@ -9,12 +9,15 @@
  * write happens and no event is made; the outbox lives in the fresh database from then on.
  */
 import type { EventDeliveryConfig } from "../config/mod.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { DbClient } from "../db/mod.ts";
 import type { WriteObserver } from "../objects/mod.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { EventMetrics } from "./event-metrics.ts";
-import { OutboxStore } from "./outbox-store.ts";
+import { type JournalObject, OutboxStore } from "./outbox-store.ts";
 import { OutboxWriter } from "./outbox-writer.ts";
+
+const log = getLogger("svc::events");
 
 export interface EventOutboxDeps {
   db: DbClient;
@@ -26,6 +29,11 @@ export interface EventOutboxDeps {
   fetch?: typeof fetch;
   /** Rows after this id are kept (replication's event consumer has not read them yet). */
   pruneFloor?: () => Promise<number | undefined>;
+  /**
+   * Whether the object a journal entry a crash left is about is still there as that ETag (its
+   * removal did not happen). Throws when it cannot tell (the entry waits for the next start).
+   */
+  stillThere?: (object: JournalObject) => Promise<boolean>;
 }
 
 export interface EventOutbox {
@@ -52,6 +60,18 @@ export function openEventOutbox(deps: EventOutboxDeps): EventOutbox {
     pruneFloor: deps.pruneFloor,
   });
   dispatcher.start();
+  // Journal entries a crash left (a job's removal killed midway) are settled now, in the
+  // background: their events land in the outbox or, when the removal never happened, go.
+  const { stillThere } = deps;
+  if (stillThere) {
+    writer.settleJournal(stillThere).then((happened) => {
+      if (happened > 0) log.info("journaled removals settled at start", { removals: happened });
+    }).catch((err) =>
+      log.warn("journaled removals not settled; retried at the next start", {
+        error: (err as Error).message,
+      })
+    );
+  }
   return {
     store,
     writer,

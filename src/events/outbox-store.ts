@@ -71,6 +71,19 @@ function toRow(row: Record<string, unknown>): OutboxRow {
   };
 }
 
+/** The object a journal entry's removal is about (still there as this ETag: not removed). */
+export interface JournalObject {
+  bucket: string;
+  key: string;
+  etag: string;
+}
+
+export interface JournalEntry {
+  id: number;
+  object: JournalObject;
+  events: ObjectEvent[];
+}
+
 /** Rows per INSERT statement (9 values each, far below SQLite's variable limit). */
 const APPEND_ROWS = 200;
 
@@ -90,8 +103,13 @@ export class OutboxStore {
    * Appends events in order, in one transaction (ids follow the order given). `deliver` false
    * records them as `recorded` (delivery off).
    */
-  async append(events: readonly ObjectEvent[], deliver: boolean, now: number): Promise<void> {
-    if (events.length === 0) return;
+  async append(
+    events: readonly ObjectEvent[],
+    deliver: boolean,
+    now: number,
+    settled: readonly number[] = [],
+  ): Promise<void> {
+    if (events.length === 0 && settled.length === 0) return;
     const status: OutboxStatus = deliver ? "pending" : "recorded";
     // Multi-row INSERTs (one statement per APPEND_ROWS events): each statement is a call into
     // SQLite on the main thread, so fewer statements keep the event loop free.
@@ -115,7 +133,46 @@ export class OutboxStore {
         ]),
       });
     }
-    await this.#db.batch(statements, "write");
+    // Journal entries whose events are among these (or that were dropped) go in the same
+    // transaction: an event is never both journaled and in the outbox, nor lost between.
+    if (settled.length > 0) {
+      statements.push({
+        sql: `DELETE FROM event_journal WHERE id IN ${placeholders(settled.length)}`,
+        args: [...settled],
+      });
+    }
+    // Resolved once committed (the writer's waiters: a kill -9 loses nothing); the sync to disk
+    // follows within 200 ms (wal-sync.ts), not on every S3 answer's path.
+    await this.#db.batch(statements, "write", "committed");
+  }
+
+  /**
+   * Writes `events` (describing the removal of `object`, which is still there) to the journal
+   * before the removal; returns the entry's id. Durable when this resolves.
+   */
+  async journal(
+    object: JournalObject,
+    events: readonly ObjectEvent[],
+    now: number,
+  ): Promise<number> {
+    const result = await this.#db.execute({
+      sql: `INSERT INTO event_journal (bucket, object_key, etag, payload, created_at)
+        VALUES (?, ?, ?, ?, ?)`,
+      args: [object.bucket, object.key, object.etag, JSON.stringify(events), now],
+    });
+    return Number(result.lastInsertRowid);
+  }
+
+  /** The journal entries not settled yet (left by a crash, or in flight), oldest first. */
+  async journaled(): Promise<JournalEntry[]> {
+    const result = await this.#db.execute(
+      "SELECT id, bucket, object_key, etag, payload FROM event_journal ORDER BY id",
+    );
+    return result.rows.map((row) => ({
+      id: Number(row.id),
+      object: { bucket: String(row.bucket), key: String(row.object_key), etag: String(row.etag) },
+      events: JSON.parse(String(row.payload)) as ObjectEvent[],
+    }));
   }
 
   /**

@@ -103,7 +103,10 @@ export function toSvcError(err: unknown): SvcError {
   });
 }
 
-/** Error codes of a write that failed for lack of space (ENOSPC, or EDQUOT over a disk quota). */
+/**
+ * Error codes of a write that failed for lack of space (ENOSPC, or EDQUOT over a disk quota);
+ * SQLITE_FULL is recognised too.
+ */
 const NO_SPACE_CODES = new Set(["ENOSPC", "EDQUOT"]);
 
 /** Whether `err` (or an error it wraps as `cause`) is the system's "no space" error. */
@@ -112,6 +115,8 @@ export function isNoSpaceError(err: unknown, depth = 0): boolean {
   if (!(err instanceof Error) || depth > 5) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === "string" && NO_SPACE_CODES.has(code)) return true;
+  // SQLite's "database or disk is full" (the config database on a full disk).
+  if (code === "SQLITE_FULL" || err.message.startsWith("SQLITE_FULL")) return true;
   if (/\(os error (28|122)\)/.test(err.message)) return true;
   return isNoSpaceError(err.cause, depth + 1);
 }

@@ -17,7 +17,12 @@ import type {
 } from "../storage/mod.ts";
 import { BodyDigest, tooLarge } from "../body/mod.ts";
 import { ObjectChangedError, openPlannedRead } from "./planned-read.ts";
-import { needReplaced, type WriteContext, WriteObservers } from "./usage/write-observer.ts";
+import {
+  durable,
+  needReplaced,
+  type WriteContext,
+  WriteObservers,
+} from "./usage/write-observer.ts";
 import {
   type ClientMetadata,
   type CommitPlan,
@@ -202,7 +207,7 @@ export class ObjectService {
    * The precondition and the commit under the key lock; observers hear of the result. Public
    * for writes staged elsewhere (a multipart object's extents); the caller aborts on a throw.
    */
-  commitStaged(
+  async commitStaged(
     bucket: string,
     key: string,
     staged: StagedObject,
@@ -210,7 +215,8 @@ export class ObjectService {
     precondition: WritePrecondition | undefined,
     context?: WriteContext,
   ): Promise<ObjectInfo> {
-    return this.#locks.run(`${bucket}/${key}`, async () => {
+    let recorded: Promise<void> | void = undefined;
+    const info = await this.#locks.run(`${bucket}/${key}`, async () => {
       const observers = this.observers.of(bucket);
       // One metadata read serves the precondition and the observers' replaced object.
       const existing = precondition || needReplaced(observers)
@@ -218,9 +224,15 @@ export class ObjectService {
         : null;
       if (precondition) precondition(existing);
       const info = await staged.commit(meta);
-      for (const observer of observers) observer.committed(bucket, info, existing, context);
+      recorded = durable(
+        observers.map((observer) => observer.committed(bucket, info, existing, context)),
+      );
       return info;
     });
+    // Outside the key lock (the order per key is fixed when the observers heard it): the caller
+    // answers only once the observers made the write durable (its event committed).
+    await recorded;
+    return info;
   }
 
   async copy(
@@ -305,6 +317,7 @@ export class ObjectService {
     await this.headBucket(bucket);
     if (!key.endsWith("/")) return (await this.deleteOne(bucket, key, context)) ? 1 : 0;
     let removed = 0;
+    const recorded: Promise<void>[] = [];
     let startAfter: string | undefined;
     for (;;) {
       const page = await this.backend.listObjects(bucket, {
@@ -313,38 +326,50 @@ export class ObjectService {
         maxKeys: 1000,
       });
       for (const object of page.objects) {
-        if (await this.deleteOne(bucket, object.key, context)) removed++;
+        if (await this.deleteOne(bucket, object.key, context, recorded)) removed++;
       }
-      if (!page.isTruncated || page.nextStartAfter === undefined) return removed;
+      if (!page.isTruncated || page.nextStartAfter === undefined) {
+        await Promise.all(recorded);
+        return removed;
+      }
       startAfter = page.nextStartAfter;
     }
   }
 
-  /** Deletes exactly one key (no prefix semantics); false when it did not exist. */
-  deleteOne(bucket: string, key: string, context?: WriteContext): Promise<boolean> {
+  /**
+   * Deletes exactly one key (no prefix semantics); false when it did not exist. Returns once the
+   * observers recorded it, unless `recorded` collects their promises (see WriteObservers.removal).
+   */
+  deleteOne(
+    bucket: string,
+    key: string,
+    context?: WriteContext,
+    recorded?: Promise<void>[],
+  ): Promise<boolean> {
     return this.#locks.run(`${bucket}/${key}`, () =>
       this.observers.removal(
         bucket,
         () => this.backend.headObject(bucket, key),
         () => this.backend.deleteObject(bucket, key),
         context,
+        recorded,
       ));
   }
 
   /**
    * Deletes one key only while `still` accepts the object there now, judged under the key lock
    * (a job that decided on a listing never removes a version written after it looked). False
-   * when the key is gone or `still` refused.
+   * when the key is gone or `still` refused. `still` may wait (a job journals its events there).
    */
   deleteIf(
     bucket: string,
     key: string,
-    still: (current: ObjectInfo) => boolean,
+    still: (current: ObjectInfo) => boolean | Promise<boolean>,
     context?: WriteContext,
   ): Promise<boolean> {
     return this.#locks.run(`${bucket}/${key}`, async () => {
       const current = await this.backend.headObject(bucket, key);
-      if (current === null || !still(current)) return false;
+      if (current === null || !(await still(current))) return false;
       return await this.observers.removal(
         bucket,
         () => Promise.resolve(current),

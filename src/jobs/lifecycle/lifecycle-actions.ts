@@ -13,8 +13,14 @@
  *
  * Each returns whether it acted; false means the object changed or went meanwhile (skipped, the
  * next run decides again). Errors throw (a per-object failure for the run).
+ *
+ * A removal's events (`ObjectDeleted`, `LifecycleExpired`) are journaled before the removal,
+ * under the key lock (src/events/outbox-writer.ts): a run killed at any point leaves no removed
+ * object without its events. Other events are awaited until committed before the next step.
  */
+import { deletedEvent, type ObjectEvent } from "../../events/mod.ts";
 import { SvcError } from "../../lib/mod.ts";
+import type { WriteContext } from "../../objects/mod.ts";
 import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RuleEnv } from "../rules/rule-env.ts";
 import { expiredEvent, LIFECYCLE_WRITE, transitionedEvent } from "./lifecycle-events.ts";
@@ -27,24 +33,48 @@ function sameVersion(a: ObjectInfo, b: ObjectInfo): boolean {
   return a.meta.etag === b.meta.etag && a.meta.size === b.meta.size;
 }
 
+/**
+ * Removes `key` while `still` accepts it, its events (`ObjectDeleted` and `expired` of the object
+ * removed) journaled first when the outbox can; else recorded after. Whether it removed.
+ */
+async function removeRecorded(
+  env: RuleEnv,
+  bucket: string,
+  key: string,
+  still: (current: ObjectInfo) => boolean,
+  expired: (removed: ObjectInfo) => ObjectEvent,
+): Promise<boolean> {
+  const context: WriteContext = { ...LIFECYCLE_WRITE };
+  let removed: ObjectInfo | null = null;
+  const deleted = await env.objects().deleteIf(bucket, key, async (current) => {
+    if (!still(current)) return false;
+    removed = { ...current, key };
+    context.journal = await env.journalRemoval?.(
+      { bucket, key, etag: current.meta.etag },
+      [deletedEvent(bucket, removed, LIFECYCLE_WRITE), expired(removed)],
+    );
+    return true;
+  }, context);
+  if (!deleted || removed === null) {
+    if (context.journal !== undefined) await env.dropJournal?.(context.journal);
+    return false;
+  }
+  if (context.journal === undefined) await env.recordEvent(expired(removed));
+  return true;
+}
+
 export async function expireObject(
   env: RuleEnv,
   plan: LifecyclePlan,
   listed: ObjectInfo,
   now: number,
 ): Promise<boolean> {
-  let removed: ObjectInfo | null = null;
-  const deleted = await env.objects().deleteIf(plan.bucket, listed.key, (current) => {
+  const action = plan.action === "retain-newest" ? "retain-newest" : "expire";
+  return await removeRecorded(env, plan.bucket, listed.key, (current) => {
     if (!sameVersion(current, listed)) return false;
     const age = now - current.meta.lastModified;
-    if (plan.expireAfterMs !== null && age < plan.expireAfterMs) return false;
-    removed = current;
-    return true;
-  }, LIFECYCLE_WRITE);
-  if (!deleted || removed === null) return false;
-  const action = plan.action === "retain-newest" ? "retain-newest" : "expire";
-  env.recordEvent(expiredEvent(plan, { ...(removed as ObjectInfo), key: listed.key }, action, now));
-  return true;
+    return plan.expireAfterMs === null || age >= plan.expireAfterMs;
+  }, (removed) => expiredEvent(plan, removed, action, now));
 }
 
 export async function transitionObject(
@@ -85,17 +115,15 @@ export async function transitionObject(
         ` of ${copied.meta.size}, sha256 ${head.meta.sha256 || "unknown"}); the source is kept`,
     );
   }
-  env.recordEvent(transitionedEvent(plan, copied, target, head.meta.size));
+  await env.recordEvent(transitionedEvent(plan, copied, target, head.meta.size));
   if (!transition.deleteSource) return true;
-  const deleted = await env.objects().deleteIf(
+  // A source rewritten after the copy stays: the destination holds the older version only.
+  await removeRecorded(
+    env,
     plan.bucket,
     listed.key,
     (current) => sameVersion(current, copied),
-    LIFECYCLE_WRITE,
+    () => expiredEvent(plan, copied, "transition-source-delete", now),
   );
-  // A source rewritten after the copy stays: the destination holds the older version only.
-  if (deleted) {
-    env.recordEvent(expiredEvent(plan, copied, "transition-source-delete", now));
-  }
   return true;
 }

@@ -13,7 +13,11 @@ export interface Lease {
 }
 
 export interface Leases {
-  /** Null when another holder has it. */
+  /**
+   * Null when another holder has it. A lease this instance still holds (its release failed: a
+   * full disk, an unreachable store) is taken over at once, with a new token: the caller runs
+   * at most one run per id at a time (RuleJobs), so such a lease belongs to no live run.
+   */
   acquire(id: string, ttlMs: number): Promise<Lease | null>;
   /** False when the lease was lost. Errors (store unreachable) throw. */
   renew(lease: Lease, ttlMs: number): Promise<boolean>;

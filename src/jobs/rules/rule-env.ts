@@ -20,8 +20,22 @@ export interface RuleEnv {
   backendKind(bucket: string): Promise<"filesystem" | "s3">;
   /** The maintenance job holding `bucket`'s write gate, or undefined when writes are open. */
   gatedBy(bucket: string): string | undefined;
-  /** Appends an event to the outbox (no-op when the outbox is off). */
-  recordEvent(event: ObjectEvent): void;
+  /**
+   * Appends an event to the outbox (no-op when the outbox is off); a promise returned resolves
+   * once the event is committed.
+   */
+  recordEvent(event: ObjectEvent): void | Promise<void>;
+  /**
+   * Journals the events of a removal before it happens (durable once this resolves; the
+   * removal's write context carries the id, and the outbox moves the events when it happens).
+   * Undefined: nothing journaled (the outbox is off), record after the removal. Absent in tests.
+   */
+  journalRemoval?(
+    object: { bucket: string; key: string; etag: string },
+    events: ObjectEvent[],
+  ): Promise<number | undefined>;
+  /** Drops a journal entry whose removal did not happen. */
+  dropJournal?(id: number): Promise<void>;
   metrics: Metrics;
   clock: Clock;
 }

@@ -202,3 +202,17 @@ Deno.test("boot turns runs a dead process left running into failed with a diagno
     assert.equal((await store.row("lifecycle:r1"))?.status, "failed");
   });
 });
+
+Deno.test("a lease whose release failed is taken over by its holder at once, not by others", async () => {
+  await withJobs(async ({ jobs, store }) => {
+    // What a release that failed (SQLITE_FULL) leaves: this process's unexpired lease.
+    const stale = await new DbLeases(store, "me").acquire("lifecycle:r1", 60_000);
+    assert.ok(stale);
+    assert.equal((await store.lease("lifecycle:r1"))?.holder, "me");
+    assert.equal(await new DbLeases(store, "other").acquire("lifecycle:r1", 60_000), null);
+    const report = await jobs.runNow("r1", "admin");
+    assert.equal(report.status, "succeeded", "run-now takes the lease over, no lease_ttl wait");
+    assert.equal(await store.renewLease("lifecycle:r1", stale.token, 60_000), false, "new token");
+    assert.equal(await store.lease("lifecycle:r1"), null, "released at the end of the run");
+  });
+});

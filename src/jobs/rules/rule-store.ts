@@ -254,7 +254,9 @@ export class RuleStore {
         args: [id],
       });
       const row = current.rows[0];
-      if (row && Number(row.expires_at) > now) return null;
+      // The holder's own lease is taken over: a release that failed (a full disk) must not
+      // lock its holder out for a lease_ttl (the caller runs one run per rule at a time).
+      if (row && Number(row.expires_at) > now && String(row.holder) !== holder) return null;
       const token = crypto.randomUUID();
       await tx.execute({
         sql: `INSERT INTO job_leases (job_id, holder, token, acquired_at, expires_at)

@@ -94,7 +94,10 @@ export class S3Leases implements Leases {
   async acquire(id: string, ttlMs: number): Promise<Lease | null> {
     const stored = await this.#read(id);
     const now = this.now();
-    if (stored?.doc && stored.doc.expires_at > now) return null;
+    // This instance's own lease (a release that failed) is taken over, as in leases.ts.
+    if (stored?.doc && stored.doc.expires_at > now && stored.doc.holder !== this.instance) {
+      return null;
+    }
     const token = crypto.randomUUID();
     const doc = { holder: this.instance, token, acquired_at: now, expires_at: now + ttlMs };
     return await this.#write(id, doc, stored === null ? null : stored.etag) ? { id, token } : null;

@@ -1,7 +1,9 @@
 /**
  * Observers of the object service's writes: told about every committed write and every removed
  * object, with the object a commit replaced (usage counters need the difference). They are
- * called under the key lock, so changes to one key arrive in order.
+ * called under the key lock, so changes to one key arrive in order. An observer that makes the
+ * change durable elsewhere (the event outbox) returns a promise: the write does not return to
+ * its caller (an S3 answer, a job's next step) before it resolves.
  */
 import type { ObjectInfo } from "../../storage/mod.ts";
 
@@ -28,6 +30,11 @@ export interface WriteContext {
   principal: string | null;
   sourceIp: string | null;
   requestId: string | null;
+  /**
+   * A removal whose events the caller journaled before removing (jobs/lifecycle/, through the
+   * outbox writer): the outbox moves that entry's events instead of making its own.
+   */
+  journal?: number;
 }
 
 export interface WriteObserver {
@@ -38,15 +45,18 @@ export interface WriteObserver {
    * the metadata read that finds it (and gets null). Absent means true.
    */
   readonly needsReplaced?: boolean;
-  /** `replaced` is the object the commit overwrote, null for a new key. Must not throw. */
+  /**
+   * `replaced` is the object the commit overwrote, null for a new key. Must not throw; a promise
+   * returned must not reject (the write waits for it).
+   */
   committed(
     bucket: string,
     info: ObjectInfo,
     replaced: ObjectInfo | null,
     context?: WriteContext,
-  ): void;
-  /** Must not throw. */
-  removed(bucket: string, info: ObjectInfo, context?: WriteContext): void;
+  ): void | Promise<void>;
+  /** Must not throw; like `committed`'s, a promise returned must not reject. */
+  removed(bucket: string, info: ObjectInfo, context?: WriteContext): void | Promise<void>;
 }
 
 export class WriteObservers {
@@ -66,23 +76,36 @@ export class WriteObservers {
 
   /**
    * Runs `remove` (under the caller's key lock) and tells the observers what it removed; the
-   * object is read first with `head`, and only when some observer tracks the bucket.
+   * object is read first with `head`, and only when some observer tracks the bucket. Waits for
+   * the observers' promises, or hands them to `recorded` (a caller removing many keys waits for
+   * them all at once, before it answers).
    */
   async removal(
     bucket: string,
     head: () => Promise<ObjectInfo | null>,
     remove: () => Promise<boolean>,
     context?: WriteContext,
+    recorded?: Promise<void>[],
   ): Promise<boolean> {
     const observers = this.of(bucket);
     if (observers.length === 0) return await remove();
     const existing = await head();
     const removed = await remove();
     if (removed && existing !== null) {
-      for (const observer of observers) observer.removed(bucket, existing, context);
+      const wait = durable(
+        observers.map((observer) => observer.removed(bucket, existing, context)),
+      );
+      if (wait !== undefined && recorded !== undefined) recorded.push(wait);
+      else await wait;
     }
     return removed;
   }
+}
+
+/** Waits for the promises among what observers returned (none: no wait, no allocation). */
+export function durable(results: (void | Promise<void>)[]): Promise<void> | void {
+  const waits = results.filter((result) => result !== undefined);
+  if (waits.length > 0) return Promise.all(waits).then(() => {});
 }
 
 const NONE: readonly WriteObserver[] = [];

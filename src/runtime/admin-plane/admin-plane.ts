@@ -15,6 +15,7 @@ import {
 import { type ConfigDb, ExtAuthStore, SessionStore } from "../../db/mod.ts";
 import { type EventOutbox, openEventOutbox } from "../../events/mod.ts";
 import type { IamIndexHolder } from "../../iam/mod.ts";
+import { SvcError } from "../../lib/mod.ts";
 import { type JobsService, OutboxCursor } from "../../jobs/mod.ts";
 import type { S3Handler } from "../../s3/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
@@ -72,6 +73,16 @@ function openEvents(services: Services, db: ConfigDb): EventOutbox {
       const replication = holder.current.storage.replication;
       if (!replication.enabled || (replication.rules ?? []).length === 0) return undefined;
       return await new OutboxCursor(db).read();
+    },
+    stillThere: async ({ bucket, key, etag }) => {
+      try {
+        return (await services.storage.objects.head(bucket, key)).meta.etag === etag;
+      } catch (err) {
+        if (err instanceof SvcError && (err.code === "NoSuchKey" || err.code === "NoSuchBucket")) {
+          return false;
+        }
+        throw err;
+      }
     },
   });
 }

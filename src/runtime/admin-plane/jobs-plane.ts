@@ -71,6 +71,8 @@ function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: J
     backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
     gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
     recordEvent: (event) => events.writer.record(event),
+    journalRemoval: (object, removal) => events.writer.journal(object, removal),
+    dropJournal: (id) => events.writer.settle(id, false),
     metrics: services.metrics,
     clock: services.clock,
   };

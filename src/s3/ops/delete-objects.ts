@@ -48,16 +48,19 @@ export async function deleteObjects(
   const context = writeContextOf(request, "delete_objects");
   const deleted: { Key: string }[] = [];
   const errors: { Key: string; Code: string; Message: string }[] = [];
+  // The events of every removal, committed together (group commit) before the answer.
+  const recorded: Promise<void>[] = [];
   for (const key of keys) {
     try {
       authorizeKey(key);
-      await objects.deleteOne(bucket, key, context);
+      await objects.deleteOne(bucket, key, context, recorded);
       deleted.push({ Key: key });
     } catch (err) {
       const error = toSvcError(err);
       errors.push({ Key: key, Code: error.code, Message: error.message });
     }
   }
+  await Promise.all(recorded);
   return xmlResponse("DeleteResult", {
     Deleted: quiet ? [] : deleted,
     Error: errors,
