@@ -130,7 +130,11 @@ Deno.test({
       assert.ok(app.savings_percentage > 0, JSON.stringify(app));
       const docs = row.deltaspaces.find((d) => d.deltaspace === "docs/")!;
       assert.equal(docs.kinds.passthrough, 1);
-      assert.equal(docs.grade, "E"); // stored as-is: nothing saved, nothing lost
+      // A text file is stored zstd-compressed (docs/DELTA.md, "Compressed storage"): its row
+      // shows that gain like a delta's.
+      const docsFile = files.find((f) => f.name === "docs/readme.txt")!;
+      assert.ok(docsFile.size < docs.logical_bytes, "the text is stored compressed");
+      assert.equal(docs.stored_bytes, docsFile.size);
       const metrics = await metricsText(svc.url);
       const ratio = metrics.match(/svc_delta_efficiency_savings_ratio\{bucket="diag"\} (\S+)/);
       assert.ok(ratio, "the savings gauge is exported");

@@ -238,6 +238,8 @@ advanced:
       slack_routes: [],
       slack_api_url: "https://slack.com/api",
     },
+    storage_compression: "auto",
+    zstd_level: 3,
   });
 });
 

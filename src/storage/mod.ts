@@ -35,3 +35,4 @@ export { BackendError } from "./s3/s3-errors.ts";
 export { s3OptionsFromConfig } from "./s3/s3-options.ts";
 export type { AdvancedS3, S3BackendConfig } from "./s3/s3-options.ts";
 export { parseListBuckets } from "./s3/s3-xml.ts";
+export { isStoredDataDamage } from "./stored-damage.ts";

@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { referenceNameFor } from "../../delta/mod.ts";
 import { SvcError } from "../../lib/mod.ts";
-import type { Backend, ObjectInfo } from "../../storage/mod.ts";
+import { type Backend, isStoredDataDamage, type ObjectInfo } from "../../storage/mod.ts";
 import type { Pacer } from "./pacer.ts";
 import { metaString } from "./stored-names.ts";
 
@@ -61,6 +61,11 @@ export async function hashStream(
   return { sha256: hash.digest("hex"), size };
 }
 
+/** A read that failed on damaged stored bytes is a corrupt object; anything else is unreadable. */
+function readFailure(err: unknown): "corrupt" | "unreadable" {
+  return isStoredDataDamage(err) ? "corrupt" : "unreadable";
+}
+
 function reasonOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -98,13 +103,13 @@ export async function checkPassthrough(
   try {
     found = await raw.getObject(bucket, name);
   } catch (err) {
-    return { outcome: "unreadable", detail: reasonOf(err), bytesRead: 0 };
+    return { outcome: readFailure(err), detail: reasonOf(err), bytesRead: 0 };
   }
   if (found === null) return { outcome: "vanished", bytesRead: 0 };
   try {
     return judge(found.info, await hashStream(pacer.paced(found.body)));
   } catch (err) {
-    return { outcome: "unreadable", detail: reasonOf(err), bytesRead: 0 };
+    return { outcome: readFailure(err), detail: reasonOf(err), bytesRead: 0 };
   }
 }
 
@@ -161,7 +166,8 @@ export class DeltaChecks {
     try {
       found = await this.raw.getObject(bucket, name);
     } catch (err) {
-      return { ...base, result: { outcome: "unreadable", detail: reasonOf(err), bytesRead: 0 } };
+      const outcome = isStoredDataDamage(err) ? "corrupt_baseline" : "unreadable";
+      return { ...base, result: { outcome, detail: reasonOf(err), bytesRead: 0 } };
     }
     if (found === null) {
       return {
@@ -189,7 +195,11 @@ export class DeltaChecks {
       return {
         ...base,
         sha256: found.info.meta.sha256,
-        result: { outcome: "unreadable", detail: reasonOf(err), bytesRead: size },
+        result: {
+          outcome: isStoredDataDamage(err) ? "corrupt_baseline" : "unreadable",
+          detail: reasonOf(err),
+          bytesRead: size,
+        },
       };
     }
     const result = judge(found.info, { sha256: hash.digest("hex"), size });

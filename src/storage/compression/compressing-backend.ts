@@ -342,7 +342,9 @@ function sameVersion(a: ObjectInfo, b: ObjectInfo): boolean {
 
 /** A decode failure as the S3 error a client gets. */
 function failed(err: unknown): unknown {
-  return err instanceof CompressionError ? new SvcError("InternalError", err.message) : err;
+  return err instanceof CompressionError
+    ? new SvcError("InternalError", err.message, {}, { cause: err })
+    : err;
 }
 
 /**
