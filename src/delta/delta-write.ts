@@ -29,7 +29,6 @@ import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
 import {
-  baselineCacheKey,
   type DecisionReason,
   type DeltaContext,
   type DeltaMeta,
