@@ -7,6 +7,7 @@
  * directory is read to prove what is stored.
  */
 import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -237,5 +238,31 @@ Deno.test({
         `${stored["0.2"]} with re-baselining, ${stored["0"]} without`,
     );
     assert.ok(stored["0.2"] < stored["0"], JSON.stringify(stored));
+  },
+});
+
+Deno.test({
+  name: "rebaseline: an archive's new generation baseline is its token form",
+  ignore,
+  async fn() {
+    await using svc = await startSvc({ env: ENV });
+    const s3 = svc.client();
+    await createBucket(svc.url);
+    const v = new DriftingSeries().versions(5).map((t) =>
+      new Uint8Array(gzipSync(t, { level: 6 }))
+    );
+    const key = (i: number) => `dist/pkg-1.${i}.0.tgz`;
+    for (let i = 0; i < v.length; i++) await put(s3, key(i), v[i]);
+    const files = storedFiles(svc.dataDir, BUCKET);
+    const bases = files.filter((f) => f.name.endsWith("reference.bin"));
+    assert.equal(bases.length, 2, JSON.stringify(names(files)));
+    for (const base of bases) assert.equal(base.meta!.transform, "archive-tokens-1");
+    const g1 = bases.find((f) => f.name.includes("/g1/"))!;
+    assert.equal(
+      deltaOf(files, key(3))!.meta!.deltaspace,
+      g1.name.slice(0, -"reference.bin".length),
+    );
+    assert.equal(deltaOf(files, key(3))!.meta!.transform, "archive-tokens-1");
+    for (let i = 0; i < v.length; i++) await readsBack(s3, key(i), v[i]);
   },
 });
