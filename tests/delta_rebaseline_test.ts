@@ -221,6 +221,7 @@ Deno.test({
     const v = new DriftingSeries().versions(10);
     const logical = v.reduce((sum, b) => sum + b.length, 0);
     const stored: Record<string, number> = {};
+    const generations: Record<string, number> = {};
     for (const ratio of ["0.2", "0"]) {
       await using svc = await startSvc({ env: { ...ENV, SVC_REBASELINE_RATIO: ratio } });
       const s3 = svc.client();
@@ -229,13 +230,15 @@ Deno.test({
       for (let i = 0; i < v.length; i++) await readsBack(s3, keyOf(i), v[i]);
       const files = storedFiles(svc.dataDir, BUCKET);
       stored[ratio] = totalBytes(files);
-      const generations = baselines(files).length;
-      if (ratio === "0") assert.equal(generations, 1);
-      else assert.ok(generations >= 3, `generations: ${generations}`);
+      generations[ratio] = baselines(files).length;
+      if (ratio === "0") assert.equal(generations[ratio], 1);
+      else assert.ok(generations[ratio] >= 3, `generations: ${generations[ratio]}`);
     }
     console.log(
       `drifting series, ${v.length} versions, ${logical} logical bytes: stored ` +
-        `${stored["0.2"]} with re-baselining, ${stored["0"]} without`,
+        `${stored["0.2"]} with re-baselining (${generations["0.2"]} baselines), ${
+          stored["0"]
+        } without`,
     );
     assert.ok(stored["0.2"] < stored["0"], JSON.stringify(stored));
   },
@@ -264,5 +267,38 @@ Deno.test({
     );
     assert.equal(deltaOf(files, key(3))!.meta!.transform, "archive-tokens-1");
     for (let i = 0; i < v.length; i++) await readsBack(s3, key(i), v[i]);
+  },
+});
+
+Deno.test({
+  name: "rebaseline: concurrent PUTs of a drifting group agree on generations",
+  ignore,
+  async fn() {
+    await using svc = await startSvc({ env: ENV });
+    const s3 = svc.client();
+    await createBucket(svc.url);
+    const v = new DriftingSeries().versions(12);
+    await Promise.all(v.slice(0, 6).map((body, i) => put(s3, keyOf(i), body)));
+    await Promise.all(v.slice(6).map((body, i) => put(s3, keyOf(i + 6), body)));
+    const files = storedFiles(svc.dataDir, BUCKET);
+    const byName = new Map(files.map((f) => [f.name, f]));
+    const deltas = files.filter((f) => f.name.endsWith(".delta"));
+    assert.equal(deltas.length, v.length, JSON.stringify(names(files)));
+    const perSpace = new Map<string, number>();
+    for (const delta of deltas) {
+      // Each delta's baseline is where its metadata says, with the sha256 it was encoded against.
+      const space = delta.meta!.deltaspace as string;
+      const base = byName.get(`${space}reference.bin`);
+      assert.ok(base, `${delta.name}: no baseline in ${space}`);
+      assert.equal(base.meta!.sha256, delta.meta!.referenceSha256);
+      perSpace.set(space, (perSpace.get(space) ?? 0) + 1);
+    }
+    assert.ok(perSpace.size >= 2, `generations: ${[...perSpace.keys()]}`);
+    for (const [space, count] of perSpace) {
+      const markers = names(files).filter((n) => n.startsWith(`${space}refs/`));
+      assert.equal(markers.length, count, `${space}: markers`);
+    }
+    assert.equal(baselines(files).length, perSpace.size, "no baseline without a delta");
+    for (let i = 0; i < v.length; i++) await readsBack(s3, keyOf(i), v[i]);
   },
 });

@@ -20,6 +20,7 @@ import { referenceNameFor } from "./layout.ts";
 import {
   type DeltaContext,
   type DeltaMeta,
+  type DeltaSettings,
   internalError,
   removeQuietly,
 } from "./delta-context.ts";
@@ -146,38 +147,48 @@ export function rebaselineDue(
 
 /**
  * The object becomes the baseline of a new generation of its group (plus a tiny delta against
- * it); later versions encode against it. Deltas of older generations keep theirs. Under the lock.
+ * it); later versions encode against it. Deltas of older generations keep theirs. Runs in a codec
+ * slot of its own (the encode that struck has freed its slot), waited for like a PUT's: null when
+ * none frees in time, and the caller keeps the delta it has. Under the lock.
  */
 export async function rebaseline(
   ctx: DeltaContext,
-  permit: CodecPermit,
+  settings: DeltaSettings,
   bucket: string,
   key: string,
   target: Target,
   input: EncodeInput,
   meta: ObjectMeta,
-  timeoutMs: number,
-): Promise<ObjectInfo> {
-  const from = target.space.folder;
-  const folder = await nextGenerationFolder(ctx, bucket, groupRootOf(from));
-  target.space = { ...target.space, folder };
-  const info = await createBaselineAndDelta(
-    ctx,
-    permit,
-    bucket,
-    key,
-    target,
-    input,
-    meta,
-    timeoutMs,
-  );
-  noteGeneration(ctx, bucket, folder);
-  log.info("Deltas of a group grew: new baseline generation", {
-    bucket,
-    key,
-    group: target.space.label,
-    from,
-    to: folder,
-  });
-  return info;
+): Promise<ObjectInfo | null> {
+  const permit = await ctx.pool.acquireWithin(undefined, settings.codecSlotWaitMs);
+  if (!permit) return null;
+  try {
+    const from = target.space.folder;
+    const folder = await nextGenerationFolder(ctx, bucket, groupRootOf(from));
+    const space = { ...target.space, folder };
+    const fresh: Target = { space };
+    const info = await createBaselineAndDelta(
+      ctx,
+      permit,
+      bucket,
+      key,
+      fresh,
+      input,
+      meta,
+      settings.codecTimeoutMs,
+    );
+    target.space = space;
+    if (fresh.replaced !== undefined) target.replaced = fresh.replaced;
+    noteGeneration(ctx, bucket, folder);
+    log.info("Deltas of a group grew: new baseline generation", {
+      bucket,
+      key,
+      group: space.label,
+      from,
+      to: folder,
+    });
+    return info;
+  } finally {
+    permit.release();
+  }
 }

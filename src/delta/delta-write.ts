@@ -181,15 +181,8 @@ function encodeUnderLock(
       const encoded = await liveResult(ctx, live);
       if (encoded === null) return discardUnverified(key);
       if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
-        // The live encode's slot is free once it ended; none free in time: keep what it made.
-        const permit = await ctx.pool.acquireWithin(undefined, settings.codecSlotWaitMs);
-        if (permit) {
-          try {
-            return await rebaseline(ctx, permit, bucket, key, target, input, meta, timeoutMs);
-          } finally {
-            permit.release();
-          }
-        }
+        const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
+        if (moved) return moved;
       }
       const { baselineVerified } = live;
       return await keepIfWorthIt(
@@ -237,7 +230,8 @@ function encodeUnderLock(
         }
         try {
           if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
-            return await rebaseline(ctx, permit, bucket, key, target, input, meta, timeoutMs);
+            const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
+            if (moved) return moved;
           }
           return await keepIfWorthIt(
             ctx,
