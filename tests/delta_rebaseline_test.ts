@@ -160,6 +160,22 @@ Deno.test({
         await admin.json("POST", "/diagnostics/scan/start", { bytes_per_sec: 0 }, 202);
         const status: ScanStatus = await waitForScan(admin, (s) => s.state === "finished");
         assert.deepEqual(status.findings, []);
+        // The efficiency report has one deltaspace row per generation, both of the group.
+        type Space = { deltaspace: string; objects: number; baseline_bytes: number };
+        const report = await admin.json<
+          { buckets: { deltaspaces: (Space & Record<string, unknown>)[] }[] }
+        >(
+          "GET",
+          `/diagnostics/delta-efficiency?bucket=${BUCKET}`,
+        );
+        const rows = report.buckets[0].deltaspaces;
+        assert.deepEqual(rows.map((r) => r.deltaspace).sort(), [root, `${root}g1/`].sort());
+        for (const row of rows) {
+          assert.equal(row.group_key, "releases/*/app.tar");
+          assert.equal(row.objects, row.deltaspace === root ? 3 : 4);
+          const base = files.find((f) => f.name === `${row.deltaspace}reference.bin`)!;
+          assert.equal(row.baseline_bytes, base.size);
+        }
 
         // Deleting generation 0's versions removes its baseline and markers; g1 stays.
         for (let i = 0; i < 3; i++) {
