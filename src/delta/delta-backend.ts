@@ -53,6 +53,7 @@ import { plainMeta, storeOwnFields } from "./delta-stored.ts";
 import { deleteDelta, removeLeftoverArtifacts, removeStaleDelta } from "./delta-cleanup.ts";
 import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
+import { hintedFolder } from "./groups/generations.ts";
 import { isArchiveKey } from "./archive-form.ts";
 
 export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
@@ -246,10 +247,11 @@ export class DeltaBackend implements Backend {
     // Whether the commit succeeds or not, what was remembered of the key goes.
     const forget = () => this.#stored.forget(bucket, key);
     // An archive is encoded in its token form, made from the whole spool at commit: no encode of
-    // its raw bytes while they arrive.
+    // its raw bytes while they arrive. A group's live encode uses its last known generation.
+    const liveFolder = hintedFolder(this.#ctx, bucket, space.folder);
     const plan = isArchiveKey(key)
       ? undefined
-      : await planLiveEncode(this.#ctx, settings, bucket, space.folder, expectedSize, signal);
+      : await planLiveEncode(this.#ctx, settings, bucket, liveFolder, expectedSize, signal);
     if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
       const busy = plan === "codec_busy";

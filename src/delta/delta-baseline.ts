@@ -1,15 +1,26 @@
 /**
  * Encoding one eligible object under its deltaspace lock: the encode itself (timed, in a codec
- * slot), and the first object of a deltaspace, which becomes its baseline plus a tiny delta.
+ * slot), the first object of a deltaspace, which becomes its baseline plus a tiny delta, and the
+ * object that re-baselines a group: the same, in a new generation folder (groups/generations.ts).
  */
 
 import type { ObjectInfo, ObjectMeta } from "../storage/mod.ts";
+import {
+  countStrike,
+  currentGeneration,
+  deltaGrown,
+  groupRootOf,
+  nextGenerationFolder,
+  noteGeneration,
+} from "./groups/generations.ts";
+import { getLogger } from "../observability/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import type { CodecPermit } from "./codec/codec-pool.ts";
 import { referenceNameFor } from "./layout.ts";
 import {
   type DeltaContext,
   type DeltaMeta,
+  type DeltaSettings,
   internalError,
   removeQuietly,
 } from "./delta-context.ts";
@@ -96,5 +107,88 @@ export async function createBaselineAndDelta(
   } catch (err) {
     await ctx.inner.deleteObject(bucket, referenceName).catch(() => {});
     throw err;
+  }
+}
+
+const log = getLogger("svc::delta");
+
+/**
+ * The baseline a commit encodes against, read under the deltaspace lock (a failed HEAD or LIST
+ * throws: error is not absence). For a group, `target.space` moves to its current generation
+ * folder, where the baseline is (or, when null, is created).
+ */
+export async function currentBaseline(
+  ctx: DeltaContext,
+  bucket: string,
+  target: Target,
+): Promise<ObjectInfo | null> {
+  if (!target.space.grouped) {
+    return await ctx.inner.headObject(bucket, referenceNameFor(target.space.folder));
+  }
+  const current = await currentGeneration(ctx, bucket, groupRootOf(target.space.folder));
+  target.space = { ...target.space, folder: current.folder };
+  return current.reference;
+}
+
+/**
+ * Whether an encode against a group's current baseline completes a streak of grown deltas, so
+ * the object should start a new generation (groups/generations.ts). Under the lock.
+ */
+export function rebaselineDue(
+  ctx: DeltaContext,
+  bucket: string,
+  target: Target,
+  encoded: EncodeResult,
+  size: number,
+): boolean {
+  if (!target.space.grouped) return false; // parent folders keep their single baseline
+  return countStrike(ctx, bucket, target.space.folder, deltaGrown(encoded, size));
+}
+
+/**
+ * The object becomes the baseline of a new generation of its group (plus a tiny delta against
+ * it); later versions encode against it. Deltas of older generations keep theirs. Runs in a codec
+ * slot of its own (the encode that struck has freed its slot), waited for like a PUT's: null when
+ * none frees in time, and the caller keeps the delta it has. Under the lock.
+ */
+export async function rebaseline(
+  ctx: DeltaContext,
+  settings: DeltaSettings,
+  bucket: string,
+  key: string,
+  target: Target,
+  input: EncodeInput,
+  meta: ObjectMeta,
+): Promise<ObjectInfo | null> {
+  const permit = await ctx.pool.acquireWithin(undefined, settings.codecSlotWaitMs);
+  if (!permit) return null;
+  try {
+    const from = target.space.folder;
+    const folder = await nextGenerationFolder(ctx, bucket, groupRootOf(from));
+    const space = { ...target.space, folder };
+    const fresh: Target = { space };
+    const info = await createBaselineAndDelta(
+      ctx,
+      permit,
+      bucket,
+      key,
+      fresh,
+      input,
+      meta,
+      settings.codecTimeoutMs,
+    );
+    target.space = space;
+    if (fresh.replaced !== undefined) target.replaced = fresh.replaced;
+    noteGeneration(ctx, bucket, folder);
+    log.info("Deltas of a group grew: new baseline generation", {
+      bucket,
+      key,
+      group: space.label,
+      from,
+      to: folder,
+    });
+    return info;
+  } finally {
+    permit.release();
   }
 }

@@ -5,13 +5,16 @@
  * the lock of the baseline folder it touches (the lock baseline creation and encode take):
  *
  * - parent folder: the baseline goes when no delta encoded against it is left in the folder;
- * - group (`.dg/<id>/`): delete the delta, then its marker, then the baseline when no marker is
- *   left (group-refs.ts).
+ * - group (`.dg/<id>/`, or a later generation `.dg/<id>/g<N>/`): delete the delta, then its
+ *   marker, then that generation's baseline when no marker of it is left (group-refs.ts). All
+ *   generations of a group share the group's lock (generations.ts), so an old generation's
+ *   baseline is never removed while a PUT picks or creates a generation.
  */
 
 import { baselineCacheKey, baselineFolderOf, type DeltaContext } from "./delta-context.ts";
 import { isGroupFolder } from "./groups/deltaspace-policy.ts";
 import { groupFolderOfName, hasMarkers, listMarkers, removeMarker } from "./groups/group-refs.ts";
+import { deltaspaceLockKey } from "./groups/generations.ts";
 import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
 
 /**
@@ -82,7 +85,7 @@ export async function deleteDelta(
     if (!info) return false;
     const folder = baselineFolderOf(key, info.meta);
     const outcome = await ctx.deltaspaceLocks.run(
-      baselineCacheKey(ctx, bucket, folder),
+      deltaspaceLockKey(ctx, bucket, folder),
       async (): Promise<boolean | "moved"> => {
         const current = await ctx.inner.headObject(bucket, deltaName);
         if (!current) return false;
@@ -116,7 +119,7 @@ export async function releaseReplaced(
   key: string,
   previous: string,
 ): Promise<void> {
-  await ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, previous), async () => {
+  await ctx.deltaspaceLocks.run(deltaspaceLockKey(ctx, bucket, previous), async () => {
     const current = await ctx.inner.headObject(bucket, storedNameFor(key, "delta"));
     if (current && baselineFolderOf(key, current.meta) === previous) return;
     await releaseFolder(ctx, bucket, key, previous);
@@ -137,7 +140,7 @@ export async function removeLeftoverArtifacts(
   const folders = new Set<string>();
   for (const name of names) folders.add(groupFolderOfName(name) ?? deltaspaceOf(name));
   for (const folder of folders) {
-    await ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, folder), async () => {
+    await ctx.deltaspaceLocks.run(deltaspaceLockKey(ctx, bucket, folder), async () => {
       if (isGroupFolder(folder)) {
         for (const marker of await listMarkers(ctx, bucket, folder)) {
           const delta = marker.key === null

@@ -11,8 +11,13 @@
  * - eligible, baseline present: encode against it; the delta is kept only when it beats the
  *   bucket's `max_delta_ratio`, else the object is stored passthrough.
  *
- * Everything that depends on the baseline runs under the deltaspace lock, so concurrent PUTs of
- * one deltaspace create exactly one baseline and a delete cannot remove it under an encode.
+ * - eligible, in a group whose deltas grew (REBASELINE_STREAK encodes in a row over the
+ *   rebaseline ratio, groups/generations.ts): the object becomes the baseline of a new generation
+ *   `.dg/<id>/g<N>/` plus a tiny delta, like a group's first object; older deltas keep theirs.
+ *
+ * Everything that depends on the baseline runs under the deltaspace lock (a group's one lock for
+ * all its generations), so concurrent PUTs of one deltaspace create exactly one baseline and a
+ * delete cannot remove it under an encode.
  * A baseline whose bytes no longer match its sha256 is never encoded against: the object is
  * stored passthrough (it stays readable; deltas already made against it cannot be rebuilt). The
  * same holds for a corrupt cached copy of a good baseline: the cached file is re-hashed while the
@@ -23,9 +28,7 @@ import { diskFullError, isNoSpaceError, SvcError } from "../lib/mod.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
-import { referenceNameFor } from "./layout.ts";
 import {
-  baselineCacheKey,
   type DecisionReason,
   type DeltaContext,
   type DeltaMeta,
@@ -44,7 +47,15 @@ import {
   warms,
 } from "./delta-stored.ts";
 import { fetchBaseline } from "./delta-read.ts";
-import { createBaselineAndDelta, type EncodeInput, encodeWith } from "./delta-baseline.ts";
+import {
+  createBaselineAndDelta,
+  currentBaseline,
+  type EncodeInput,
+  encodeWith,
+  rebaseline,
+  rebaselineDue,
+} from "./delta-baseline.ts";
+import { deltaspaceLockKey } from "./groups/generations.ts";
 import { prepareArchiveForm } from "./archive-form.ts";
 import type { LiveEncode, Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
@@ -156,18 +167,23 @@ function encodeUnderLock(
   live: LiveEncode | undefined,
 ): Promise<ObjectInfo | Passthrough> {
   const { spool } = input;
-  const deltaspace = target.space.folder;
   const ratio = effectiveMaxDeltaRatio(
     settings.maxDeltaRatio,
     settings.bucketMaxDeltaRatio(bucket),
   );
-  return ctx.deltaspaceLocks.run(baselineCacheKey(ctx, bucket, deltaspace), async () => {
-    // Error is not absence: a failed HEAD throws and aborts the PUT.
-    const referenceInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+  const timeoutMs = settings.codecTimeoutMs;
+  return ctx.deltaspaceLocks.run(deltaspaceLockKey(ctx, bucket, target.space.folder), async () => {
+    // Error is not absence: a failed HEAD (or LIST) throws and aborts the PUT.
+    const referenceInfo = await currentBaseline(ctx, bucket, target);
+    const deltaspace = target.space.folder; // a group's current generation
     const referenceSha256 = referenceInfo?.meta.sha256;
     if (live && referenceSha256 === live.referenceSha256) {
       const encoded = await liveResult(ctx, live);
       if (encoded === null) return discardUnverified(key);
+      if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
+        const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
+        if (moved) return moved;
+      }
       const { baselineVerified } = live;
       return await keepIfWorthIt(
         ctx,
@@ -186,7 +202,6 @@ function encodeUnderLock(
     const permit = await ctx.pool.acquireWithin(undefined, settings.codecSlotWaitMs);
     if (!permit) return { passthrough: "codec_busy" };
     try {
-      const timeoutMs = settings.codecTimeoutMs;
       if (referenceSha256 === undefined) {
         return await createBaselineAndDelta(
           ctx,
@@ -214,6 +229,10 @@ function encodeUnderLock(
           throw err;
         }
         try {
+          if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
+            const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
+            if (moved) return moved;
+          }
           return await keepIfWorthIt(
             ctx,
             bucket,

@@ -8,6 +8,9 @@
  * - a crash between marker and delta leaves a marker without delta: at worst a baseline kept too
  *   long (a leak, swept when the bucket is deleted), never a baseline removed under a delta;
  * - the baseline goes when its last marker does (under the group's lock, delta-cleanup.ts).
+ *
+ * A later baseline generation (generations.ts) has the same layout one level down:
+ * `.dg/<id>/g<N>/reference.bin` and `.dg/<id>/g<N>/refs/…`.
  */
 
 import { createHash } from "node:crypto";
@@ -27,9 +30,12 @@ export function markerName(folder: string, key: string): string {
   return `${folder}${REFS}${hex("sha256", encoder.encode(key))}`;
 }
 
-/** The group folder of a stored name under `.dg/` (`.dg/<id>/`), or null. */
+/**
+ * The group folder of a stored name under `.dg/`, or null: `.dg/<id>/`, or the generation folder
+ * `.dg/<id>/g<N>/` for the names of a later generation (generations.ts).
+ */
 export function groupFolderOfName(name: string): string | null {
-  const match = /^\.dg\/[^/]+\//.exec(name);
+  const match = /^\.dg\/[^/]+\/(?:g[1-9][0-9]*\/)?/.exec(name);
   return match ? match[0] : null;
 }
 

@@ -196,4 +196,10 @@ Deno.test("groups: marker and folder names", () => {
   assert.equal(isGroupBaseline(`${folder}reference.bin`), true);
   assert.equal(isGroupBaseline(marker), false);
   assert.equal(isGroupBaseline("a/reference.bin"), false);
+  // A later baseline generation is a group folder of its own.
+  const g2 = `${folder}g2/`;
+  assert.equal(groupFolderOfName(markerName(g2, "releases/1.2.3/app.zip")), g2);
+  assert.equal(groupFolderOfName(`${g2}reference.bin`), g2);
+  assert.equal(isGroupBaseline(`${g2}reference.bin`), true);
+  assert.equal(groupFolderOfName(`${folder}g0/reference.bin`), folder, "no generation 0 folder");
 });

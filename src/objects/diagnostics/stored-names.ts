@@ -6,7 +6,9 @@
  *   the key's parent folder);
  * - version groups: `.dg/<id>/reference.bin` (baseline; its metadata may carry the group key),
  *   `.dg/<id>/refs/*` (markers, stored overhead), and deltas whose metadata names their
- *   deltaspace (`deltaspace: ".dg/<id>/"`).
+ *   deltaspace (`deltaspace: ".dg/<id>/"`). A group re-baselined (docs/DELTA.md, "Re-baselining")
+ *   has each later generation as a deltaspace of its own: `.dg/<id>/g<N>/reference.bin`,
+ *   `.dg/<id>/g<N>/refs/*`, deltas with `deltaspace: ".dg/<id>/g<N>/"`.
  *
  * Anything else is a passthrough object stored under its own key. In a bucket with compression
  * off every name is a passthrough object.
@@ -15,7 +17,8 @@ import { deltaspaceOf, logicalKeyOf, REFERENCE_NAME } from "../../delta/mod.ts";
 import type { ObjectInfo } from "../../storage/mod.ts";
 
 export const GROUP_PREFIX = ".dg/";
-const MARKER = /^\.dg\/[^/]+\/refs\//;
+/** A group marker: `.dg/<id>/refs/…`, or of a later baseline generation `.dg/<id>/g<N>/refs/…`. */
+const MARKER = /^\.dg\/[^/]+\/(?:g[1-9][0-9]*\/)?refs\//;
 
 export type StoredRole =
   | { role: "baseline"; deltaspace: string }
