@@ -84,7 +84,7 @@ export async function createBaselineAndDelta(
     deltaGroup: target.space.label,
     ...(input.transform ? { transform: input.transform } : {}),
   } as DeltaMeta;
-  await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
+  const stored = await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
   try {
     const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
@@ -99,8 +99,15 @@ export async function createBaselineAndDelta(
         input.sha256,
         "new_baseline",
       );
-      ctx.observer?.decision("reference", meta.size, info.storedSize + spool.size, "new_baseline");
-      return { ...info, debug: { ...info.debug, decision: "reference" } };
+      // What the baseline really takes (storage compression may have shrunk it).
+      const baselineBytes = stored.storedSize;
+      ctx.observer?.decision(
+        "reference",
+        meta.size,
+        info.storedSize + baselineBytes,
+        "new_baseline",
+      );
+      return { ...info, debug: { ...info.debug, decision: "reference", baselineBytes } };
     } finally {
       await removeQuietly(encoded.deltaPath);
     }

@@ -71,9 +71,13 @@ export async function openBackend(
   const encrypting = new EncryptingBackend(backend, keys, onDecryptFailure);
   return new ObservedBackend(
     new CompressingBackend(encrypting, {
-      settings: () => {
-        const { storage_compression, zstd_level } = current().advanced;
-        return { mode: storage_compression, level: zstd_level };
+      settings: (bucket) => {
+        const { advanced, storage } = current();
+        // `compression: false` means "store what is sent" (e.g. the backend of another svc,
+        // whose baselines arrive compressed already): no storage compression either. Looked up
+        // by the backend's bucket name, which is the client's unless a route renames it.
+        const off = storage.buckets[bucket]?.compression === false;
+        return { mode: off ? "off" : advanced.storage_compression, level: advanced.zstd_level };
       },
       isBaseline: (key) => key === REFERENCE_NAME || key.endsWith(`/${REFERENCE_NAME}`),
     }),

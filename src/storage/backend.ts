@@ -73,7 +73,13 @@ export interface ObjectInfo {
    * cache, and the deltaspace (group key or parent folder) a delta store put it in. Feeds the
    * debug headers and metrics.
    */
-  debug?: { decision?: StorageKind; referenceCache?: "hit" | "miss"; deltaspace?: string };
+  debug?: {
+    decision?: StorageKind;
+    referenceCache?: "hit" | "miss";
+    deltaspace?: string;
+    /** With `decision: "reference"`: what the new baseline takes on the backend. */
+    baselineBytes?: number;
+  };
   /**
    * Transient, never persisted: set by the encryption layer when the stored bytes are sealed
    * (`aes256-gcm-proxy`), so layers above keep no plaintext copy of them on local disk.

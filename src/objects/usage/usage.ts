@@ -202,7 +202,9 @@ export class UsageCounter implements WriteObserver {
       if (replaced !== null) subtractObject(totals, replaced);
       addObject(totals, info);
       // A new baseline: its bytes are stored too. A running scan counts baselines itself.
-      if (live && info.debug?.decision === "reference") totals.stored += info.meta.size;
+      if (live && info.debug?.decision === "reference") {
+        totals.stored += info.debug.baselineBytes ?? info.meta.size;
+      }
     });
   }
 

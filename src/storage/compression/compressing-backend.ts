@@ -79,8 +79,11 @@ export interface CompressionSettings {
 }
 
 export interface CompressionOptions {
-  /** Read at every write, so a config reload applies to the next one. */
-  settings: () => CompressionSettings;
+  /**
+   * Read at every write, so a config reload applies to the next one; per bucket (a bucket with
+   * `compression: false` stores what it is sent, see docs/DELTA.md).
+   */
+  settings: (bucket: string) => CompressionSettings;
   /** Whether `key` names a delta baseline (the delta layer's `reference.bin`). */
   isBaseline: (key: string) => boolean;
   /** Frame size of new objects (tests use small ones). */
@@ -257,7 +260,7 @@ export class CompressingBackend implements Backend {
     signal?: AbortSignal,
     expectedSize?: number,
   ): Promise<StagedObject> {
-    const settings = this.options.settings();
+    const settings = this.options.settings(bucket);
     const baseline = this.options.isBaseline(key);
     const candidate = settings.mode !== "off" &&
       (baseline || (settings.mode === "auto" && !hasCompressedExtension(key))) &&
