@@ -62,9 +62,10 @@ export async function sha256File(path: string): Promise<string> {
   return new TextDecoder().decode(out.stdout).split(" ")[0];
 }
 
-type Sums = Map<string, { sha256: string; size: number }>;
+export type Sums = Map<string, { sha256: string; size: number }>;
 
-async function readSums(dir: string): Promise<Sums> {
+/** sha256 and size of every corpus file, by path relative to the corpus dir. */
+export async function readSums(dir: string): Promise<Sums> {
   const sums: Sums = new Map();
   const text = await Deno.readTextFile(`${dir}/SHA256SUMS`).catch(() => "");
   for (const line of text.split("\n")) {
