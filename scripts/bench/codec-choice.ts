@@ -173,6 +173,8 @@ function median(values: number[]): number {
 
 /** "median (min-max)" of `values` mapped through `f` (a rate: min and max swap sides). */
 function spread(values: number[], f: (v: number) => number, digits = 1): string {
+  // /usr/bin/time counts CPU in 10 ms ticks: a sum under 50 ms is too short to divide by.
+  if (values.some((v) => v < 0.05)) return "(too fast to time)";
   const mapped = values.map(f);
   const lo = Math.min(...mapped).toFixed(digits), hi = Math.max(...mapped).toFixed(digits);
   const m = median(mapped).toFixed(digits);
