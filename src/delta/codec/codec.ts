@@ -221,7 +221,7 @@ export class Xdelta3Codec implements DeltaCodec {
     let child: Deno.ChildProcess;
     try {
       if (signal?.aborted) throw abortError(signal);
-      child = this.#spawn("-d", reference, []);
+      child = this.#spawn("-d", reference, windowArgs(baselineSizeSync(reference)));
     } catch (err) {
       delta.cancel().catch(() => {});
       return new ReadableStream({
@@ -307,7 +307,8 @@ export class Xdelta3Codec implements DeltaCodec {
     }
     let child: Deno.ChildProcess;
     try {
-      child = this.#spawn("-d", reference, [], outPath);
+      const size = await Deno.stat(reference).then((s) => s.size, () => undefined);
+      child = this.#spawn("-d", reference, windowArgs(size), outPath);
     } catch (err) {
       await delta.cancel().catch(() => {});
       throw err;
@@ -346,8 +347,26 @@ export class Xdelta3Codec implements DeltaCodec {
 /** `-W 1048576 -B <window>`; without `-B` when the baseline cannot be read (xdelta3 says why). */
 async function defaultEncodeArgs(reference: string): Promise<string[]> {
   const size = await Deno.stat(reference).then((s) => s.size, () => undefined);
-  const window = size === undefined ? [] : ["-B", String(sourceWindow(size))];
-  return ["-W", "1048576", ...window];
+  return ["-W", "1048576", ...windowArgs(size)];
+}
+
+/**
+ * `-B <window>` for a baseline of `size` bytes (none when unknown). On decode it lets xdelta3 keep
+ * the whole baseline in memory: with its 64 MiB default it re-reads source blocks for every copy
+ * past them (a 107 MiB baseline: 0.8 s against 0.2-0.3 s, mostly system time). Decoding needs no
+ * flag of the encode, so any window reads any delta.
+ */
+function windowArgs(size: number | undefined): string[] {
+  return size === undefined ? [] : ["-B", String(sourceWindow(size))];
+}
+
+/** The size for decode()'s synchronous start: one stat call, never a read. */
+function baselineSizeSync(reference: string): number | undefined {
+  try {
+    return Deno.statSync(reference).size;
+  } catch {
+    return undefined;
+  }
 }
 
 /** xdelta3's stderr when a write failed for lack of space (ENOSPC, EDQUOT). */
