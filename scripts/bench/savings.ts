@@ -19,7 +19,7 @@
  *
  *   node_modules/.bin/deno run -A scripts/bench/savings.ts [--rounds 3] [--corpus DIR]
  *     [--series typescript.tar,ts-cache.img] [--tree DIR | --server-cmd "svc serve"]
- *     [--bucket-setting deltaspace=parent]... [--json out.json] [--work /tmp]
+ *     [--bucket-setting deltaspace=parent]... [--env SVC_X=y]... [--json out.json] [--work /tmp]
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
@@ -64,6 +64,12 @@ const spec: ServerSpec = {
     SVC_REBUILT_CACHE_MB: "1024",
   },
 };
+// Server environment, e.g. `--env SVC_STORAGE_COMPRESSION=off` (repeatable).
+args.forEach((a, i) => {
+  if (a !== "--env") return;
+  const [k, ...v] = args[i + 1].split("=");
+  spec.env![k] = v.join("=");
+});
 
 const LAYOUTS = ["flat", "folders", "plain"] as const;
 type Layout = typeof LAYOUTS[number];
