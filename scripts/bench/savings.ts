@@ -250,7 +250,8 @@ for (let r = 1; r <= rounds; r++) await round(r);
 
 const mib = (b: number) => (b / MiB).toFixed(1);
 console.log(
-  `server: ${spec.command ?? spec.tree}; bucket settings: ${settingsNote}; ` +
+  `server: ${spec.command ?? spec.tree}; env: ${JSON.stringify(spec.env)}; ` +
+    `bucket settings: ${settingsNote}; ` +
     `rounds: ${rounds}; MiB/s are MiB of logical data per second, median (min-max)\n`,
 );
 console.log(
