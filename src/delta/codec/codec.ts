@@ -68,12 +68,28 @@ export interface Xdelta3CodecOptions {
   /** From `probeXdelta3().acceptsA`. */
   acceptsA?: boolean;
   /**
-   * Extra encode flags such as a compression level (`-9`) or source window (`-B`). Default
-   * `-W 1048576`: a 1 MiB input window makes xdelta3 emit output every MiB of target, so a
-   * `maxDeltaBytes` abort happens early (the 8 MiB default delays the first byte by seconds on
-   * dissimilar data); the ratio cost measured on a 100 MiB pair was under 0.5%.
+   * Extra encode flags such as a compression level (`-9`) or source window (`-B`), used as
+   * given. Default `-W 1048576 -B <sourceWindow(baseline size)>`: a 1 MiB input window makes
+   * xdelta3 emit output every MiB of target, so a `maxDeltaBytes` abort happens early (the 8 MiB
+   * default delays the first byte by seconds on dissimilar data; the ratio cost measured on a
+   * 100 MiB pair was under 0.5%), and the source window is sized to the baseline (see below).
    */
   encodeArgs?: string[];
+}
+
+/** The largest source window the default flags give xdelta3: its memory grows with the window. */
+export const MAX_SOURCE_WINDOW = 256 * 1024 * 1024;
+
+/**
+ * xdelta3's source window (`-B`) for a baseline: all of it in whole MiB, at most
+ * MAX_SOURCE_WINDOW. xdelta3's own 64 MiB misses content that moved further than that in a larger
+ * baseline (2.4x larger deltas on 107 MiB images), and a window no larger than a small baseline
+ * costs less memory and CPU (docs/BENCHMARKS.md, "Issue 28: codec choice"). Any window decodes
+ * with the same flags, so deltas made before and after this choice read alike.
+ */
+export function sourceWindow(baselineBytes: number): number {
+  const mib = 1024 * 1024;
+  return Math.min(MAX_SOURCE_WINDOW, Math.max(1, Math.ceil(baselineBytes / mib)) * mib);
 }
 
 export class Xdelta3Codec implements DeltaCodec {
@@ -81,13 +97,13 @@ export class Xdelta3Codec implements DeltaCodec {
   readonly #tempDir: string;
   readonly #binary: string;
   readonly #common: string[];
-  readonly #encodeArgs: string[];
+  readonly #encodeArgs: string[] | undefined;
 
   constructor(options: Xdelta3CodecOptions) {
     this.#tempDir = options.tempDir;
     this.#binary = options.binary ?? "xdelta3";
     this.#common = options.acceptsA ? ["-D", "-a"] : ["-D"];
-    this.#encodeArgs = options.encodeArgs ?? ["-W", "1048576"];
+    this.#encodeArgs = options.encodeArgs;
   }
 
   #spawn(
@@ -136,7 +152,7 @@ export class Xdelta3Codec implements DeltaCodec {
     };
     try {
       file = await Deno.open(deltaPath, { write: true, truncate: true });
-      child = this.#spawn("-e", reference, this.#encodeArgs);
+      child = this.#spawn("-e", reference, this.#encodeArgs ?? await defaultEncodeArgs(reference));
       signal?.addEventListener("abort", onAbort, { once: true });
       pump = pumpStdin(target, child.stdin);
       const stderrTail = readTail(child.stderr);
@@ -205,7 +221,7 @@ export class Xdelta3Codec implements DeltaCodec {
     let child: Deno.ChildProcess;
     try {
       if (signal?.aborted) throw abortError(signal);
-      child = this.#spawn("-d", reference, []);
+      child = this.#spawn("-d", reference, windowArgs(baselineSizeSync(reference)));
     } catch (err) {
       delta.cancel().catch(() => {});
       return new ReadableStream({
@@ -291,7 +307,8 @@ export class Xdelta3Codec implements DeltaCodec {
     }
     let child: Deno.ChildProcess;
     try {
-      child = this.#spawn("-d", reference, [], outPath);
+      const size = await Deno.stat(reference).then((s) => s.size, () => undefined);
+      child = this.#spawn("-d", reference, windowArgs(size), outPath);
     } catch (err) {
       await delta.cancel().catch(() => {});
       throw err;
@@ -324,6 +341,31 @@ export class Xdelta3Codec implements DeltaCodec {
       pump.stop();
       await pump.done;
     }
+  }
+}
+
+/** `-W 1048576 -B <window>`; without `-B` when the baseline cannot be read (xdelta3 says why). */
+async function defaultEncodeArgs(reference: string): Promise<string[]> {
+  const size = await Deno.stat(reference).then((s) => s.size, () => undefined);
+  return ["-W", "1048576", ...windowArgs(size)];
+}
+
+/**
+ * `-B <window>` for a baseline of `size` bytes (none when unknown). On decode it lets xdelta3 keep
+ * the whole baseline in memory: with its 64 MiB default it re-reads source blocks for every copy
+ * past them (a 107 MiB baseline: 0.8 s against 0.2-0.3 s, mostly system time). Decoding needs no
+ * flag of the encode, so any window reads any delta.
+ */
+function windowArgs(size: number | undefined): string[] {
+  return size === undefined ? [] : ["-B", String(sourceWindow(size))];
+}
+
+/** The size for decode()'s synchronous start: one stat call, never a read. */
+function baselineSizeSync(reference: string): number | undefined {
+  try {
+    return Deno.statSync(reference).size;
+  } catch {
+    return undefined;
   }
 }
 

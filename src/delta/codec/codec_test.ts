@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../../lib/errors.ts";
-import { type EncodeResult, probeXdelta3, Xdelta3Codec } from "./codec.ts";
+import {
+  type EncodeResult,
+  MAX_SOURCE_WINDOW,
+  probeXdelta3,
+  sourceWindow,
+  Xdelta3Codec,
+} from "./codec.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -343,6 +349,68 @@ Deno.test({
     }),
 });
 
+Deno.test("the default source window is the whole baseline in whole MiB, capped", () => {
+  const mib = 1024 * 1024;
+  assert.equal(sourceWindow(0), mib);
+  assert.equal(sourceWindow(1000), mib);
+  assert.equal(sourceWindow(22_536_704), 22 * mib);
+  assert.equal(sourceWindow(22 * mib), 22 * mib);
+  assert.equal(sourceWindow(111_840_256), 107 * mib);
+  assert.equal(sourceWindow(5 * 1024 * mib), MAX_SOURCE_WINDOW);
+});
+
+Deno.test({
+  name: "encode and decode size -B to the baseline; old and new deltas decode either way",
+  ignore,
+  fn: () =>
+    withDir(async (dir) => {
+      // A wrapper binary that records its arguments, then runs the real xdelta3.
+      const wrapper = `${dir}/xdelta3-logged`;
+      await Deno.writeTextFile(
+        wrapper,
+        `#!/bin/sh\necho "$@" >> "${dir}/args"\nexec xdelta3 "$@"\n`,
+      );
+      await Deno.chmod(wrapper, 0o755);
+      const reference = new Uint8Array(1536 * 1024);
+      fillRandom(reference, 21);
+      const target = reference.slice();
+      mutate(target, 0.01, 22);
+      const refPath = `${dir}/ref.bin`;
+      await Deno.writeFile(refPath, reference);
+      const current = new Xdelta3Codec({ tempDir: dir, acceptsA: probe.acceptsA, binary: wrapper });
+      const r = await current.encode(refPath, streamOf(target), {});
+      assertDelta(r);
+      const encodeArgs = (await Deno.readTextFile(`${dir}/args`)).split("\n")[0].split(" ");
+      const at = encodeArgs.indexOf("-B");
+      assert.ok(at > 0, `no -B in ${encodeArgs.join(" ")}`);
+      assert.equal(encodeArgs[at + 1], String(2 * 1024 * 1024));
+      // A delta of the flags before this change (no -B) decodes with the new ones.
+      const old = new Xdelta3Codec({
+        tempDir: dir,
+        acceptsA: probe.acceptsA,
+        encodeArgs: ["-W", "1048576"],
+      });
+      const o = await old.encode(refPath, streamOf(target), {});
+      assertDelta(o);
+      const readDelta = async (path: string) => (await Deno.open(path)).readable;
+      assert.deepEqual(
+        await collect(current.decode(refPath, await readDelta(o.deltaPath), {})),
+        target,
+      );
+      // The decode (the wrapper's second run) keeps the whole baseline in its window too.
+      const decodeArgs = (await Deno.readTextFile(`${dir}/args`)).split("\n")[1].split(" ");
+      assert.equal(decodeArgs[0], "-d");
+      assert.equal(decodeArgs[decodeArgs.indexOf("-B") + 1], String(2 * 1024 * 1024));
+      // A release before this change (decode without -B) reads the new deltas: rollback works.
+      const before = await new Deno.Command("xdelta3", {
+        args: ["-d", "-s", refPath, "-c", r.deltaPath],
+        stdout: "piped",
+      }).output();
+      assert.equal(before.success, true);
+      assert.deepEqual(before.stdout, target);
+    }),
+});
+
 Deno.test({
   name: "bench: 100 MiB pair, 1% changed in 1 KiB runs (SVC_CODEC_BENCH=1)",
   ignore: ignore || !Deno.env.get("SVC_CODEC_BENCH"),
@@ -364,7 +432,10 @@ Deno.test({
       ref.close();
       tgt.close();
       console.log(`rss after generating: ${rss()}`);
-      const variants: [string, string[] | undefined][] = [["-W 1MiB (default)", undefined], [
+      const variants: [string, string[] | undefined][] = [[
+        "default (-W 1MiB, -B baseline)",
+        undefined,
+      ], [
         "xdelta3 default window",
         [],
       ]];

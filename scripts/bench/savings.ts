@@ -1,0 +1,288 @@
+/**
+ * Issue 28: what svc saves on real artifacts. Uploads every series of the corpus
+ * (scripts/bench/corpus/) through the S3 API into a fresh server, in two layouts, and reports per
+ * series and layout: raw bytes, stored bytes, the ratio, PUT MiB/s, cold and warm GET MiB/s, with a
+ * passthrough bucket (`compression: false`) holding the same bytes as the reference, the server's
+ * peak RSS, and the one-core recompression limit (node:zlib gzip) measured in the same run.
+ *
+ * Layouts, one bucket per series and layout (so series never share a baseline):
+ *   flat      builds/<pkg>-<v>.<ext>        one deltaspace for the whole series
+ *   folders   releases/<v>/<pkg>.<ext>      one folder per version
+ *   plain     builds/<pkg>-<v>.<ext>        in a `compression: false` bucket (passthrough)
+ *
+ * Stored bytes: file sizes plus xattr names and values under the bucket's folder in the data dir
+ * (svc keeps object metadata in xattrs), and beside it the usage API's `stored_bytes`
+ * (`/_/stats?bucket=`). Cold GET: the server restarted on the same data dir (its baseline and
+ * rebuilt-object caches start empty; the OS page cache is not dropped), every version read once.
+ * Warm GET: the same reads again (rebuilt-object cache, sized to hold a series). Every GET is
+ * checked byte-identical by sha256 against the corpus. Each round uses a fresh data dir.
+ *
+ *   node_modules/.bin/deno run -A scripts/bench/savings.ts [--rounds 3] [--corpus DIR]
+ *     [--series typescript.tar,ts-cache.img] [--tree DIR | --server-cmd "svc serve"]
+ *     [--bucket-setting deltaspace=parent]... [--env SVC_X=y]... [--json out.json] [--work /tmp]
+ */
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { buildCorpus, defaultCorpusDir, readSums } from "./corpus/build.ts";
+import { corpusSeries, type Series } from "./corpus/series.ts";
+import { MiB, peakRss } from "./lib.ts";
+import {
+  adminCookie,
+  bytesOnDisk,
+  configYaml,
+  s3Client,
+  type Server,
+  type ServerSpec,
+  startServer,
+  usageStored,
+} from "./savings-server.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+const args = Deno.args;
+const arg = (name: string, fallback: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const rounds = Number(arg("--rounds", "3"));
+const corpusDir = arg("--corpus", defaultCorpusDir());
+const work = arg("--work", "/tmp");
+const only = arg("--series", "");
+const settings: Record<string, string> = {};
+args.forEach((a, i) => {
+  if (a !== "--bucket-setting") return;
+  const [k, ...v] = args[i + 1].split("=");
+  settings[k] = v.join("=");
+});
+const spec: ServerSpec = {
+  tree: args.includes("--server-cmd") ? undefined : arg("--tree", ROOT),
+  command: args.includes("--server-cmd") ? arg("--server-cmd", "") : undefined,
+  env: {
+    SVC_CACHE_MB: "1024",
+    // Large enough for one layout of the largest series (6 x 110 MiB), so warm means warm.
+    SVC_REBUILT_CACHE_MB: "1024",
+  },
+};
+// Server environment, e.g. `--env SVC_STORAGE_COMPRESSION=off` (repeatable).
+args.forEach((a, i) => {
+  if (a !== "--env") return;
+  const [k, ...v] = args[i + 1].split("=");
+  spec.env![k] = v.join("=");
+});
+
+const LAYOUTS = ["flat", "folders", "plain"] as const;
+type Layout = typeof LAYOUTS[number];
+const slug = (s: Series, layout: Layout) =>
+  `${s.name.replace(/[^a-z0-9]+/g, "-")}-${layout}`.slice(0, 63);
+const keyOf = (s: Series, layout: Layout, i: number) =>
+  layout === "folders"
+    ? `releases/${s.versions[i]}/${s.pkg}.${s.ext}`
+    : `builds/${s.pkg}-${s.versions[i]}.${s.ext}`;
+
+interface Cell {
+  raw: number;
+  stored: number[];
+  xattrs: number[];
+  usage: number[];
+  deltas: number[];
+  put: number[];
+  cold: number[];
+  warm: number[];
+}
+
+const series = corpusSeries(corpusDir).filter((s) => !only || only.split(",").includes(s.name));
+const cells = new Map<string, Cell>();
+const rss = { put: [] as number[], get: [] as number[] };
+const gzip = { l6: [] as number[], l9: [] as number[] };
+let settingsNote = Object.keys(settings).length
+  ? Object.entries(settings).map(([k, v]) => `${k}: ${v}`).join(", ")
+  : "none";
+
+async function put(client: S3Client, bucket: string, key: string, file: string) {
+  const body = await Deno.readFile(file);
+  await client.send(
+    new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length }),
+  );
+}
+
+async function getChecked(client: S3Client, bucket: string, key: string, sha256: string) {
+  const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  const hash = createHash("sha256");
+  for await (const chunk of out.Body as AsyncIterable<Uint8Array>) hash.update(chunk);
+  const got = hash.digest("hex");
+  if (got !== sha256) throw new Error(`GET ${bucket}/${key}: sha256 ${got}, want ${sha256}`);
+}
+
+async function seconds(work: () => Promise<void>): Promise<number> {
+  const start = performance.now();
+  await work();
+  return (performance.now() - start) / 1000;
+}
+
+/** One-core recompression limit: gzip of the largest tar in memory, input MiB/s. */
+function recompression(file: string) {
+  const bytes = Deno.readFileSync(file);
+  for (const [level, into] of [[6, gzip.l6], [9, gzip.l9]] as const) {
+    const start = performance.now();
+    gzipSync(bytes, { level });
+    into.push(bytes.length / MiB / ((performance.now() - start) / 1000));
+  }
+}
+
+async function start(dataDir: string, configDir: string, names: string[][]): Promise<Server> {
+  const [compressed, plain] = names;
+  const config = `${configDir}/svc.yaml`;
+  await Deno.writeTextFile(config, configYaml(compressed, plain, settings));
+  try {
+    return await startServer(spec, dataDir, config);
+  } catch (err) {
+    if (!Object.keys(settings).length) throw err;
+    // A server that does not know a setting refuses its config: run without it, and say so.
+    console.error(`bucket settings refused, running without them: ${(err as Error).message}`);
+    settingsNote += " (REFUSED by this server: measured without them)";
+    for (const k of Object.keys(settings)) delete settings[k];
+    await Deno.writeTextFile(config, configYaml(compressed, plain, settings));
+    return await startServer(spec, dataDir, config);
+  }
+}
+
+async function round(index: number) {
+  const sums = await readSums(corpusDir);
+  const sha = (file: string) => sums.get(file.slice(corpusDir.length + 1))!.sha256;
+  const dataDir = await Deno.makeTempDir({ dir: work, prefix: "svc-savings-data-" });
+  const configDir = await Deno.makeTempDir({ dir: work, prefix: "svc-savings-conf-" });
+  const names = [
+    series.flatMap((s) => [slug(s, "flat"), slug(s, "folders")]),
+    series.map((s) => slug(s, "plain")),
+  ];
+  let server = await start(dataDir, configDir, names);
+  try {
+    let client = s3Client(server.url);
+    for (const bucket of names.flat()) {
+      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    }
+    const largestTar = series.filter((s) => s.ext === "tar")
+      .flatMap((s) => s.files).sort((a, b) => Deno.statSync(b).size - Deno.statSync(a).size)[0];
+    if (largestTar) recompression(largestTar);
+    for (const s of series) {
+      const raw = s.files.reduce((sum, f) => sum + Deno.statSync(f).size, 0);
+      for (const layout of LAYOUTS) {
+        const id = `${s.name}|${layout}`;
+        const cell = cells.get(id) ?? {
+          raw,
+          stored: [],
+          xattrs: [],
+          usage: [],
+          deltas: [],
+          put: [],
+          cold: [],
+          warm: [],
+        };
+        cells.set(id, cell);
+        const bucket = slug(s, layout);
+        const t = await seconds(async () => {
+          for (let i = 0; i < s.files.length; i++) {
+            await put(client, bucket, keyOf(s, layout, i), s.files[i]);
+          }
+        });
+        cell.put.push(raw / MiB / t);
+      }
+      console.error(`round ${index}: ${s.name} stored`);
+    }
+    rss.put.push(await peakRss(server.pid));
+    const cookie = await adminCookie(server.url);
+    for (const s of series) {
+      for (const layout of LAYOUTS) {
+        const cell = cells.get(`${s.name}|${layout}`)!;
+        const disk = await bytesOnDisk(`${dataDir}/${slug(s, layout)}`);
+        cell.stored.push(disk.files + disk.xattrs);
+        cell.xattrs.push(disk.xattrs);
+        cell.deltas.push(disk.deltas);
+        cell.usage.push(await usageStored(server.url, cookie, slug(s, layout)));
+      }
+    }
+    await server.stop();
+    server = await start(dataDir, configDir, names);
+    client = s3Client(server.url);
+    for (const s of series) {
+      for (const layout of LAYOUTS) {
+        const cell = cells.get(`${s.name}|${layout}`)!;
+        const bucket = slug(s, layout);
+        const readAll = () =>
+          seconds(async () => {
+            for (let i = 0; i < s.files.length; i++) {
+              await getChecked(client, bucket, keyOf(s, layout, i), sha(s.files[i]));
+            }
+          });
+        const cold = await readAll();
+        const warm = await readAll();
+        cell.cold.push(cell.raw / MiB / cold);
+        cell.warm.push(cell.raw / MiB / warm);
+      }
+    }
+    rss.get.push(await peakRss(server.pid));
+  } finally {
+    await server.stop();
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(configDir, { recursive: true });
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** "median (min-max)" with `digits`, or just the value when all rounds agree. */
+function spread(values: number[], digits = 1): string {
+  const m = median(values);
+  const min = Math.min(...values), max = Math.max(...values);
+  if (Number.isNaN(m)) return "n/a";
+  if (min.toFixed(digits) === max.toFixed(digits)) return m.toFixed(digits);
+  return `${m.toFixed(digits)} (${min.toFixed(digits)}-${max.toFixed(digits)})`;
+}
+
+await buildCorpus(corpusDir);
+for (let r = 1; r <= rounds; r++) await round(r);
+
+const mib = (b: number) => (b / MiB).toFixed(1);
+console.log(
+  `server: ${spec.command ?? spec.tree}; env: ${JSON.stringify(spec.env)}; ` +
+    `bucket settings: ${settingsNote}; ` +
+    `rounds: ${rounds}; MiB/s are MiB of logical data per second, median (min-max)\n`,
+);
+console.log(
+  "| series | layout | raw MiB | stored MiB (disk+xattr) | usage API MiB | ratio | deltas | " +
+    "PUT MiB/s | cold GET MiB/s | warm GET MiB/s |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const s of series) {
+  for (const layout of LAYOUTS) {
+    const c = cells.get(`${s.name}|${layout}`)!;
+    const stored = median(c.stored);
+    const ratio = c.stored.map((b) => c.raw / b);
+    console.log(
+      `| ${s.name} | ${layout} | ${mib(c.raw)} | ${mib(stored)} | ${mib(median(c.usage))} | ` +
+        `${spread(ratio, 2)}x | ${median(c.deltas)}/${s.files.length} | ${spread(c.put)} | ` +
+        `${spread(c.cold)} | ${spread(c.warm)} |`,
+    );
+  }
+}
+console.log(
+  `\nserver peak RSS (VmHWM, MB): after the PUTs ${spread(rss.put.map((b) => b / 1e6), 0)}, ` +
+    `restarted server after the GETs ${spread(rss.get.map((b) => b / 1e6), 0)}`,
+);
+console.log(
+  `one-core recompression limit (node:zlib gzipSync of the largest tar, input MiB/s): ` +
+    `level 6 ${spread(gzip.l6)}, level 9 ${spread(gzip.l9)}`,
+);
+const jsonPath = arg("--json", "");
+if (jsonPath) {
+  await Deno.writeTextFile(
+    jsonPath,
+    JSON.stringify({ settings: settingsNote, cells: Object.fromEntries(cells), rss, gzip }),
+  );
+}
