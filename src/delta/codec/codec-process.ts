@@ -1,7 +1,10 @@
 /**
  * The xdelta3 subprocess plumbing the codec (codec.ts) is built on: the start-up probe, copying a
- * stream into a child's stdin with backpressure, keeping the tail of its stderr, killing it.
+ * stream into a child's stdin with backpressure, keeping the tail of its stderr, killing it, and
+ * the decoder's output as a stream (shared with the zstd codec, zstd-codec.ts).
  */
+
+import { SvcError } from "../../lib/mod.ts";
 
 export interface Xdelta3Probe {
   available: boolean;
@@ -126,4 +129,111 @@ export function killQuietly(child: Deno.ChildProcess): void {
   } catch {
     // Already exited.
   }
+}
+
+export function codecError(detail: string, cause?: unknown): SvcError {
+  return new SvcError("InternalError", `Delta codec failed: ${detail}`, {}, { cause });
+}
+
+/** The error to surface when a signal fired: its reason when that is an SvcError. */
+export function abortError(signal: AbortSignal): SvcError {
+  const reason = signal.reason;
+  if (reason instanceof SvcError) return reason;
+  const text = reason instanceof Error ? reason.message : String(reason ?? "aborted");
+  return codecError(`aborted (${text})`, reason);
+}
+
+/** A codec's stderr when a write failed for lack of space (ENOSPC, EDQUOT). */
+export const NO_SPACE = /No space left on device|Disk quota exceeded/i;
+
+export function exitDetail(status: Deno.CommandStatus, stderr: string): string {
+  const how = status.signal ? `killed by ${status.signal}` : `exit ${status.code}`;
+  return stderr ? `${how}: ${stderr}` : how;
+}
+
+/**
+ * The output of a decoder subprocess as a stream: `delta` is pumped into its stdin, its stdout
+ * is what the stream gives, and its exit status (and, with `stderrIsError`, any stderr) decides
+ * whether the stream ends or errors. An abort kills the process; a cancel ends it.
+ */
+export function decoderStream(
+  spawn: () => Deno.ChildProcess,
+  delta: ReadableStream<Uint8Array>,
+  signal: AbortSignal | undefined,
+  stderrIsError: boolean,
+): ReadableStream<Uint8Array> {
+  let child: Deno.ChildProcess;
+  try {
+    if (signal?.aborted) throw abortError(signal);
+    child = spawn();
+  } catch (err) {
+    delta.cancel().catch(() => {});
+    return new ReadableStream({
+      start(controller) {
+        controller.error(err);
+      },
+    });
+  }
+  const pump = pumpStdin(delta, child.stdin);
+  const stderrTail = readTail(child.stderr);
+  const reader = child.stdout.getReader();
+  let finished = false;
+  const finish = async () => {
+    if (finished) return;
+    finished = true;
+    signal?.removeEventListener("abort", onAbort);
+    killQuietly(child);
+    pump.stop();
+    await reader.cancel().catch(() => {});
+    await child.status;
+    await pump.done;
+    await stderrTail;
+  };
+  let failStream: ((err: unknown) => void) | undefined;
+  const onAbort = () => {
+    killQuietly(child);
+    pump.stop();
+    failStream?.(abortError(signal!));
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      failStream = (err) => {
+        try {
+          controller.error(err);
+        } catch {
+          // Already closed.
+        }
+        finish();
+      };
+    },
+    async pull(controller) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch (err) {
+        await finish();
+        controller.error(signal?.aborted ? abortError(signal) : codecError(String(err), err));
+        return;
+      }
+      if (!result.done) {
+        controller.enqueue(result.value);
+        return;
+      }
+      const status = await child.status;
+      if (!status.success) pump.stop();
+      const { sourceError } = await pump.done;
+      const stderr = await stderrTail;
+      await finish();
+      if (signal?.aborted) controller.error(abortError(signal));
+      else if (sourceError !== undefined) {
+        controller.error(codecError(`reading delta: ${String(sourceError)}`, sourceError));
+      } else if (!status.success) controller.error(codecError(exitDetail(status, stderr)));
+      else if (stderrIsError && stderr) controller.error(codecError(stderr));
+      else controller.close();
+    },
+    async cancel() {
+      await finish();
+    },
+  }, { highWaterMark: 0 });
 }

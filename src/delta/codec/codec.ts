@@ -5,8 +5,18 @@
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
-import { diskFullError, isNoSpaceError, SvcError, writeAll } from "../../lib/mod.ts";
-import { killQuietly, pumpStdin, readTail, type StdinPump } from "./codec-process.ts";
+import { diskFullError, isNoSpaceError, writeAll } from "../../lib/mod.ts";
+import {
+  abortError,
+  codecError,
+  decoderStream,
+  exitDetail,
+  killQuietly,
+  NO_SPACE,
+  pumpStdin,
+  readTail,
+  type StdinPump,
+} from "./codec-process.ts";
 
 export { probeXdelta3, type Xdelta3Probe } from "./codec-process.ts";
 
@@ -47,18 +57,6 @@ export interface DeltaCodec {
     outPath: string,
     options: DecodeOptions,
   ): Promise<void>;
-}
-
-function codecError(detail: string, cause?: unknown): SvcError {
-  return new SvcError("InternalError", `Delta codec failed: ${detail}`, {}, { cause });
-}
-
-/** The error to surface when a signal fired: its reason when that is an SvcError. */
-function abortError(signal: AbortSignal): SvcError {
-  const reason = signal.reason;
-  if (reason instanceof SvcError) return reason;
-  const text = reason instanceof Error ? reason.message : String(reason ?? "aborted");
-  return codecError(`aborted (${text})`, reason);
 }
 
 export interface Xdelta3CodecOptions {
@@ -218,80 +216,12 @@ export class Xdelta3Codec implements DeltaCodec {
     options: DecodeOptions = {},
   ): ReadableStream<Uint8Array> {
     const { signal } = options;
-    let child: Deno.ChildProcess;
-    try {
-      if (signal?.aborted) throw abortError(signal);
-      child = this.#spawn("-d", reference, windowArgs(baselineSizeSync(reference)));
-    } catch (err) {
-      delta.cancel().catch(() => {});
-      return new ReadableStream({
-        start(controller) {
-          controller.error(err);
-        },
-      });
-    }
-    const pump = pumpStdin(delta, child.stdin);
-    const stderrTail = readTail(child.stderr);
-    const reader = child.stdout.getReader();
-    let finished = false;
-    const finish = async () => {
-      if (finished) return;
-      finished = true;
-      signal?.removeEventListener("abort", onAbort);
-      killQuietly(child);
-      pump.stop();
-      await reader.cancel().catch(() => {});
-      await child.status;
-      await pump.done;
-      await stderrTail;
-    };
-    let failStream: ((err: unknown) => void) | undefined;
-    const onAbort = () => {
-      killQuietly(child);
-      pump.stop();
-      failStream?.(abortError(signal!));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    return new ReadableStream<Uint8Array>({
-      start(controller) {
-        failStream = (err) => {
-          try {
-            controller.error(err);
-          } catch {
-            // Already closed.
-          }
-          finish();
-        };
-      },
-      async pull(controller) {
-        let result: ReadableStreamReadResult<Uint8Array>;
-        try {
-          result = await reader.read();
-        } catch (err) {
-          await finish();
-          controller.error(signal?.aborted ? abortError(signal) : codecError(String(err), err));
-          return;
-        }
-        if (!result.done) {
-          controller.enqueue(result.value);
-          return;
-        }
-        const status = await child.status;
-        if (!status.success) pump.stop();
-        const { sourceError } = await pump.done;
-        const stderr = await stderrTail;
-        await finish();
-        if (signal?.aborted) controller.error(abortError(signal));
-        else if (sourceError !== undefined) {
-          controller.error(codecError(`reading delta: ${String(sourceError)}`, sourceError));
-        } else if (!status.success) controller.error(codecError(exitDetail(status, stderr)));
-        else if (stderr) controller.error(codecError(stderr));
-        else controller.close();
-      },
-      async cancel() {
-        await finish();
-      },
-    }, { highWaterMark: 0 });
+    return decoderStream(
+      () => this.#spawn("-d", reference, windowArgs(baselineSizeSync(reference))),
+      delta,
+      signal,
+      true,
+    );
   }
 
   async decodeToFile(
@@ -367,12 +297,4 @@ function baselineSizeSync(reference: string): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** xdelta3's stderr when a write failed for lack of space (ENOSPC, EDQUOT). */
-const NO_SPACE = /No space left on device|Disk quota exceeded/i;
-
-function exitDetail(status: Deno.CommandStatus, stderr: string): string {
-  const how = status.signal ? `killed by ${status.signal}` : `exit ${status.code}`;
-  return stderr ? `${how}: ${stderr}` : how;
 }

@@ -20,7 +20,17 @@
  */
 import { diskFullError, isNoSpaceError, SvcError, writeAll } from "../../lib/mod.ts";
 import type { DecodeOptions, DeltaCodec, EncodeOptions, EncodeResult } from "./codec.ts";
-import { killQuietly, pumpStdin, readTail, type StdinPump } from "./codec-process.ts";
+import {
+  abortError,
+  codecError,
+  decoderStream,
+  exitDetail,
+  killQuietly,
+  NO_SPACE,
+  pumpStdin,
+  readTail,
+  type StdinPump,
+} from "./codec-process.ts";
 
 /** zstd's largest window, 2^31: a baseline must fit in it with room for no target at all. */
 export const MAX_BASELINE_BYTES = 2 ** 31 - 1;
@@ -37,25 +47,6 @@ export interface ZstdCodecOptions {
   /** Compression level, 1-19 (docs/BENCHMARKS.md "Issue 28: codec choice"). Default 9. */
   level?: number;
 }
-
-function codecError(detail: string, cause?: unknown): SvcError {
-  return new SvcError("InternalError", `Delta codec failed: ${detail}`, {}, { cause });
-}
-
-function abortError(signal: AbortSignal): SvcError {
-  const reason = signal.reason;
-  if (reason instanceof SvcError) return reason;
-  const text = reason instanceof Error ? reason.message : String(reason ?? "aborted");
-  return codecError(`aborted (${text})`, reason);
-}
-
-function exitDetail(status: Deno.CommandStatus, stderr: string): string {
-  const how = status.signal ? `killed by ${status.signal}` : `exit ${status.code}`;
-  return stderr ? `${how}: ${stderr}` : how;
-}
-
-/** zstd's stderr when a write failed for lack of space. */
-const NO_SPACE = /No space left on device|Disk quota exceeded/i;
 
 /** The window log zstd's diff mode uses for these sizes (highest bit + 1, 10..31). */
 export function windowLog(baselineBytes: number, targetBytes = 0): number {
@@ -241,79 +232,12 @@ export class ZstdCodec implements DeltaCodec {
     options: DecodeOptions = {},
   ): ReadableStream<Uint8Array> {
     const { signal } = options;
-    let child: Deno.ChildProcess;
-    try {
-      if (signal?.aborted) throw abortError(signal);
-      child = this.#spawn(this.#decodeArgs(reference), "piped", "piped");
-    } catch (err) {
-      delta.cancel().catch(() => {});
-      return new ReadableStream({
-        start(controller) {
-          controller.error(err);
-        },
-      });
-    }
-    const pump = pumpStdin(delta, child.stdin);
-    const stderrTail = readTail(child.stderr);
-    const reader = child.stdout.getReader();
-    let finished = false;
-    const finish = async () => {
-      if (finished) return;
-      finished = true;
-      signal?.removeEventListener("abort", onAbort);
-      killQuietly(child);
-      pump.stop();
-      await reader.cancel().catch(() => {});
-      await child.status;
-      await pump.done;
-      await stderrTail;
-    };
-    let failStream: ((err: unknown) => void) | undefined;
-    const onAbort = () => {
-      killQuietly(child);
-      pump.stop();
-      failStream?.(abortError(signal!));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    return new ReadableStream<Uint8Array>({
-      start(controller) {
-        failStream = (err) => {
-          try {
-            controller.error(err);
-          } catch {
-            // Already closed.
-          }
-          finish();
-        };
-      },
-      async pull(controller) {
-        let result: ReadableStreamReadResult<Uint8Array>;
-        try {
-          result = await reader.read();
-        } catch (err) {
-          await finish();
-          controller.error(signal?.aborted ? abortError(signal) : codecError(String(err), err));
-          return;
-        }
-        if (!result.done) {
-          controller.enqueue(result.value);
-          return;
-        }
-        const status = await child.status;
-        if (!status.success) pump.stop();
-        const { sourceError } = await pump.done;
-        const stderr = await stderrTail;
-        await finish();
-        if (signal?.aborted) controller.error(abortError(signal));
-        else if (sourceError !== undefined) {
-          controller.error(codecError(`reading delta: ${String(sourceError)}`, sourceError));
-        } else if (!status.success) controller.error(codecError(exitDetail(status, stderr)));
-        else controller.close();
-      },
-      async cancel() {
-        await finish();
-      },
-    }, { highWaterMark: 0 });
+    return decoderStream(
+      () => this.#spawn(this.#decodeArgs(reference), "piped", "piped"),
+      delta,
+      signal,
+      false,
+    );
   }
 
   async decodeToFile(
