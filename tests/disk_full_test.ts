@@ -14,55 +14,9 @@ import { objectsOnLocalDisk, signedFetch as fetch, startSvc } from "./helpers/sv
 import { codeOf } from "./helpers/assertions.ts";
 import { ArtifactSeries } from "./helpers/tar.ts";
 import { layoutOf, parentDeltaspaceArgs, sha256Hex } from "./helpers/delta.ts";
-import { setJsonXattr } from "../src/native/xattr.ts";
+import { fill, mountTmpfs, unmount } from "./helpers/tmpfs.ts";
 
 const BUCKET = "full";
-
-async function run(cmd: string, args: string[]): Promise<boolean> {
-  try {
-    const out = await new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output();
-    return out.success;
-  } catch {
-    return false;
-  }
-}
-
-/** A fresh tmpfs of `size` mounted on a new directory, or null where mounting is not allowed. */
-async function mountTmpfs(size: string): Promise<string | null> {
-  if (Deno.build.os !== "linux") return null;
-  const dir = await Deno.makeTempDir({ prefix: "svc-disk-full-" });
-  if (!(await run("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir]))) {
-    await Deno.remove(dir);
-    return null;
-  }
-  try {
-    Deno.writeTextFileSync(`${dir}/.probe`, "x");
-    setJsonXattr(`${dir}/.probe`, "user.svc.probe", { ok: true });
-    Deno.removeSync(`${dir}/.probe`);
-    return dir;
-  } catch {
-    await unmount(dir); // no user xattrs on this kernel's tmpfs
-    return null;
-  }
-}
-
-async function unmount(dir: string): Promise<void> {
-  await run("umount", [dir]);
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
-}
-
-/** Fills the filesystem of `dir` until a write fails for lack of space. */
-function fill(path: string): void {
-  const file = Deno.openSync(path, { write: true, create: true });
-  const chunk = new Uint8Array(64 * 1024);
-  try {
-    for (;;) file.writeSync(chunk);
-  } catch (err) {
-    assert.match(String(err), /No space left on device/);
-  } finally {
-    file.close();
-  }
-}
 
 const probe = objectsOnLocalDisk ? await mountTmpfs("1m") : null;
 if (probe) await unmount(probe);

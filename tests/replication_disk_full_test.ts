@@ -11,55 +11,9 @@
 import assert from "node:assert/strict";
 import { AdminClient } from "./helpers/admin.ts";
 import { objectsOnLocalDisk, signedFetch as fetch, startSvc } from "./helpers/svc.ts";
-import { setJsonXattr } from "../src/native/xattr.ts";
+import { fill, mountTmpfs, unmount } from "./helpers/tmpfs.ts";
 
-async function run(cmd: string, args: string[]): Promise<boolean> {
-  try {
-    const out = await new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output();
-    return out.success;
-  } catch {
-    return false;
-  }
-}
-
-/** A fresh tmpfs of `size` mounted on a new directory, or null where mounting is not allowed. */
-async function mountTmpfs(size: string): Promise<string | null> {
-  if (Deno.build.os !== "linux") return null;
-  const dir = await Deno.makeTempDir({ prefix: "svc-repl-full-" });
-  if (!(await run("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir]))) {
-    await Deno.remove(dir);
-    return null;
-  }
-  try {
-    Deno.writeTextFileSync(`${dir}/.probe`, "x");
-    setJsonXattr(`${dir}/.probe`, "user.svc.probe", { ok: true });
-    Deno.removeSync(`${dir}/.probe`);
-    return dir;
-  } catch {
-    await unmount(dir); // no user xattrs on this kernel's tmpfs
-    return null;
-  }
-}
-
-async function unmount(dir: string): Promise<void> {
-  await run("umount", [dir]);
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
-}
-
-/** Fills the filesystem of `path` until a write fails for lack of space. */
-function fill(path: string): void {
-  const file = Deno.openSync(path, { write: true, create: true });
-  const chunk = new Uint8Array(4096);
-  try {
-    for (;;) file.writeSync(chunk);
-  } catch (err) {
-    assert.match(String(err), /No space left on device/);
-  } finally {
-    file.close();
-  }
-}
-
-const probe = objectsOnLocalDisk ? await mountTmpfs("1m") : null;
+const probe = objectsOnLocalDisk ? await mountTmpfs("1m", "svc-repl-full-") : null;
 if (probe) await unmount(probe);
 
 const COUNT = 150;
@@ -84,7 +38,7 @@ Deno.test({
   name: "replication into a full disk: 507, and a second run-now works as soon as space is freed",
   ignore: probe === null,
   fn: async () => {
-    const mnt = (await mountTmpfs("16m"))!;
+    const mnt = (await mountTmpfs("16m", "svc-repl-full-"))!;
     const confDir = await Deno.makeTempDir({ prefix: "svc-repl-full-conf-" });
     try {
       await Deno.writeTextFile(`${confDir}/svc.yaml`, JSON.stringify(CONFIG));
@@ -108,7 +62,7 @@ Deno.test({
       // Full, but for a reserve of room for the lease and a few copies: the run starts, then
       // fills the disk itself.
       Deno.writeFileSync(`${mnt}/.reserve`, new Uint8Array(RESERVE));
-      fill(`${mnt}/.filler`);
+      fill(`${mnt}/.filler`, 4096);
       Deno.removeSync(`${mnt}/.reserve`);
       const full = await admin.request("POST", "/jobs/replication:mirror/run-now");
       const refused = await full.json();
