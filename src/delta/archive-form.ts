@@ -22,6 +22,15 @@ const log = getLogger("svc::delta");
 /** A local file of known size (live-encode.ts's Spool, named here without importing it). */
 type Spool = { path: string; size: number };
 
+/**
+ * Extra time an archive's expansion or contraction may take beyond `codec_timeout_secs`: 50 ms
+ * per MB (20 MB/s, half the slowest rate measured for jars of many small members), so the
+ * timeout bounds a stuck job, not a large archive.
+ */
+export function archiveAllowanceMs(bytes: number): number {
+  return Math.ceil(bytes / 20_000);
+}
+
 /** The `transform` of a delta (and a baseline) stored in archive token form. */
 export const ARCHIVE_TOKENS = "archive-tokens-1";
 
@@ -90,7 +99,7 @@ export async function prepareArchiveForm(
         ...await hashFile(formPath),
         transform: ARCHIVE_TOKENS,
       };
-    }, { timeoutMs: settings.codecTimeoutMs, permit });
+    }, { timeoutMs: settings.codecTimeoutMs + 2 * archiveAllowanceMs(spool.size), permit });
   } finally {
     await removeQuietly(checkPath);
     if (!keep) await removeQuietly(formPath);

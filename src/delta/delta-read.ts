@@ -17,7 +17,7 @@ import {
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./cache/reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
-import { decodeTransformed } from "./archive-form.ts";
+import { archiveAllowanceMs, decodeTransformed } from "./archive-form.ts";
 import { openVerifiedRange } from "./cache/verified-file.ts";
 import { getLogger } from "../observability/mod.ts";
 
@@ -135,7 +135,12 @@ export async function readDelta(
               (formPath) => ctx.codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
               signal,
             ),
-        { timeoutMs, maxWaitMs: timeoutMs },
+        {
+          timeoutMs: meta.transform === undefined
+            ? timeoutMs
+            : timeoutMs + archiveAllowanceMs(meta.size),
+          maxWaitMs: timeoutMs,
+        },
       );
     } catch (err) {
       // A full disk or a busy/slow codec says nothing about the baseline: it stays.
