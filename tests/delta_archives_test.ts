@@ -189,3 +189,52 @@ Deno.test({
     await noBaseline.body?.cancel();
   },
 });
+
+Deno.test({
+  name: "archives: on an encrypted backend, token forms are sealed and read back exactly",
+  ignore,
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "svc-archives-sealed-" });
+    const objects = `${root}/objects`;
+    await Deno.mkdir(objects);
+    await Deno.writeTextFile(
+      `${root}/svc.yaml`,
+      `storage:\n  backends:\n    - name: vault\n      type: filesystem\n      path: ${objects}\n` +
+        `      encryption:\n        mode: aes256-gcm-proxy\n        key_id: key-a\n`,
+    );
+    const options = {
+      dataDir: root,
+      env: {
+        SVC_CONFIG: `${root}/svc.yaml`,
+        SVC_BACKEND_VAULT_ENCRYPTION_KEY: "a7".repeat(32),
+      },
+    };
+    const versions = [0, 1, 2].map((v) => ({ v, tgz: tgzOf(v), zip: zipOf(v) }));
+    {
+      await using svc = await startSvc(options);
+      const s3 = svc.client();
+      assert.equal((await fetch(`${svc.url}/${BUCKET}`, { method: "PUT" })).status, 200);
+      for (const { v, tgz, zip } of versions) {
+        await put(s3, `rel/1.${v}/app.tgz`, tgz);
+        await put(s3, `rel/1.${v}/app.zip`, zip);
+      }
+    }
+    // The token form holds the members' text as literals: none of it may be on disk in the clear.
+    const stored = storedFiles(objects, BUCKET);
+    assert.ok(stored.some((f) => f.name.endsWith(".delta")), "stored as deltas");
+    for (const file of stored) {
+      assert.equal(file.meta?.encryptionKeyId, "key-a", `${file.name} is sealed`);
+      const bytes = new TextDecoder("latin1").decode(
+        await Deno.readFile(`${objects}/${BUCKET}/${file.name}`),
+      );
+      assert.ok(!bytes.includes("changed in version"), `${file.name} holds plaintext`);
+    }
+    await using svc = await startSvc(options);
+    const s3 = svc.client();
+    for (const { v, tgz, zip } of versions) {
+      await assertReadsBack(s3, `rel/1.${v}/app.tgz`, tgz);
+      await assertReadsBack(s3, `rel/1.${v}/app.zip`, zip);
+    }
+    await Deno.remove(root, { recursive: true });
+  },
+});
