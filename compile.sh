@@ -11,9 +11,25 @@ if [ -n "${DENORT_BIN:-}" ] && [ ! -f "$DENORT_BIN" ]; then
   echo "compile.sh: DENORT_BIN=$DENORT_BIN does not exist" >&2
   exit 1
 fi
+# The commit `svc --version` reports (src/cli/version-info.ts): SVC_BUILD_COMMIT when building
+# from an export without .git, else the checkout's HEAD. The file only lives for this build.
+build_info=src/cli/build-info.json
+commit="${SVC_BUILD_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+printf '{"commit":"%s"}\n' "$commit" >"$build_info"
 log=$(mktemp)
-if ! node_modules/.bin/deno compile --allow-all --no-check --include src/body/hash-worker.ts --include src/admin/session/bcrypt-worker.ts \
-  --include src/delta/archive/archive-worker.ts \
+trap 'rm -f "$log" "$build_info"' EXIT
+# Every file svc loads at run time and the static import graph does not reach: worker entry
+# points and data files read through import.meta.url. tests/compile_coverage_test.ts scans the
+# source for them and fails when one is missing here.
+includes=(
+  src/body/hash-worker.ts
+  src/admin/session/bcrypt-worker.ts
+  src/delta/archive/archive-worker.ts
+  src/cli/build-info.json
+)
+include_args=()
+for file in "${includes[@]}"; do include_args+=(--include "$file"); done
+if ! node_modules/.bin/deno compile --allow-all --no-check "${include_args[@]}" \
   --output "$out" main.ts 2>"$log"; then
   cat "$log" >&2
   if grep -qiE 'denort|download|dns|connect|network|fetch' "$log"; then
@@ -24,8 +40,6 @@ release server, which this machine cannot reach). Put a denort binary matching
 $(node_modules/.bin/deno --version | head -1) on disk and run: DENORT_BIN=/path/to/denort ./compile.sh
 MSG
   fi
-  rm -f "$log"
   exit 1
 fi
-rm -f "$log"
 echo "compile.sh: built ./$out"

@@ -3,7 +3,12 @@
  * `svc config lint|defaults|apply …` subcommands (src/cli/config-command.ts) and `svc admission
  * trace …` (src/cli/admission-command.ts).
  */
-import { runAdmissionCommand, runConfigCommand } from "./src/cli/mod.ts";
+import {
+  formatVersion,
+  runAdmissionCommand,
+  runConfigCommand,
+  versionInfo,
+} from "./src/cli/mod.ts";
 import { ConfigError, loadConfig } from "./src/config/mod.ts";
 import { configureLogging, getLogger, resolveLogLevel } from "./src/observability/mod.ts";
 import {
@@ -32,7 +37,8 @@ Usage:
   svc admission trace --config <file> --method GET --path /bucket/key
                       [--source-ip <ip>] [--authenticated] [--json]
                                          (which admission block decides a request)
-  svc --version | --help
+  svc --version | version               (version, git commit, Deno version)
+  svc --help
 
 Configuration comes from --config, else SVC_CONFIG, else ./svc.yaml, ./svc.yml,
 /etc/svc/config.yaml, /etc/svc/config.yml; SVC_* environment variables override the file and
@@ -62,7 +68,7 @@ export function parseArgs(args: string[]): Cli {
     };
     if (arg === "serve") cli.command = "serve";
     else if (arg === "--help" || arg === "-h" || arg === "help") cli.command = "help";
-    else if (arg === "--version" || arg === "-V") cli.command = "version";
+    else if (arg === "--version" || arg === "-V" || arg === "version") cli.command = "version";
     else if (arg === "--verbose" || arg === "-v") cli.verbose = true;
     else if (arg === "--config" || arg === "-c") cli.config = value();
     else if (arg.startsWith("--config=")) cli.config = inline("--config");
@@ -88,7 +94,7 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (cli.command === "version") {
-    console.log(`svc ${VERSION}`);
+    console.log(formatVersion(await versionInfo()));
     return 0;
   }
   const env = Deno.env.toObject();

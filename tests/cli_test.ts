@@ -124,7 +124,7 @@ Deno.test("svc with an unknown flag exits with usage error code 2", async () => 
 Deno.test("svc --version prints the version", async () => {
   const run = await runSvc(["--version"]);
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.stdout.trim(), `svc ${VERSION}`);
+  assert.equal(run.stdout.split("\n")[0], `svc ${VERSION}`);
 });
 
 Deno.test("svc --help prints usage", async () => {

@@ -4,3 +4,4 @@
 
 export { runAdmissionCommand } from "./admission-command.ts";
 export { runConfigCommand } from "./config-command.ts";
+export { formatVersion, versionInfo } from "./version-info.ts";
