@@ -201,7 +201,10 @@ Deno.test("booleans accept the usual spellings in any case", () => {
 });
 
 Deno.test("SVC_SECURE_COOKIES takes auto besides the boolean spellings", () => {
-  const cases: [string, string | boolean][] = [["auto", "auto"], ["AUTO", "auto"], ["yes", true], ["0", false]];
+  const cases: [string, string | boolean][] = [["auto", "auto"], ["AUTO", "auto"], ["yes", true], [
+    "0",
+    false,
+  ]];
   for (const [raw, value] of cases) {
     const document: Doc = {};
     applyEnvironment(document, { SVC_SECURE_COOKIES: raw });

@@ -407,7 +407,10 @@ Deno.test("defaults of the new advanced fields", () => {
   assert.equal(advanced.boot_backend_probe, "enforce");
   assert.equal(advanced.secure_cookies, "auto");
   for (const value of [true, false, "auto"] as const) {
-    assert.equal(validateConfig({ advanced: { secure_cookies: value } }).advanced.secure_cookies, value);
+    assert.equal(
+      validateConfig({ advanced: { secure_cookies: value } }).advanced.secure_cookies,
+      value,
+    );
   }
   assert.throws(
     () => validateConfig({ advanced: { secure_cookies: "sometimes" } }),
