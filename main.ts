@@ -42,7 +42,9 @@ Usage:
 
 Configuration comes from --config, else SVC_CONFIG, else ./svc.yaml, ./svc.yml,
 /etc/svc/config.yaml, /etc/svc/config.yml; SVC_* environment variables override the file and
---listen overrides both. Without any file svc serves ./data on 0.0.0.0:9000.
+--listen overrides both. Without any file svc uses its built-in defaults (data in ./data,
+listening on 0.0.0.0:9000) and still needs credentials: SVC_ACCESS_KEY_ID and
+SVC_SECRET_ACCESS_KEY, or SVC_AUTHENTICATION=none to run without authentication.
 `;
 
 interface Cli {

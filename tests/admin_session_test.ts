@@ -31,7 +31,7 @@ Deno.test("admin session: login, cookie flags, whoami, logout; routes need a ses
   assert.match(setCookie, /^svc_session=/);
   assert.match(setCookie, /HttpOnly/i);
   assert.match(setCookie, /SameSite=Strict/i);
-  assert.match(setCookie, /Secure/i, "secure_cookies defaults to true");
+  assert.doesNotMatch(setCookie, /Secure/i, "secure_cookies auto: no Secure over plain HTTP");
   assert.match(setCookie, /Path=\/_\//);
   assert.deepEqual(await admin.json("GET", "/session"), { valid: true, admin_gui: true });
   const whoami = await admin.json("GET", "/_/api/whoami");

@@ -7,6 +7,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { clientIp } from "../auth/mod.ts";
 import type { AdminEnv } from "./admin-env.ts";
 import { AdminError, renderAdminError } from "./admin-error.ts";
+import { requestIsHttps } from "./session/cookie-security.ts";
 
 export interface AdminAppParts {
   /** `trust_proxy_headers`: whether X-Forwarded-For names the client. */
@@ -17,15 +18,14 @@ export interface AdminAppParts {
   areas: Hono<AdminEnv>[];
 }
 
-/** Sets the request id and client address every admin route reads. */
+/** Sets the request id, client address and transport every admin route reads. */
 export function adminContext(trustProxyHeaders: () => boolean): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
     const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
     c.set("requestId", crypto.randomUUID());
-    c.set(
-      "clientIp",
-      clientIp(c.req.raw.headers, info?.remoteAddr?.hostname, trustProxyHeaders()),
-    );
+    const trusted = trustProxyHeaders();
+    c.set("clientIp", clientIp(c.req.raw.headers, info?.remoteAddr?.hostname, trusted));
+    c.set("https", requestIsHttps(c.req.raw, trusted));
     await next();
     // Admin answers carry session-bound data: never cached by a browser or proxy.
     if (!c.res.headers.has("cache-control")) c.res.headers.set("cache-control", "no-store");

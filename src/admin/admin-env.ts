@@ -19,9 +19,19 @@ export interface AdminPrincipal {
 export interface AdminEnv {
   Variables: {
     clientIp: string;
+    /** Whether the client reached svc over TLS (directly or through a trusted proxy). */
+    https: boolean;
     requestId: string;
     principal: AdminPrincipal;
   };
+}
+
+/** Where a session opened by this request comes from (`AdminSessions.issue`). */
+export function sessionOrigin(vars: { clientIp: string; https?: boolean }): {
+  ip: string;
+  https: boolean;
+} {
+  return { ip: vars.clientIp, https: vars.https === true };
 }
 
 /** Who did it and from where: the fields every admin audit entry carries. */

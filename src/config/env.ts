@@ -6,7 +6,7 @@
 import { isPlainObject as isObject } from "../lib/mod.ts";
 import { ConfigError } from "./schema/schema-common.ts";
 
-type Kind = "string" | "int" | "number" | "bool";
+type Kind = "string" | "int" | "number" | "bool" | "bool-or-auto";
 
 interface EnvBinding {
   name: string;
@@ -79,7 +79,7 @@ export const ENV_BINDINGS: EnvBinding[] = [
   binding("SVC_REPLICATION_TRANSFERS", "advanced.replication_transfers", "int"),
   binding("SVC_MAX_TOTAL_MULTIPART_BYTES", "advanced.max_total_multipart_bytes", "int"),
   binding("SVC_SESSION_TTL_HOURS", "advanced.session_ttl_hours", "number"),
-  binding("SVC_SECURE_COOKIES", "advanced.secure_cookies", "bool"),
+  binding("SVC_SECURE_COOKIES", "advanced.secure_cookies", "bool-or-auto"),
   binding("SVC_OIDC_ALLOW_HTTP_ISSUERS", "advanced.oidc_allow_http_issuers", "bool"),
   binding("SVC_BOOTSTRAP_PASSWORD_HASH", "advanced.bootstrap_password_hash"),
   binding("SVC_TLS_ENABLED", "advanced.tls.enabled", "bool"),
@@ -97,6 +97,11 @@ function parseValue(name: string, raw: string, kind: Kind): unknown {
   switch (kind) {
     case "string":
       return raw;
+    case "bool-or-auto":
+      if (/^auto$/i.test(text)) return "auto";
+      if (/^(true|1|yes|on)$/i.test(text)) return true;
+      if (/^(false|0|no|off)$/i.test(text)) return false;
+      throw new ConfigError(`${name}: expected true, false or auto, got "${raw}"`);
     case "bool":
       if (/^(true|1|yes|on)$/i.test(text)) return true;
       if (/^(false|0|no|off)$/i.test(text)) return false;

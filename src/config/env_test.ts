@@ -66,7 +66,7 @@ const GOOD: Record<string, { raw: string; value: unknown }> = {
   SVC_REPLICATION_TRANSFERS: { raw: "16", value: 16 },
   SVC_MAX_TOTAL_MULTIPART_BYTES: { raw: "1000000", value: 1000000 },
   SVC_SESSION_TTL_HOURS: { raw: "1.5", value: 1.5 },
-  SVC_SECURE_COOKIES: { raw: "false", value: false },
+  SVC_SECURE_COOKIES: { raw: "Auto", value: "auto" },
   SVC_OIDC_ALLOW_HTTP_ISSUERS: { raw: "yes", value: true },
   SVC_BOOTSTRAP_PASSWORD_HASH: {
     raw: "$2b$04$/M04MqciaDk2C.yCWs2lnOEtEe1b.BLR11Xkb9vwOGzree2zQuD5S",
@@ -87,6 +87,7 @@ const BAD_BY_KIND: Record<string, { raw: string[]; phrase: string }> = {
   int: { raw: ["abc", "", "  ", "1.5", "12abc", "Infinity"], phrase: "expected an integer" },
   number: { raw: ["abc", "", "NaN", "-Infinity"], phrase: "expected a number" },
   bool: { raw: ["maybe", "", "2", "truthy"], phrase: "expected true or false" },
+  "bool-or-auto": { raw: ["maybe", "", "automatic"], phrase: "expected true, false or auto" },
 };
 
 function getPath(document: Doc, path: string[]): unknown {
@@ -196,6 +197,18 @@ Deno.test("booleans accept the usual spellings in any case", () => {
     const document: Doc = {};
     applyEnvironment(document, { SVC_DEBUG_HEADERS: raw });
     assert.equal(getPath(document, ["advanced", "debug_headers"]), false, raw);
+  }
+});
+
+Deno.test("SVC_SECURE_COOKIES takes auto besides the boolean spellings", () => {
+  const cases: [string, string | boolean][] = [["auto", "auto"], ["AUTO", "auto"], ["yes", true], [
+    "0",
+    false,
+  ]];
+  for (const [raw, value] of cases) {
+    const document: Doc = {};
+    applyEnvironment(document, { SVC_SECURE_COOKIES: raw });
+    assert.equal(getPath(document, ["advanced", "secure_cookies"]), value, raw);
   }
 });
 

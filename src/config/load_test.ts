@@ -213,7 +213,7 @@ advanced:
     upload_concurrency: 4,
     replication_transfers: 4,
     session_ttl_hours: 4,
-    secure_cookies: true,
+    secure_cookies: "auto",
     oidc_allow_http_issuers: false,
     tls: { enabled: false },
     event_delivery: {

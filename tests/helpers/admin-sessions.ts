@@ -40,7 +40,7 @@ export interface Harness {
 export interface HarnessOptions {
   stateDir: string;
   env?: Record<string, string>;
-  secureCookies?: boolean;
+  secureCookies?: boolean | "auto";
   ttlHours?: number;
   clock?: { now: number };
 }
@@ -75,6 +75,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   app.onError(renderAdminError);
   app.use("*", async (c, next) => {
     c.set("clientIp", c.req.header("x-test-ip") ?? DEFAULT_IP);
+    c.set("https", c.req.header("x-test-https") === "true");
     c.set("requestId", crypto.randomUUID());
     await next();
   });
@@ -118,7 +119,7 @@ export function cookieOf(response: Response): string | undefined {
 
 export async function withHarness(
   fn: (h: Harness, stateDir: string) => Promise<void>,
-  options: { secureCookies?: boolean; env?: Record<string, string> } = {},
+  options: { secureCookies?: boolean | "auto"; env?: Record<string, string> } = {},
 ): Promise<void> {
   const root = await Deno.makeTempDir({ prefix: "svc-sessions-" });
   const stateDir = `${root}/.svc`;

@@ -19,7 +19,7 @@ import type { IamStore } from "../../db/mod.ts";
 import { BOOTSTRAP_PRINCIPAL, IamError, type IamIndex } from "../../iam/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
-import { actorFields, type AdminEnv } from "../admin-env.ts";
+import { actorFields, type AdminEnv, sessionOrigin } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import type { LoginLimiter } from "./login-limiter.ts";
 import { limitedVerify } from "./session-routes.ts";
@@ -108,7 +108,7 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
       );
     }
     await sessions.prune();
-    const issued = await sessions.issue(user.name, true, ip, user.accessKeyId);
+    const issued = await sessions.issue(user.name, true, sessionOrigin(c.var), user.accessKeyId);
     c.header("set-cookie", issued.setCookie);
     audit("admin_login", { user: user.name, ip, session: issued.record.id, via: "login-as" });
     return c.json({
@@ -128,7 +128,7 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
       throw new AdminError("unauthorized", "Unknown access key or wrong secret");
     }
     await sessions.prune();
-    const issued = await sessions.issue(user.name, false, ip, user.accessKeyId);
+    const issued = await sessions.issue(user.name, false, sessionOrigin(c.var), user.accessKeyId);
     browse.set(issued.record.id, pair, issued.record.expiresAt);
     c.header("set-cookie", issued.setCookie);
     audit("browse_connected", { user: user.name, ip, session: issued.record.id });
@@ -148,7 +148,7 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
         "Open browsing needs access.authentication: none; connect with an access key instead",
       );
     }
-    const issued = await sessions.issue("$anonymous", false, ip);
+    const issued = await sessions.issue("$anonymous", false, sessionOrigin(c.var));
     c.header("set-cookie", issued.setCookie);
     audit("browse_connected", { user: "$anonymous", ip, session: issued.record.id });
     return c.json({

@@ -19,7 +19,7 @@ import type { ExtAuthStore } from "../../db/mod.ts";
 import { IamError, type IamIndex, mappedGroups } from "../../iam/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
-import type { AdminEnv } from "../admin-env.ts";
+import { type AdminEnv, sessionOrigin } from "../admin-env.ts";
 import { AdminError, type AdminErrorCode } from "../admin-error.ts";
 import type { BrowseCredentials } from "./iam-session-routes.ts";
 import type { AdminSessions } from "./sessions.ts";
@@ -186,7 +186,12 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
     if (!user) refused("user_disabled", `User "${signedIn.user}" is disabled`);
     const admin = deps.index().isAdmin(user!, ip);
     await deps.sessions.prune();
-    const issued = await deps.sessions.issue(user!.name, admin, ip, user!.accessKeyId);
+    const issued = await deps.sessions.issue(
+      user!.name,
+      admin,
+      sessionOrigin(c.var),
+      user!.accessKeyId,
+    );
     if (!admin) {
       const pair = { access_key_id: user!.accessKeyId, secret_access_key: user!.secretAccessKey };
       deps.browse.set(issued.record.id, pair, issued.record.expiresAt);

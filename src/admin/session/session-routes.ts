@@ -17,7 +17,7 @@ import { type Handler, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type { DbState } from "../../db/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
-import { actorFields, type AdminEnv } from "../admin-env.ts";
+import { actorFields, type AdminEnv, sessionOrigin } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
 import { type BootstrapPassword, checkNewPassword, type Rekeyable } from "./bootstrap-password.ts";
 import type { LoginAttempt, LoginLimiter } from "./login-limiter.ts";
@@ -82,7 +82,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
       throw new AdminError("unauthorized", "Wrong password");
     }
     await sessions.prune();
-    const issued = await sessions.issue(BOOTSTRAP_USER, true, ip);
+    const issued = await sessions.issue(BOOTSTRAP_USER, true, sessionOrigin(c.var));
     c.header("set-cookie", issued.setCookie);
     audit("admin_login", { user: BOOTSTRAP_USER, ip, session: issued.record.id }, "info");
     return c.json({
@@ -97,7 +97,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
     const principal = c.var.principal;
     await sessions.end(principal.sessionId);
     deps.onSessionEnd?.(principal.sessionId);
-    c.header("set-cookie", sessions.clearCookie());
+    c.header("set-cookie", sessions.clearCookie(c.var.https === true));
     audit("admin_logout", { ...actorFields(c.var), session: principal.sessionId }, "info");
     return c.json({ ok: true });
   });
@@ -134,7 +134,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
     const issued = await sessions.issue(
       principal.user,
       principal.admin,
-      ip,
+      sessionOrigin(c.var),
       principal.accessKeyId ?? null,
     );
     c.header("set-cookie", issued.setCookie);

@@ -67,6 +67,22 @@ Deno.test("without secure_cookies the cookie has no Secure flag", async () => {
   }, { secureCookies: false });
 });
 
+Deno.test("secure_cookies auto: Secure only on a request that came over TLS", async () => {
+  await withHarness(async (h) => {
+    const flags = async (https: boolean) => {
+      const response = await h.request("POST", "/_/api/admin/login", {
+        body: { password: h.plain },
+        headers: { "x-test-https": String(https) },
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      return response.headers.get("set-cookie")!.split("; ");
+    };
+    assert.equal((await flags(false)).includes("Secure"), false);
+    assert.equal((await flags(true)).includes("Secure"), true);
+  }, { secureCookies: "auto" });
+});
+
 Deno.test("no session: protected routes and stats are 401, public ones answer", async () => {
   await withHarness(async (h) => {
     const echo = await h.request("GET", "/_/api/admin/echo");

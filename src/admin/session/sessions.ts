@@ -5,8 +5,8 @@
  * Cookie `svc_session=v1.<token>.<mac>`: a random 256-bit token and an HMAC-SHA256 of it under a
  * key derived from the bootstrap password hash (db-key.ts labels), so changing the password
  * invalidates every cookie at once even before the rows go. Attributes: `HttpOnly;
- * SameSite=Strict; Path=/_/` (the admin API, whoami and stats all live under it), `Secure` when
- * `secure_cookies`, `Max-Age` = `session_ttl_hours`. A session is bound to the client address it
+ * SameSite=Strict; Path=/_/` (the admin API, whoami and stats all live under it), `Secure` as
+ * `secure_cookies` says (cookie-security.ts), `Max-Age` = `session_ttl_hours`. A session is bound to the client address it
  * logged in from; it expires at a fixed time (no sliding renewal). Every comparison of secret
  * material is constant-time.
  */
@@ -18,13 +18,20 @@ import {
   type SessionStore,
 } from "../../db/mod.ts";
 import type { AdminPrincipal } from "../admin-env.ts";
+import { cookieIsSecure, PlainLoginWarnings, type SecureCookies } from "./cookie-security.ts";
 
 export const SESSION_COOKIE = "svc_session";
 const COOKIE_VERSION = "v1";
 
 export interface SessionSettings {
   ttlHours: number;
-  secureCookies: boolean;
+  secureCookies: SecureCookies;
+}
+
+/** Where a session is opened from: the client address and whether it came over TLS. */
+export interface SessionOrigin {
+  ip: string;
+  https: boolean;
 }
 
 export interface AdminSessionsDeps {
@@ -65,6 +72,7 @@ function principalOf(record: SessionRecord): AdminPrincipal {
 export class AdminSessions {
   readonly #deps: AdminSessionsDeps;
   readonly #now: () => number;
+  readonly #plainLogins = new PlainLoginWarnings();
 
   constructor(deps: AdminSessionsDeps) {
     this.#deps = deps;
@@ -76,22 +84,24 @@ export class AdminSessions {
     return createHmac("sha256", key).update(token).digest("base64url");
   }
 
-  #cookie(value: string, maxAgeSecs: number): string {
-    const secure = this.#deps.settings().secureCookies ? "; Secure" : "";
+  #cookie(value: string, maxAgeSecs: number, https: boolean): string {
+    const secure = cookieIsSecure(this.#deps.settings().secureCookies, https) ? "; Secure" : "";
     return `${SESSION_COOKIE}=${value}; Path=/_/; HttpOnly; SameSite=Strict; ` +
       `Max-Age=${maxAgeSecs}${secure}`;
   }
 
   /**
-   * Starts a session for `user` from `clientIp`; returns the row and the cookie to set. An IAM
-   * user's session names the access key it was opened under (`accessKeyId`).
+   * Starts a session for `user` from `origin`; returns the row and the cookie to set. An IAM
+   * user's session names the access key it was opened under (`accessKeyId`). An admin session
+   * opened over plain HTTP from another host is logged as a warning (once per address).
    */
   async issue(
     user: string,
     admin: boolean,
-    clientIp: string,
+    origin: SessionOrigin,
     accessKeyId: string | null = null,
   ): Promise<IssuedSession> {
+    const clientIp = origin.ip;
     const now = this.#now();
     const ttlSecs = Math.max(1, Math.floor(this.#deps.settings().ttlHours * 3600));
     const token = randomBytes(32).toString("base64url");
@@ -104,7 +114,9 @@ export class AdminSessions {
       expiresAt: now + ttlSecs * 1000,
     });
     const value = `${COOKIE_VERSION}.${token}.${this.#mac(token)}`;
-    return { record, principal: principalOf(record), setCookie: this.#cookie(value, ttlSecs) };
+    if (admin) this.#plainLogins.note(clientIp, origin.https, user);
+    const setCookie = this.#cookie(value, ttlSecs, origin.https);
+    return { record, principal: principalOf(record), setCookie };
   }
 
   /** Checks a cookie value presented from `clientIp`. */
@@ -138,7 +150,7 @@ export class AdminSessions {
   }
 
   /** The `Set-Cookie` value that removes the cookie from the browser. */
-  clearCookie(): string {
-    return this.#cookie("", 0);
+  clearCookie(https: boolean): string {
+    return this.#cookie("", 0, https);
   }
 }

@@ -22,7 +22,7 @@ Deno.test("a new password hash invalidates cookies even while their rows remain"
       settings: () => ({ ttlHours: 0.5, secureCookies: false }),
       now: () => 1_000_000,
     });
-    const issued = await sessions.issue("$bootstrap", true, "::1");
+    const issued = await sessions.issue("$bootstrap", true, { ip: "::1", https: false });
     assert.match(issued.setCookie, /Max-Age=1800$/);
     assert.equal(issued.record.expiresAt, 1_000_000 + 1_800_000);
     const value = issued.setCookie.split(";")[0].split("=")[1];

@@ -6,6 +6,7 @@ import * as v from "valibot";
 import {
   bool,
   clampedInt,
+  describe,
   duration,
   int,
   list,
@@ -183,7 +184,18 @@ const advancedEntries = {
   /** Absent = max_object_size x max_multipart_uploads / 4 (`effectiveMaxTotalMultipartBytes`). */
   max_total_multipart_bytes: v.optional(u64),
   session_ttl_hours: v.optional(numAbove(0), 4),
-  secure_cookies: v.optional(bool, true),
+  /**
+   * The admin session cookie's `Secure` flag. `auto`: Secure when the request came over TLS (the
+   * listener's own, or `X-Forwarded-Proto: https` behind a trusted proxy); a plain-HTTP browser
+   * on another host would otherwise silently drop the cookie and never stay logged in.
+   */
+  secure_cookies: v.optional(
+    v.union(
+      [bool, v.literal("auto")],
+      (issue) => `expected true, false or auto, got ${describe(issue.input)}`,
+    ),
+    "auto",
+  ),
   /**
    * OIDC login: providers whose issuer is a plain `http://` URL are refused unless this is true
    * (for a provider on the same host or a test provider; never across a network).

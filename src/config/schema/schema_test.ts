@@ -405,7 +405,17 @@ Deno.test("defaults of the new advanced fields", () => {
   const set = validateConfig({ advanced: { max_total_multipart_bytes: 7 } }).advanced;
   assert.equal(effectiveMaxTotalMultipartBytes(set), 7);
   assert.equal(advanced.boot_backend_probe, "enforce");
-  assert.equal(advanced.secure_cookies, true);
+  assert.equal(advanced.secure_cookies, "auto");
+  for (const value of [true, false, "auto"] as const) {
+    assert.equal(
+      validateConfig({ advanced: { secure_cookies: value } }).advanced.secure_cookies,
+      value,
+    );
+  }
+  assert.throws(
+    () => validateConfig({ advanced: { secure_cookies: "sometimes" } }),
+    /secure_cookies.*expected true, false or auto, got "sometimes"/,
+  );
   assert.deepEqual(advanced.tls, { enabled: false });
   assert.equal(advanced.event_delivery.enabled, false);
   assert.deepEqual(storage.backends, []);

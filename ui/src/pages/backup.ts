@@ -53,7 +53,7 @@ export function BackupPage() {
   return html`<${Section} title="Backup">
     <${ErrorText} error=${action.error} />
     <${Notice} text=${action.notice} />
-    <label>Password (optional, 8+ characters) <input type="password" value=${password}
+    <label>Password (optional, 12+ characters) <input type="password" value=${password}
       onInput=${(e: Event) => setPassword(valueOf(e))} /></label>
     <p><button class="primary" onClick=${exportBackup} disabled=${action.busy}>Export backup</button></p>
     <form class="inline" onSubmit=${importBackup}>
