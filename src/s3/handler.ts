@@ -6,7 +6,7 @@ import { type Authenticator, clientIp } from "../auth/mod.ts";
 import type { Principal } from "../iam/mod.ts";
 import { isNoSpaceError, type Semaphore, SvcError } from "../lib/mod.ts";
 import { watchForStalls } from "../http/mod.ts";
-import { getLogger, requestBytesOf, responseBytesOf } from "../observability/mod.ts";
+import { getLogger, noteAccess, requestBytesOf, responseBytesOf } from "../observability/mod.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";
@@ -160,9 +160,11 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     const slot = new Slot(options.semaphore, signal);
     let fieldsTimer: ReturnType<typeof setTimeout> | undefined;
     let response: Response;
+    let parsed: S3Request | undefined;
     try {
       const watched = withStallWatch(raw, options.bodyStallMs?.() ?? 0, deadline);
       const request = parseS3Request(watched, requestId, signal);
+      parsed = request;
       request.clientIp = clientIp(
         request.headers,
         remoteAddress,
@@ -257,6 +259,15 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       // A HEAD answer carries the headers of the GET it mirrors but never a body.
       response = new Response(null, { status: response.status, headers: response.headers });
     }
+    // For the access log: read before the debug headers go (the storage decision is one).
+    noteAccess(raw, {
+      requestId,
+      operation,
+      principal: parsed?.auth?.principal?.name ?? null,
+      bucket: parsed?.bucket ?? null,
+      key: parsed?.key ?? null,
+      storage: response.headers.get("x-amz-storage-type") ?? undefined,
+    });
     // The admin plane's own requests (acting) keep them: the browse panel shows storage kinds.
     if (!acting && !options.debugHeaders?.()) {
       for (const name of DEBUG_HEADERS) response.headers.delete(name);
