@@ -161,6 +161,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     let fieldsTimer: ReturnType<typeof setTimeout> | undefined;
     let response: Response;
     let parsed: S3Request | undefined;
+    let apiName: string | undefined; // AWS's operation name, for the access log
     try {
       const watched = withStallWatch(raw, options.bodyStallMs?.() ?? 0, deadline);
       const request = parseS3Request(watched, requestId, signal);
@@ -173,6 +174,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       // Resolved before anything runs: the metrics label, then the authorize step, need it.
       const resolved = resolveS3(request);
       operation = resolved.label;
+      apiName = resolved.operation;
       const fieldsMs = options.formFieldsMs?.() ?? 0;
       if (isFormUpload(request) && fieldsMs > 0) {
         // A stranger may send a form: reading its fields holds no slot, and must end quickly.
@@ -262,7 +264,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     // For the access log: read before the debug headers go (the storage decision is one).
     noteAccess(raw, {
       requestId,
-      operation,
+      operation: apiName,
       principal: parsed?.auth?.principal?.name ?? null,
       bucket: parsed?.bucket ?? null,
       key: parsed?.key ?? null,
