@@ -107,6 +107,10 @@ Deno.test("access log: one line per request, no secrets, reopened on SIGHUP", as
   assert.equal(signedGet.status, 200);
   assert.equal(signedGet.bytes_out, body.byteLength);
   assert.equal(signedGet.bytes_in, 0);
+  // The storage decision, though debug headers are off (the client never saw it).
+  assert.equal(typeof signedGet.storage, "string");
+  assert.equal(get.headers.get("x-amz-storage-type"), null);
+  assert.equal(typeof putLine.storage, "string");
   assert.equal(refusedGet.status, 403);
   assert.equal(refusedGet.bytes_out, Number(refused.headers.get("content-length")));
   assert.equal(presignedLine.status, 200);
