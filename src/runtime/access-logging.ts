@@ -85,7 +85,12 @@ export function withAccessLog(
         cancelled,
       }));
     };
-    if (response.body === null || incoming.method.toUpperCase() === "HEAD") {
+    // Nothing to count: answered now, untouched. Checked before `body`, whose getter would turn
+    // a string body into a stream (the server's slower path) for an empty answer.
+    if (
+      incoming.method.toUpperCase() === "HEAD" || response.headers.get("content-length") === "0" ||
+      response.status === 204 || response.status === 304 || response.body === null
+    ) {
       emit(false);
       return response;
     }
