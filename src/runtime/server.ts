@@ -12,7 +12,7 @@ import {
   splitRawUrl,
 } from "../http/mod.ts";
 import { accessLogTarget, getLogger, openAccessLog } from "../observability/mod.ts";
-import { withAccessLog } from "./access-logging.ts";
+import { withAccessLog } from "./access-log/access-logging.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
 import { nativeComplete, nativeReport, raiseOpenFileLimit } from "../native/mod.ts";
 import type { AdminPlane } from "./admin-plane/admin-plane.ts";

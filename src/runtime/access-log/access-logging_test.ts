@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AccessLogWriter } from "../observability/mod.ts";
+import type { AccessLogWriter } from "../../observability/mod.ts";
 import { withAccessLog } from "./access-logging.ts";
 
 function collector(): AccessLogWriter & { lines: Record<string, unknown>[] } {

@@ -6,9 +6,9 @@
  * derived exactly as the surfaces do (`trust_proxy_headers`). Only when the log is on is anything
  * wrapped: off costs nothing per request.
  */
-import { clientIp } from "../auth/mod.ts";
-import { splitRawUrl } from "../http/mod.ts";
-import { type AccessLogWriter, accessNoteOf, formatAccessLine } from "../observability/mod.ts";
+import { clientIp } from "../../auth/mod.ts";
+import { splitRawUrl } from "../../http/mod.ts";
+import { type AccessLogWriter, accessNoteOf, formatAccessLine } from "../../observability/mod.ts";
 
 type Handler = (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response>;
 
