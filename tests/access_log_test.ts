@@ -156,6 +156,12 @@ Deno.test("access log: one line per request, no secrets, reopened on SIGHUP", as
   assert.equal(fresh[0].path, "/_/health");
   assert.equal(fresh[0].status, 200);
   assert.equal((await readLines(`${path}.1`)).length, before);
+  // Shutdown flushes what is queued: a request right before SIGTERM is in the file.
+  const last = await fetch(`${svc.url}/_/health?last=1`);
+  await last.body?.cancel();
   await svc.stop();
+  const final = await readLines(path);
+  assert.equal(final.length, 2, JSON.stringify(final));
+  assert.equal(final[1].query, "last=1");
   await Deno.remove(dir, { recursive: true });
 });
