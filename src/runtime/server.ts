@@ -11,7 +11,7 @@ import {
   serveConnections,
   splitRawUrl,
 } from "../http/mod.ts";
-import { accessLogTarget, getLogger, openAccessLog } from "../observability/mod.ts";
+import { accessLogTarget, getLogger, noteAccess, openAccessLog } from "../observability/mod.ts";
 import { withAccessLog } from "./access-log/access-logging.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
 import { nativeComplete, nativeReport, raiseOpenFileLimit } from "../native/mod.ts";
@@ -37,8 +37,10 @@ function gatedS3(s3: S3Handler, admin: AdminPlane) {
     const reason = admin.s3Unavailable();
     if (reason === null) return s3(request, remoteAddress);
     const { path } = splitRawUrl(request.url);
+    const requestId = crypto.randomUUID();
+    noteAccess(request, { requestId });
     return Promise.resolve(
-      errorResponse(new SvcError("ServiceUnavailable", reason), path, crypto.randomUUID()),
+      errorResponse(new SvcError("ServiceUnavailable", reason), path, requestId),
     );
   };
 }
