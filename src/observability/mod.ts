@@ -2,6 +2,9 @@
 // the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
 // entry into the room going through this file.
 
+export { accessNoteOf, formatAccessLine, noteAccess } from "./access/access-line.ts";
+export { accessLogTarget, openAccessLog } from "./access/access-writer.ts";
+export type { AccessLogWriter } from "./access/access-writer.ts";
 export { AuditRing } from "./audit-ring.ts";
 export type { AuditFn } from "./audit-ring.ts";
 export { LOG_LEVELS, parseLevel, resolveLogLevel } from "./log-level.ts";

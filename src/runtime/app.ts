@@ -7,6 +7,7 @@ import { uiRoutes } from "../ui/mod.ts";
 import type { AdminEnv } from "../admin/mod.ts";
 import {
   type Metrics,
+  noteAccess,
   operatorOperation,
   requestBytesOf,
   responseBytesOf,
@@ -52,6 +53,13 @@ export function createApp(surfaces: AppSurfaces): Hono {
       c.res = sized;
     }
     const path = c.req.path;
+    // The admin app set these (admin-app.ts) when it answered; other operator routes have none.
+    const vars = c.var as { requestId?: string; principal?: { user: string } };
+    noteAccess(c.req.raw, {
+      requestId: vars.requestId,
+      principal: vars.principal?.user ?? null,
+      operation: operatorOperation(path),
+    });
     if (path.startsWith("/_/api/") || path.startsWith("/_/stats")) {
       surfaces.metrics.observeAdminRequest({ method: c.req.method, path, status: c.res.status });
     }

@@ -11,7 +11,8 @@ import {
   serveConnections,
   splitRawUrl,
 } from "../http/mod.ts";
-import { getLogger } from "../observability/mod.ts";
+import { accessLogTarget, getLogger, noteAccess, openAccessLog } from "../observability/mod.ts";
+import { withAccessLog } from "./access-log/access-logging.ts";
 import { createSlotWaitCheck, readyResponse, withCheck } from "./readiness.ts";
 import { nativeComplete, nativeReport, raiseOpenFileLimit } from "../native/mod.ts";
 import type { AdminPlane } from "./admin-plane/admin-plane.ts";
@@ -36,8 +37,10 @@ function gatedS3(s3: S3Handler, admin: AdminPlane) {
     const reason = admin.s3Unavailable();
     if (reason === null) return s3(request, remoteAddress);
     const { path } = splitRawUrl(request.url);
+    const requestId = crypto.randomUUID();
+    noteAccess(request, { requestId });
     return Promise.resolve(
-      errorResponse(new SvcError("ServiceUnavailable", reason), path, crypto.randomUUID()),
+      errorResponse(new SvcError("ServiceUnavailable", reason), path, requestId),
     );
   };
 }
@@ -81,6 +84,17 @@ export async function startServer(svc: Svc): Promise<RunningServer> {
     },
   });
 
+  // SVC_ACCESS_LOG is read once, at start: off, stderr or a file reopened on SIGHUP.
+  const accessTarget = accessLogTarget(Deno.env.get("SVC_ACCESS_LOG"));
+  const accessLog = accessTarget === null ? null : await openAccessLog(accessTarget);
+  const reopenAccessLog = () => void accessLog?.reopen();
+  if (accessLog !== null) Deno.addSignalListener("SIGHUP", reopenAccessLog);
+  const fetchApp = async (request: Request, info: Deno.ServeHandlerInfo) =>
+    await app.fetch(request, info);
+  const handler = accessLog === null
+    ? fetchApp
+    : withAccessLog(fetchApp, accessLog, () => holder.current.advanced.trust_proxy_headers);
+
   const { hostname, port } = parseListenAddress(config.advanced.listen_addr);
   const fdLimit = raiseOpenFileLimit();
   // Half the descriptors at most go to client connections: the rest is for object files,
@@ -91,7 +105,7 @@ export async function startServer(svc: Svc): Promise<RunningServer> {
     hostname,
     port,
     tls: tls === null ? undefined : { cert: tls.cert, key: tls.key },
-    handler: async (request, info) => await app.fetch(request, info),
+    handler,
     limits: () => {
       const advanced = holder.current.advanced;
       return {
@@ -135,6 +149,10 @@ export async function startServer(svc: Svc): Promise<RunningServer> {
       services.stop();
       await server.shutdown();
       await admin.close();
+      if (accessLog !== null) {
+        Deno.removeSignalListener("SIGHUP", reopenAccessLog);
+        await accessLog.close();
+      }
     },
   };
 }

@@ -6,7 +6,7 @@ import { type Authenticator, clientIp } from "../auth/mod.ts";
 import type { Principal } from "../iam/mod.ts";
 import { isNoSpaceError, type Semaphore, SvcError } from "../lib/mod.ts";
 import { watchForStalls } from "../http/mod.ts";
-import { getLogger, requestBytesOf, responseBytesOf } from "../observability/mod.ts";
+import { getLogger, noteAccess, requestBytesOf, responseBytesOf } from "../observability/mod.ts";
 import { admit } from "./admission.ts";
 import { parseS3Request, type S3Request, splitRawUrl } from "./request.ts";
 import { DEBUG_HEADERS, errorResponse } from "./response.ts";
@@ -160,9 +160,12 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
     const slot = new Slot(options.semaphore, signal);
     let fieldsTimer: ReturnType<typeof setTimeout> | undefined;
     let response: Response;
+    let parsed: S3Request | undefined;
+    let apiName: string | undefined; // AWS's operation name, for the access log
     try {
       const watched = withStallWatch(raw, options.bodyStallMs?.() ?? 0, deadline);
       const request = parseS3Request(watched, requestId, signal);
+      parsed = request;
       request.clientIp = clientIp(
         request.headers,
         remoteAddress,
@@ -171,6 +174,7 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       // Resolved before anything runs: the metrics label, then the authorize step, need it.
       const resolved = resolveS3(request);
       operation = resolved.label;
+      apiName = resolved.operation;
       const fieldsMs = options.formFieldsMs?.() ?? 0;
       if (isFormUpload(request) && fieldsMs > 0) {
         // A stranger may send a form: reading its fields holds no slot, and must end quickly.
@@ -257,6 +261,15 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
       // A HEAD answer carries the headers of the GET it mirrors but never a body.
       response = new Response(null, { status: response.status, headers: response.headers });
     }
+    // For the access log: read before the debug headers go (the storage decision is one).
+    noteAccess(raw, {
+      requestId,
+      operation: apiName,
+      principal: parsed?.auth?.principal?.name ?? null,
+      bucket: parsed?.bucket ?? null,
+      key: parsed?.key ?? null,
+      storage: response.headers.get("x-amz-storage-type") ?? undefined,
+    });
     // The admin plane's own requests (acting) keep them: the browse panel shows storage kinds.
     if (!acting && !options.debugHeaders?.()) {
       for (const name of DEBUG_HEADERS) response.headers.delete(name);
