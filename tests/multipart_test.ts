@@ -320,7 +320,7 @@ Deno.test("multipart: lifecycle, validation, listings and copies on one server",
   s3.destroy();
 });
 
-Deno.test("multipart: max_object_size counts the whole upload; upload count is capped", async () => {
+Deno.test("multipart: a replaced part counts once; upload count is capped", async () => {
   const env = {
     SVC_MAX_OBJECT_SIZE: String(11 * MiB),
     SVC_MAX_MULTIPART_UPLOADS: "2",
@@ -335,7 +335,7 @@ Deno.test("multipart: max_object_size counts the whole upload; upload count is c
   const id = await m.create("k");
   const a = randomBytes(5 * MiB), b = randomBytes(5 * MiB);
   const parts = [await m.part("k", id, 1, a), await m.part("k", id, 2, b)];
-  await rejects(m.part("k", id, 3, randomBytes(5 * MiB)), 400, "EntityTooLarge");
+  // The total is bounded at Complete by max_passthrough_object_size (multipart_size_test.ts).
   parts[1] = await m.part("k", id, 2, b); // replacing a part does not count it twice
   assert.deepEqual((await m.listParts("k", id)).Parts?.map((p) => p.PartNumber), [1, 2]);
   const second = await m.create("k2");

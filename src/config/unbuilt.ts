@@ -32,10 +32,6 @@ function setInAdvanced(names: string[]) {
 
 const UNBUILT: Unbuilt[] = [
   {
-    path: setInAdvanced(["max_passthrough_object_size"]),
-    consequence: "passthrough objects are bounded by max_object_size only",
-  },
-  {
     path: setInAdvanced(["blocking_threads"]),
     consequence: "the setting has no effect",
   },

@@ -19,7 +19,12 @@ Deno.test("unbuilt settings: each one the operator sets is named with what reall
       filesystem: "./data",
       backend_encryption: { mode: "aes256-gcm-proxy", key: "a".repeat(64) },
     },
-    advanced: { tls: { enabled: true }, max_total_multipart_bytes: 1024, blocking_threads: 8 },
+    advanced: {
+      tls: { enabled: true },
+      max_total_multipart_bytes: 1024,
+      max_passthrough_object_size: 4096,
+      blocking_threads: 8,
+    },
   };
   const { config, warnings } = buildConfig(document, { env });
   const found = unbuiltSettings(config, document);
@@ -29,6 +34,7 @@ Deno.test("unbuilt settings: each one the operator sets is named with what reall
   // TLS is built (http/tls-material.ts): no warning for it.
   assert.ok(!found.some((w) => w.startsWith("advanced.tls")));
   assert.ok(!found.some((w) => w.startsWith("advanced.max_total_multipart_bytes")), "built");
+  assert.ok(!found.some((w) => w.startsWith("advanced.max_passthrough_object_size")), "built");
   assert.ok(found.some((w) => w.startsWith("advanced.blocking_threads:")));
   for (const warning of found) assert.ok(warnings.includes(warning), "load reports it too");
 });

@@ -111,6 +111,7 @@ export async function openStorageStack(
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,
     maxTotalBytes: effectiveMaxTotalMultipartBytes(current().advanced),
+    maxObjectBytes: current().advanced.max_passthrough_object_size,
   }));
   // Readiness follows the default backend: an outage of another backend shows as 503 on its
   // buckets, not as the whole instance leaving the load balancer.

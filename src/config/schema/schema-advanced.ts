@@ -161,6 +161,10 @@ const advancedEntries = {
    */
   codec_slot_wait_secs: v.optional(num(0), 10),
   blocking_threads: v.optional(int(1), 512),
+  /**
+   * Largest multipart object (the total at CompleteMultipartUpload). A single request body (PUT,
+   * POST, one part) is bounded by max_object_size, which also bounds delta eligibility.
+   */
   max_passthrough_object_size: v.optional(u64, 64 * GiB),
   s3_connect_timeout_secs: v.optional(numAbove(0), 10),
   s3_read_timeout_secs: v.optional(numAbove(0), 60),
@@ -181,7 +185,10 @@ const advancedEntries = {
   multipart_part_size: v.optional(clampedInt(5 * MiB), 64 * MiB),
   upload_concurrency: v.optional(int(1, 16), 4),
   replication_transfers: v.optional(int(1, 64), 4),
-  /** Absent = max_object_size x max_multipart_uploads / 4 (`effectiveMaxTotalMultipartBytes`). */
+  /**
+   * Absent = max_object_size x max_multipart_uploads / 4, at least max_passthrough_object_size
+   * (`effectiveMaxTotalMultipartBytes`).
+   */
   max_total_multipart_bytes: v.optional(u64),
   session_ttl_hours: v.optional(numAbove(0), 4),
   /**
@@ -216,10 +223,14 @@ export type AdvancedConfig = v.InferOutput<typeof advancedSchema>;
 
 /**
  * The global in-flight multipart byte cap: the configured value, else max_object_size x
- * max_multipart_uploads / 4. Kept derived (not stored) so it follows those two on reload.
+ * max_multipart_uploads / 4 (SPEC.md), raised to max_passthrough_object_size so that one upload
+ * of the largest allowed multipart object fits the default. Kept derived (not stored) so it
+ * follows those settings on reload.
  */
 export function effectiveMaxTotalMultipartBytes(advanced: AdvancedConfig): number {
-  return advanced.max_total_multipart_bytes ??
-    Math.floor(advanced.max_object_size * advanced.max_multipart_uploads / 4);
+  return advanced.max_total_multipart_bytes ?? Math.max(
+    Math.floor(advanced.max_object_size * advanced.max_multipart_uploads / 4),
+    advanced.max_passthrough_object_size,
+  );
 }
 export type EventDeliveryConfig = v.InferOutput<typeof eventDeliverySchema>;

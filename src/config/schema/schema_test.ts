@@ -401,7 +401,14 @@ Deno.test("defaults of the new advanced fields", () => {
   assert.ok(advanced.codec_concurrency >= 16);
   assert.equal(advanced.max_passthrough_object_size, 64 * 1024 ** 3);
   assert.equal(advanced.max_total_multipart_bytes, undefined);
-  assert.equal(effectiveMaxTotalMultipartBytes(advanced), 104857600 * 1000 / 4);
+  // max_object_size x max uploads / 4 (25 GiB) is raised so one 64 GiB multipart object fits.
+  assert.equal(effectiveMaxTotalMultipartBytes(advanced), 64 * 1024 ** 3);
+  const wide = validateConfig({ advanced: { max_object_size: 1024 ** 3 } }).advanced;
+  assert.equal(effectiveMaxTotalMultipartBytes(wide), 1024 ** 3 * 1000 / 4);
+  const small = validateConfig({
+    advanced: { max_object_size: 100, max_multipart_uploads: 8, max_passthrough_object_size: 150 },
+  }).advanced;
+  assert.equal(effectiveMaxTotalMultipartBytes(small), 200);
   const set = validateConfig({ advanced: { max_total_multipart_bytes: 7 } }).advanced;
   assert.equal(effectiveMaxTotalMultipartBytes(set), 7);
   assert.equal(advanced.boot_backend_probe, "enforce");

@@ -96,3 +96,21 @@ export function multipartEtag(parts: PartInfo[]): string {
   }
   return `${hash.digest("hex")}-${parts.length}`;
 }
+
+/**
+ * The completed object's total against `max_passthrough_object_size`, checked at Complete (as S3
+ * does) because only then is it known which stored parts make the object. Each part is bounded
+ * by `max_object_size` when it arrives; the total is not.
+ */
+export function checkUploadTotal(parts: PartInfo[], max: number): number {
+  const total = parts.reduce((sum, part) => sum + part.size, 0);
+  if (total > max) {
+    throw new SvcError(
+      "EntityTooLarge",
+      `Your proposed upload of ${total} bytes exceeds the maximum allowed object size of ${max} ` +
+        "bytes (max_passthrough_object_size)",
+      { ProposedSize: String(total), MaxSizeAllowed: String(max) },
+    );
+  }
+  return total;
+}

@@ -3,13 +3,14 @@
  * the multipart ETag, and the completion itself, which streams the parts in order through the
  * object service's one write path (hash, verify, commit under the key lock).
  */
-import { type ReplayBodyCheck, tooLarge } from "../../body/mod.ts";
+import type { ReplayBodyCheck } from "../../body/mod.ts";
 import { KeyLock, SvcError } from "../../lib/mod.ts";
 import type { ObjectInfo, ObjectMeta, ScratchSealer } from "../../storage/mod.ts";
 import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
 import { encodePartSizes } from "./part-layout.ts";
 import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
 import {
+  checkUploadTotal,
   type CompletedPart,
   type CompletionAnswer,
   multipartEtag,
@@ -43,6 +44,8 @@ export interface MultipartLimits {
   idleTtlHours: number;
   /** Bytes all uploads in progress may hold together (max_total_multipart_bytes). */
   maxTotalBytes: number;
+  /** Largest completed multipart object (max_passthrough_object_size); a part is max_object_size. */
+  maxObjectBytes: number;
 }
 
 export class MultipartService {
@@ -131,11 +134,11 @@ export class MultipartService {
     await this.upload(bucket, key, uploadId);
     const maxObjectSize = this.#objects.limits.maxObjectSize;
     this.#objects.checkDeclaredSize(options.contentLength);
-    // The upload as a whole must fit max_object_size: count the other parts already stored.
+    // One part is one request body: max_object_size. The upload's total is judged at Complete
+    // (max_passthrough_object_size); the other parts count towards the global budget here.
     const others = (await this.#store.listParts(uploadId))
       .filter((part) => part.partNumber !== partNumber)
       .reduce((sum, part) => sum + part.size, 0);
-    if (others + (options.contentLength ?? 0) > maxObjectSize) throw tooLarge(maxObjectSize);
     // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
     // decoder) before the part is committed; a longer one is cut off here.
     // A replayed part is staged through the replay check, which never lets it commit.
@@ -152,7 +155,7 @@ export class MultipartService {
         sealer: await this.#sealer(bucket),
         signal: options.signal,
         maxBytes: Math.min(
-          maxObjectSize - others,
+          maxObjectSize,
           options.contentLength ?? Infinity,
           reservation.maxBytes,
         ),
@@ -246,9 +249,8 @@ export class MultipartService {
     const record = await this.upload(bucket, key, uploadId);
     const stored = new Map((await this.#store.listParts(uploadId)).map((p) => [p.partNumber, p]));
     const parts = validateCompletion(requested, stored);
-    const total = parts.reduce((sum, part) => sum + part.size, 0);
-    const maxObjectSize = this.#objects.limits.maxObjectSize;
-    if (total > maxObjectSize) throw tooLarge(maxObjectSize);
+    const maxObjectBytes = this.#limits().maxObjectBytes;
+    const total = checkUploadTotal(parts, maxObjectBytes);
     if (precondition) precondition(await this.#objects.backend.headObject(bucket, key));
     const metadata = {
       contentType: record.contentType || undefined,
@@ -278,7 +280,7 @@ export class MultipartService {
     const body = concatenateParts(this.#store, uploadId, parts, sealer);
     const work = this.#objects.store(bucket, key, body, {
       metadata,
-      maxBytes: maxObjectSize,
+      maxBytes: maxObjectBytes,
       expectedSize: total,
       verify: (digest) => {
         if (digest.bytes !== total) {
