@@ -76,3 +76,17 @@ Deno.test("env reference: a stale or missing file is a problem, reformatting is 
   assert.deepEqual(referenceProblems(read, edited).length, 1);
   assert.deepEqual(referenceProblems(read, null), [`${REFERENCE_PATH} does not exist`]);
 });
+
+Deno.test("env reference: every variable of README's short table is one the code reads", async () => {
+  const read = new Set(await variablesRead(root));
+  const readme = await Deno.readTextFile(`${root}/README.md`);
+  const rows = readme.split("\n").filter((line) => line.startsWith("| `SVC_"));
+  assert.ok(rows.length > 10, "README's environment table not found");
+  for (const row of rows) {
+    const names = row.split("|")[1].match(/SVC_[A-Z0-9_]+/g) ?? [];
+    for (const name of names) {
+      assert.ok(read.has(name), `README names ${name}, not read by the code`);
+    }
+  }
+  assert.ok(readme.includes("(docs/ENVIRONMENT.md)"), "README does not link the reference");
+});
