@@ -17,6 +17,8 @@ $deno check --config ui/check.json ui/src/main.ts || gates=1
 # The structure: no import cycle, rooms import only what scripts/imports/layers.ts allows (and only
 # through mod.ts), test support stays out of production, files and folders stay small.
 $deno run --allow-read scripts/check-imports.ts || gates=1
+# Every SVC_* variable the code reads is in docs/ENVIRONMENT.md, and the file is current.
+$deno run --allow-read scripts/env-reference.ts --check || gates=1
 
 # Runs deno test with its arguments; adds its counts to passed/failed and keeps the worst status.
 passed=0 failed=0 status=0
