@@ -162,7 +162,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   },
   "SVC_MULTIPART_PART_SIZE": {
     meaning: "Part size of svc's own multipart uploads to S3 backends (at least 5 MiB)",
-    live: "restart (or a backend change)",
   },
   "SVC_OIDC_ALLOW_HTTP_ISSUERS": {
     meaning: "Allow plain-http OIDC issuers (a provider on the same host only)",
@@ -204,7 +203,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   "SVC_REQUEST_TIMEOUT_SECS": { meaning: "A request past this answers 504" },
   "SVC_S3_CONNECT_TIMEOUT_SECS": {
     meaning: "Connect timeout to S3 backends",
-    live: "restart (or a backend change)",
   },
   "SVC_S3_ENDPOINT": {
     meaning: "Makes the single backend S3 at this endpoint (replaces a filesystem single backend)",
@@ -214,7 +212,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   },
   "SVC_S3_OPERATION_ATTEMPT_TIMEOUT_SECS": {
     meaning: "Bound on one attempt of an S3 backend operation",
-    live: "restart (or a backend change)",
   },
   "SVC_S3_PATH_STYLE": {
     meaning: "Path-style addressing of the single S3 backend",
@@ -224,7 +221,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   },
   "SVC_S3_READ_TIMEOUT_SECS": {
     meaning: "An S3 backend response that sends nothing this long fails",
-    live: "restart (or a backend change)",
   },
   "SVC_S3_REGION": {
     meaning: "Region of the single S3 backend",
@@ -234,7 +230,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   },
   "SVC_S3_STALL_GRACE_SECS": {
     meaning: "Grace before a stalled S3 backend transfer is cut",
-    live: "restart (or a backend change)",
   },
   "SVC_SCRUB_BYTES_PER_SEC": {
     meaning: "Pace of the integrity scan (0: unpaced; a scan start may give its own)",
@@ -266,7 +261,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   },
   "SVC_STREAM_COPY_THRESHOLD": {
     meaning: "Copies to S3 backends from this size stream instead of a single request",
-    live: "restart (or a backend change)",
   },
   "SVC_TEST_CLOCK_OFFSET_SECS": {
     meaning:
@@ -289,7 +283,6 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   },
   "SVC_UPLOAD_CONCURRENCY": {
     meaning: "Parts in flight of svc's own multipart uploads to S3 backends (1-16)",
-    live: "restart (or a backend change)",
   },
   "SVC_ZSTD_LEVEL": { meaning: "zstd level of newly compressed objects (1-19)" },
 };

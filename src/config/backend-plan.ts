@@ -78,5 +78,22 @@ export function backendPlanOf(config: Config): BackendPlan {
  * storage is rebuilt. Hashed, since the plan holds credentials and keys.
  */
 export function backendFingerprint(config: Config): string {
-  return createHash("sha256").update(JSON.stringify(backendPlanOf(config))).digest("hex");
+  // The S3 clients read these when they are built: a change rebuilds the stack, so it applies live
+  // like any other setting not listed as restart-only (runtime/apply.ts).
+  const { advanced } = config;
+  const clients = S3_CLIENT_SETTINGS.map((name) => advanced[name]);
+  return createHash("sha256").update(JSON.stringify([backendPlanOf(config), clients])).digest(
+    "hex",
+  );
 }
+
+/** Advanced settings an S3 backend's client takes at construction (storage/s3/s3-options.ts). */
+const S3_CLIENT_SETTINGS = [
+  "s3_connect_timeout_secs",
+  "s3_read_timeout_secs",
+  "s3_operation_attempt_timeout_secs",
+  "s3_stall_grace_secs",
+  "stream_copy_threshold",
+  "multipart_part_size",
+  "upload_concurrency",
+] as const;

@@ -36,3 +36,23 @@ Deno.test("backend fingerprint: an encryption change rebuilds storage; no key sh
   assert.equal(prints[1], backendFingerprint(config({ mode: "aes256-gcm-proxy", key: KEY_A })));
   for (const print of prints) assert.ok(!print.includes(KEY_A) && !print.includes("a1a1"));
 });
+
+Deno.test("backend fingerprint: the S3 clients' settings rebuild storage, others do not", () => {
+  const withAdvanced = (advanced: Record<string, unknown>) =>
+    buildConfig({
+      access: { authentication: "none" },
+      storage: { filesystem: "./v" },
+      advanced,
+    }, { env: {} }).config;
+  const base = backendFingerprint(withAdvanced({}));
+  for (
+    const changed of [
+      { upload_concurrency: 9 },
+      { s3_read_timeout_secs: 7 },
+      { multipart_part_size: 8 * 1024 * 1024 },
+    ]
+  ) {
+    assert.notEqual(backendFingerprint(withAdvanced(changed)), base, JSON.stringify(changed));
+  }
+  assert.equal(backendFingerprint(withAdvanced({ max_delta_ratio: 0.5 })), base);
+});
