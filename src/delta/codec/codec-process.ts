@@ -4,7 +4,7 @@
  * the decoder's output as a stream (shared with the zstd codec, zstd-codec.ts).
  */
 
-import { SvcError } from "../../lib/mod.ts";
+import { diskFullError, SvcError } from "../../lib/mod.ts";
 
 export interface Xdelta3Probe {
   available: boolean;
@@ -236,4 +236,57 @@ export function decoderStream(
       await finish();
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * Waits for a decoder subprocess that writes the rebuilt object to `outPath` itself, `delta`
+ * pumped into its stdin; rejects with InsufficientStorage when it ran out of space, a codec error
+ * on a failed exit (or, with `stderrIsError`, any stderr), the signal's reason on abort.
+ */
+export async function decodeIntoFile(
+  spawn: () => Deno.ChildProcess,
+  delta: ReadableStream<Uint8Array>,
+  outPath: string,
+  signal: AbortSignal | undefined,
+  stderrIsError: boolean,
+): Promise<void> {
+  if (signal?.aborted) {
+    await delta.cancel().catch(() => {});
+    throw abortError(signal);
+  }
+  let child: Deno.ChildProcess;
+  try {
+    child = spawn();
+  } catch (err) {
+    await delta.cancel().catch(() => {});
+    throw err;
+  }
+  const pump = pumpStdin(delta, child.stdin);
+  const stderrTail = readTail(child.stderr);
+  const onAbort = () => {
+    killQuietly(child);
+    pump.stop();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const status = await child.status;
+    if (!status.success) pump.stop();
+    const { sourceError } = await pump.done;
+    const stderr = await stderrTail;
+    if (signal?.aborted) throw abortError(signal);
+    if (sourceError !== undefined) {
+      throw codecError(`reading delta: ${String(sourceError)}`, sourceError);
+    }
+    if (NO_SPACE.test(stderr)) {
+      throw diskFullError(`rebuilding an object into ${outPath}: ${stderr}`);
+    }
+    if (!status.success) throw codecError(exitDetail(status, stderr));
+    if (stderrIsError && stderr) throw codecError(stderr);
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    killQuietly(child);
+    await child.status;
+    pump.stop();
+    await pump.done;
+  }
 }

@@ -9,10 +9,10 @@ import { diskFullError, isNoSpaceError, writeAll } from "../../lib/mod.ts";
 import {
   abortError,
   codecError,
+  decodeIntoFile,
   decoderStream,
   exitDetail,
   killQuietly,
-  NO_SPACE,
   pumpStdin,
   readTail,
   type StdinPump,
@@ -224,53 +224,19 @@ export class Xdelta3Codec implements DeltaCodec {
     );
   }
 
-  async decodeToFile(
+  decodeToFile(
     reference: string,
     delta: ReadableStream<Uint8Array>,
     outPath: string,
     options: DecodeOptions = {},
   ): Promise<void> {
-    const { signal } = options;
-    if (signal?.aborted) {
-      await delta.cancel().catch(() => {});
-      throw abortError(signal);
-    }
-    let child: Deno.ChildProcess;
-    try {
-      const size = await Deno.stat(reference).then((s) => s.size, () => undefined);
-      child = this.#spawn("-d", reference, windowArgs(size), outPath);
-    } catch (err) {
-      await delta.cancel().catch(() => {});
-      throw err;
-    }
-    const pump = pumpStdin(delta, child.stdin);
-    const stderrTail = readTail(child.stderr);
-    const onAbort = () => {
-      killQuietly(child);
-      pump.stop();
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      const status = await child.status;
-      if (!status.success) pump.stop();
-      const { sourceError } = await pump.done;
-      const stderr = await stderrTail;
-      if (signal?.aborted) throw abortError(signal);
-      if (sourceError !== undefined) {
-        throw codecError(`reading delta: ${String(sourceError)}`, sourceError);
-      }
-      if (NO_SPACE.test(stderr)) {
-        throw diskFullError(`rebuilding an object into ${outPath}: ${stderr}`);
-      }
-      if (!status.success) throw codecError(exitDetail(status, stderr));
-      if (stderr) throw codecError(stderr);
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      killQuietly(child);
-      await child.status;
-      pump.stop();
-      await pump.done;
-    }
+    return decodeIntoFile(
+      () => this.#spawn("-d", reference, windowArgs(baselineSizeSync(reference)), outPath),
+      delta,
+      outPath,
+      options.signal,
+      true,
+    );
   }
 }
 

@@ -23,10 +23,10 @@ import type { DecodeOptions, DeltaCodec, EncodeOptions, EncodeResult } from "./c
 import {
   abortError,
   codecError,
+  decodeIntoFile,
   decoderStream,
   exitDetail,
   killQuietly,
-  NO_SPACE,
   pumpStdin,
   readTail,
   type StdinPump,
@@ -240,51 +240,19 @@ export class ZstdCodec implements DeltaCodec {
     );
   }
 
-  async decodeToFile(
+  decodeToFile(
     reference: string,
     delta: ReadableStream<Uint8Array>,
     outPath: string,
     options: DecodeOptions = {},
   ): Promise<void> {
-    const { signal } = options;
-    if (signal?.aborted) {
-      await delta.cancel().catch(() => {});
-      throw abortError(signal);
-    }
-    let child: Deno.ChildProcess;
-    try {
-      child = this.#spawn(this.#decodeArgs(reference, outPath), "piped", "null");
-    } catch (err) {
-      await delta.cancel().catch(() => {});
-      throw err;
-    }
-    const pump = pumpStdin(delta, child.stdin);
-    const stderrTail = readTail(child.stderr);
-    const onAbort = () => {
-      killQuietly(child);
-      pump.stop();
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      const status = await child.status;
-      if (!status.success) pump.stop();
-      const { sourceError } = await pump.done;
-      const stderr = await stderrTail;
-      if (signal?.aborted) throw abortError(signal);
-      if (sourceError !== undefined) {
-        throw codecError(`reading delta: ${String(sourceError)}`, sourceError);
-      }
-      if (!status.success && NO_SPACE.test(stderr)) {
-        throw diskFullError(`rebuilding an object into ${outPath}: ${stderr}`);
-      }
-      if (!status.success) throw codecError(exitDetail(status, stderr));
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      killQuietly(child);
-      await child.status;
-      pump.stop();
-      await pump.done;
-    }
+    return decodeIntoFile(
+      () => this.#spawn(this.#decodeArgs(reference, outPath), "piped", "null"),
+      delta,
+      outPath,
+      options.signal,
+      false,
+    );
   }
 }
 
