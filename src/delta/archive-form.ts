@@ -34,11 +34,11 @@ export function archiveAllowanceMs(bytes: number): number {
 /** The `transform` of a delta (and a baseline) stored in archive token form. */
 export const ARCHIVE_TOKENS = "archive-tokens-1";
 
-/** What an archive PUT encodes: its token form and that file's sha256. */
+/** What an archive PUT encodes: its token form. */
 export interface ArchiveForm {
   spool: Spool;
-  sha256: string;
-  md5: string;
+  /** The token form's digests, computed once when first asked (a new baseline needs them). */
+  digests(): Promise<{ sha256: string; md5: string }>;
   transform: typeof ARCHIVE_TOKENS;
 }
 
@@ -94,9 +94,10 @@ export async function prepareArchiveForm(
         return { passthrough: "archive_not_rebuildable" as const };
       }
       keep = true;
+      let hashed: Promise<{ sha256: string; md5: string }> | undefined;
       return {
         spool: { path: formPath, size: expanded.expandedSize },
-        ...await hashFile(formPath),
+        digests: () => hashed ??= hashFile(formPath),
         transform: ARCHIVE_TOKENS,
       };
     }, { timeoutMs: settings.codecTimeoutMs + 2 * archiveAllowanceMs(spool.size), permit });

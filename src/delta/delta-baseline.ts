@@ -29,14 +29,13 @@ import type { ArchiveForm } from "./archive-form.ts";
 import type { Spool } from "./live-encode.ts";
 
 /**
- * What is encoded: the spooled body itself, or an archive's token form (archive-form.ts), with
- * the sha256 of those bytes (a new baseline's sha256).
+ * What is encoded: the spooled body itself, or an archive's token form (archive-form.ts), and the
+ * digests of those bytes, asked for only when they become a new baseline (a token form is hashed
+ * then, not on every PUT).
  */
 export type EncodeInput = {
   spool: Spool;
-  sha256: string;
-  /** For a token form: its md5 (the object's own md5 is the caller's). */
-  md5?: string;
+  digests(): Promise<{ sha256: string; md5: string }>;
   transform?: ArchiveForm["transform"];
 };
 
@@ -70,12 +69,13 @@ export async function createBaselineAndDelta(
   timeoutMs: number,
 ): Promise<ObjectInfo> {
   const { spool } = input;
+  const { sha256, md5 } = await input.digests();
   const referenceName = referenceNameFor(target.space.folder);
   const referenceMeta: ObjectMeta = {
     size: spool.size,
-    etag: input.md5 || meta.md5 || meta.etag,
-    md5: input.md5 || meta.md5,
-    sha256: input.sha256,
+    etag: md5 || meta.etag,
+    md5,
+    sha256,
     contentType: "application/octet-stream",
     userMeta: {},
     headers: {},
@@ -96,7 +96,7 @@ export async function createBaselineAndDelta(
         target,
         encoded.deltaPath,
         meta,
-        input.sha256,
+        sha256,
         "new_baseline",
       );
       // What the baseline really takes (storage compression may have shrunk it).

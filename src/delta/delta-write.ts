@@ -285,7 +285,8 @@ async function commitArchiveOrBody(
   const { bucket, key, space, spool, live } = options;
   const form = await prepareArchiveForm(ctx, settings, key, spool, meta);
   if (form === null) {
-    const input = { spool, sha256: meta.sha256 };
+    const digests = () => Promise.resolve({ sha256: meta.sha256, md5: meta.md5 });
+    const input = { spool, digests };
     return await commitEligible(ctx, settings, bucket, key, space, input, meta, live);
   }
   if ("passthrough" in form) return form;
