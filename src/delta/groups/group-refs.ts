@@ -16,7 +16,6 @@
 import { createHash } from "node:crypto";
 import type { ObjectMeta } from "../../storage/mod.ts";
 import type { DeltaContext } from "../delta-context.ts";
-import { REFERENCE_NAME } from "../layout.ts";
 
 const REFS = "refs/";
 const encoder = new TextEncoder();
@@ -37,12 +36,6 @@ export function markerName(folder: string, key: string): string {
 export function groupFolderOfName(name: string): string | null {
   const match = /^\.dg\/[^/]+\/(?:g[1-9][0-9]*\/)?/.exec(name);
   return match ? match[0] : null;
-}
-
-/** Whether a stored name is a group's baseline (not one of its markers). */
-export function isGroupBaseline(name: string): boolean {
-  const folder = groupFolderOfName(name);
-  return folder !== null && name === folder + REFERENCE_NAME;
 }
 
 /** Writes (or rewrites) the marker of `key`: its delta is about to be stored against `folder`. */

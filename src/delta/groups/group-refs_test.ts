@@ -5,7 +5,7 @@ import { CodecPool } from "../codec/codec-pool.ts";
 import { DeltaBackend, type DeltaMeta } from "../delta-backend.ts";
 import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import { groupFolder } from "./deltaspace-policy.ts";
-import { groupFolderOfName, isGroupBaseline, markerName } from "./group-refs.ts";
+import { groupFolderOfName, markerName } from "./group-refs.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -193,13 +193,9 @@ Deno.test("groups: marker and folder names", () => {
   assert.equal(groupFolderOfName(marker), folder);
   assert.equal(groupFolderOfName(`${folder}reference.bin`), folder);
   assert.equal(groupFolderOfName("releases/reference.bin"), null);
-  assert.equal(isGroupBaseline(`${folder}reference.bin`), true);
-  assert.equal(isGroupBaseline(marker), false);
-  assert.equal(isGroupBaseline("a/reference.bin"), false);
   // A later baseline generation is a group folder of its own.
   const g2 = `${folder}g2/`;
   assert.equal(groupFolderOfName(markerName(g2, "releases/1.2.3/app.zip")), g2);
   assert.equal(groupFolderOfName(`${g2}reference.bin`), g2);
-  assert.equal(isGroupBaseline(`${g2}reference.bin`), true);
   assert.equal(groupFolderOfName(`${folder}g0/reference.bin`), folder, "no generation 0 folder");
 });
