@@ -182,13 +182,10 @@ export class DeltaBackend implements Backend {
     const settings = this.#settings();
     if (!settings.bucketCompression(bucket)) return this.#inner.getObject(bucket, key, range);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    const found = await this.#stored.open(bucket, key);
+    // A passthrough object is opened with the range already applied (only what is read).
+    const found = await this.#stored.open(bucket, key, range);
     if (!found) return null;
-    if (found.info.key === key) {
-      if (range) await found.body.cancel();
-      const plain = range ? await this.#inner.getObject(bucket, key, range) : found;
-      return plain && { ...plain, info: this.#labelled(bucket, key, plain.info) };
-    }
+    if (found.info.key === key) return { ...found, info: this.#labelled(bucket, key, found.info) };
     const info = { ...found.info, key };
     try {
       check?.(info); // judged before the rebuild: a 304 or 412 costs no decode

@@ -7,7 +7,7 @@
  * own metadata is what is served, and a vanished one falls back to the lookup.
  */
 
-import type { ObjectBody, ObjectInfo } from "../storage/mod.ts";
+import type { ByteRange, ObjectBody, ObjectInfo } from "../storage/mod.ts";
 import { type DeltaContext, rebuiltOwner } from "./delta-context.ts";
 import { storedNameFor } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
@@ -34,16 +34,22 @@ export class StoredLocator {
     return found;
   }
 
-  /** The stored object of `key` opened, trying the remembered stored name first. */
-  async open(bucket: string, key: string): Promise<ObjectBody | null> {
+  /**
+   * The stored object of `key` opened, trying the remembered stored name first. `range` applies
+   * when the key is stored under its own name (a delta is always opened whole: it is decoded), so
+   * a ranged read of a passthrough object opens only what it reads.
+   */
+  async open(bucket: string, key: string, range?: ByteRange): Promise<ObjectBody | null> {
+    const get = (name: string) =>
+      this.#ctx.inner.getObject(bucket, name, name === key ? range : undefined);
     const hint = this.#located?.get(bucket, key);
     if (hint) {
-      const opened = await this.#ctx.inner.getObject(bucket, hint.key);
+      const opened = await get(hint.key);
       if (opened) return opened;
       this.#located?.invalidate(bucket, key);
     }
     const stored = await this.locate(bucket, key);
-    return stored ? await this.#ctx.inner.getObject(bucket, stored.key) : null;
+    return stored ? await get(stored.key) : null;
   }
 
   /** The stored object's info under the logical key, trying the remembered stored name first. */
