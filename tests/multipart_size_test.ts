@@ -69,3 +69,66 @@ Deno.test("multipart size: parts are bounded by max_object_size, the total by ma
   }
   s3.destroy();
 });
+
+Deno.test("copy size: CopyObject copies objects above max_object_size up to max_passthrough_object_size", async () => {
+  // One data dir for two runs with different bounds (the helper keeps a dir it was given).
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-copy-size-" });
+  const svc = await startSvc({
+    dataDir,
+    env: {
+      SVC_MAX_OBJECT_SIZE: String(6 * MiB),
+      SVC_MAX_PASSTHROUGH_OBJECT_SIZE: String(12 * MiB),
+    },
+  });
+  const s3 = svc.client();
+  const Bucket = "copies";
+  await s3.send(new S3.CreateBucketCommand({ Bucket }));
+  // 10 MiB objects (above max_object_size, within the passthrough bound), made by multipart.
+  const make = async (Key: string, parts: Uint8Array[]) => {
+    const { UploadId } = await s3.send(new S3.CreateMultipartUploadCommand({ Bucket, Key }));
+    const etags: string[] = [];
+    for (const [i, Body] of parts.entries()) {
+      const sent = await s3.send(
+        new S3.UploadPartCommand({ Bucket, Key, UploadId, PartNumber: i + 1, Body }),
+      );
+      etags.push(sent.ETag!);
+    }
+    const Parts = etags.map((ETag, i) => ({ PartNumber: i + 1, ETag }));
+    await s3.send(
+      new S3.CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts } }),
+    );
+  };
+  const small = [randomBytes(5 * MiB), randomBytes(5 * MiB)];
+  await make("ten.bin", small);
+  await make("ten.zip", small);
+  for (const Key of ["ten.bin", "ten.zip"]) {
+    await s3.send(
+      new S3.CopyObjectCommand({ Bucket, Key: `copy-${Key}`, CopySource: `${Bucket}/${Key}` }),
+    );
+    const got = await s3.send(new S3.GetObjectCommand({ Bucket, Key: `copy-${Key}` }));
+    assert.equal(got.ContentLength, 10 * MiB);
+    assert.deepEqual(await bytesOf(got.Body), concat(...small));
+  }
+
+  // With the passthrough bound lowered below the source, the copy is refused before any byte is
+  // written.
+  s3.destroy();
+  await svc.stop();
+  await using lowered = await startSvc({
+    dataDir: svc.dataDir,
+    env: {
+      SVC_MAX_OBJECT_SIZE: String(6 * MiB),
+      SVC_MAX_PASSTHROUGH_OBJECT_SIZE: String(8 * MiB),
+    },
+  });
+  const s3b = lowered.client();
+  await rejects(
+    s3b.send(new S3.CopyObjectCommand({ Bucket, Key: "too-big", CopySource: `${Bucket}/ten.bin` })),
+    400,
+    "EntityTooLarge",
+  );
+  await rejects(s3b.send(new S3.HeadObjectCommand({ Bucket, Key: "too-big" })), 404, "NotFound");
+  s3b.destroy();
+  await lowered.stop();
+  await Deno.remove(dataDir, { recursive: true });
+});

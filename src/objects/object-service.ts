@@ -28,6 +28,7 @@ import {
   type CommitPlan,
   type CopyOptions,
   DEFAULT_CONTENT_TYPE,
+  maxCopyBytes,
   type ObjectLimits,
   type PutOptions,
   withTags,
@@ -251,7 +252,7 @@ export class ObjectService {
     };
     return await this.store(target.bucket, target.key, body, {
       metadata,
-      maxBytes: this.limits.maxObjectSize,
+      maxBytes: maxCopyBytes(this.limits),
       expectedSize: info.meta.size,
       verify: (digest) => verifyCopy(digest, source.key, info),
       precondition: options.precondition,
@@ -287,7 +288,8 @@ export class ObjectService {
           "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
         );
       }
-      this.checkDeclaredSize(sourceInfo.meta.size);
+      const max = maxCopyBytes(this.limits);
+      if (max === 0 || sourceInfo.meta.size > max) throw tooLarge(max);
       return undefined;
     });
   }

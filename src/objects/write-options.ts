@@ -10,6 +10,26 @@ import type { ReplayBodyCheck } from "../body/mod.ts";
 export interface ObjectLimits {
   /** Largest object or upload body in bytes; 0 refuses every upload. */
   maxObjectSize: number;
+  /**
+   * Largest CopyObject source in bytes (`max_passthrough_object_size`, within S3's 5 GiB
+   * single-copy limit): a copy reads no request body, so `max_object_size` does not bound it.
+   * Absent: `maxObjectSize`.
+   */
+  maxPassthroughObjectSize?: number;
+}
+
+/** S3's limit on one CopyObject; larger objects are copied with UploadPartCopy. */
+export const MAX_SINGLE_COPY_BYTES = 5 * 1024 ** 3;
+
+/**
+ * The largest object one CopyObject may copy: what a multipart upload may create
+ * (`max_passthrough_object_size`) up to S3's 5 GiB, never below `max_object_size`; 0 when
+ * uploads are refused altogether.
+ */
+export function maxCopyBytes(limits: ObjectLimits): number {
+  if (limits.maxObjectSize === 0) return 0;
+  const passthrough = limits.maxPassthroughObjectSize ?? limits.maxObjectSize;
+  return Math.max(limits.maxObjectSize, Math.min(passthrough, MAX_SINGLE_COPY_BYTES));
 }
 
 /** Metadata a client sets on an object (PUT, CreateMultipartUpload, COPY with REPLACE). */

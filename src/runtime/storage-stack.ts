@@ -106,6 +106,7 @@ export async function openStorageStack(
   const delta = await openDeltaStore(router, spoolDir, current, metrics);
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
+    maxPassthroughObjectSize: current().advanced.max_passthrough_object_size,
   }), options.now);
   const multipart = new MultipartService(objects, store, completed, () => ({
     maxUploads: current().advanced.max_multipart_uploads,
