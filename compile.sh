@@ -2,11 +2,21 @@
 # Builds one self-contained executable, ./svc, with `deno compile`. deno compile needs the
 # "denort" runtime for the target: it downloads it from Deno's release server, or takes the file
 # named by DENORT_BIN. Where neither is available this script stops with a clear message.
+#
+#   ./compile.sh [output] [--target <rust triple>]   e.g. --target aarch64-unknown-linux-gnu
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
 export DENO_NO_UPDATE_CHECK=1
-out="${1:-svc}"
+out=svc
+target=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) target=(--target "$2"); shift 2 ;;
+    --target=*) target=(--target "${1#--target=}"); shift ;;
+    *) out="$1"; shift ;;
+  esac
+done
 if [ -n "${DENORT_BIN:-}" ] && [ ! -f "$DENORT_BIN" ]; then
   echo "compile.sh: DENORT_BIN=$DENORT_BIN does not exist" >&2
   exit 1
@@ -29,15 +39,16 @@ includes=(
 )
 include_args=()
 for file in "${includes[@]}"; do include_args+=(--include "$file"); done
-if ! node_modules/.bin/deno compile --allow-all --no-check "${include_args[@]}" \
+if ! node_modules/.bin/deno compile --allow-all --no-check "${include_args[@]}" "${target[@]}" \
   --output "$out" main.ts 2>"$log"; then
   cat "$log" >&2
   if grep -qiE 'denort|download|dns|connect|network|fetch' "$log"; then
     cat >&2 <<MSG
 
-compile.sh: deno compile could not obtain the denort runtime (it downloads it from Deno's
-release server, which this machine cannot reach). Put a denort binary matching
-$(node_modules/.bin/deno --version | head -1) on disk and run: DENORT_BIN=/path/to/denort ./compile.sh
+compile.sh: deno compile could not obtain the denort runtime ${target[1]:-for this machine} (it
+downloads it from Deno's release server, https://dl.deno.land, which this machine cannot reach).
+Put a denort binary matching $(node_modules/.bin/deno --version | head -1) and the target on disk
+and run: DENORT_BIN=/path/to/denort ./compile.sh $out ${target[*]}
 MSG
   fi
   exit 1

@@ -12,6 +12,7 @@
  */
 import * as esbuild from "esbuild";
 import { gzipSync } from "node:zlib";
+import { formatNotices, packageLicense, packageOfPath } from "./release/licenses.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 export const GENERATED_MODULE = `${ROOT}src/ui/ui-assets.generated.ts`;
@@ -21,6 +22,18 @@ export interface BuiltUi {
   moduleText: string;
   /** Asset name → bytes (for size reports). */
   sizes: Record<string, { bytes: number; gzip: number }>;
+  /** The npm packages bundled into the JavaScript, sorted. */
+  packages: string[];
+}
+
+/**
+ * The licenses of the npm packages in the bundle, as a comment the script ends with: minifying
+ * drops their own headers, and MIT-style licenses ask that the notice travel with every copy.
+ */
+async function noticeComment(packages: string[]): Promise<string> {
+  const licenses = await Promise.all(packages.map((name) => packageLicense(name)));
+  const text = formatNotices("Third-party software bundled into this script:", licenses);
+  return `\n/*!\n${text.replaceAll("*/", "* /")}*/\n`;
 }
 
 async function sha256Hex(text: string): Promise<string> {
@@ -44,20 +57,27 @@ export async function buildUi(): Promise<BuiltUi> {
       legalComments: "none",
       charset: "utf8",
       logLevel: "silent",
+      metafile: true,
     });
+    const packages = [
+      ...new Set(Object.keys(result.metafile.inputs).map(packageOfPath).filter((p) => p)),
+    ].sort() as string[];
+    const notice = await noticeComment(packages);
     const files: Record<string, { type: string; body: string }> = {};
     const sizes: BuiltUi["sizes"] = {};
     const named: Record<string, string> = {};
     for (const file of result.outputFiles) {
       const ext = file.path.endsWith(".css") ? "css" : "js";
-      const hash = (await sha256Hex(file.text)).slice(0, 12);
+      const body = ext === "js" ? file.text + notice : file.text;
+      const hash = (await sha256Hex(body)).slice(0, 12);
       const name = `app-${hash}.${ext}`;
       named[ext] = name;
       files[name] = {
         type: ext === "css" ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8",
-        body: file.text,
+        body,
       };
-      sizes[name] = { bytes: file.contents.byteLength, gzip: gzipSync(file.contents).byteLength };
+      const bytes = new TextEncoder().encode(body);
+      sizes[name] = { bytes: bytes.byteLength, gzip: gzipSync(bytes).byteLength };
     }
     const template = await Deno.readTextFile(`${ROOT}ui/index.html`);
     const index = template
@@ -75,7 +95,7 @@ export async function buildUi(): Promise<BuiltUi> {
       `${JSON.stringify(files, null, 1)};`,
       "",
     ].join("\n");
-    return { moduleText, sizes };
+    return { moduleText, sizes, packages };
   } finally {
     await esbuild.stop();
   }
