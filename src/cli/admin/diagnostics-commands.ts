@@ -73,7 +73,7 @@ async function verify(ctx: AdminContext, args: ParsedArgs): Promise<number> {
 function printScan(ctx: AdminContext, scan: Json): void {
   const totals = (scan.totals ?? {}) as Json;
   const entries: [string, unknown][] = [
-    ["state", `${scan.state}${scan.running ? " (running)" : ""}`],
+    ["state", scan.state],
     ["run", scan.run_id],
     [
       "buckets",
@@ -82,9 +82,9 @@ function printScan(ctx: AdminContext, scan: Json): void {
     ["started", humanTime(scan.started_at)],
     ["finished", humanTime(scan.finished_at)],
     ["rate", typeof scan.bytes_per_sec === "number" ? `${humanBytes(scan.bytes_per_sec)}/s` : null],
-    ...Object.entries(totals).filter(([, v]) => typeof v === "number")
-      .map(([k, v]): [string, unknown] => [k, k.endsWith("bytes") ? humanBytes(v) : v]),
     ["findings", scan.findings_total],
+    ...Object.entries(totals).filter(([k, v]) => typeof v === "number" && k !== "findings")
+      .map(([k, v]): [string, unknown] => [k, k.includes("bytes") ? humanBytes(v) : v]),
     ...(scan.error ? [["error", scan.error] as [string, unknown]] : []),
   ];
   for (const line of fields(entries)) ctx.io.stdout(line);

@@ -19,7 +19,8 @@ import {
 } from "./job-progress.ts";
 
 const ONE: [number, number] = [1, 1];
-const jobPath = (id: string) => `/jobs/${encodeURIComponent(id)}`;
+/** `/jobs/<id>`; the id's `:` (`maintenance:3`) stays readable in messages. */
+const jobPath = (id: string) => `/jobs/${encodeURIComponent(id).replaceAll("%3A", ":")}`;
 
 const scopeOf = (job: Json) => {
   const scope = (job.scope ?? {}) as Json;
