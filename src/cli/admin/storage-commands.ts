@@ -115,7 +115,7 @@ const BUCKETS: AdminGroup = {
   ],
 };
 
-function backendSpec(ctx: AdminContext, args: ParsedArgs): Json {
+async function backendSpec(ctx: AdminContext, args: ParsedArgs): Promise<Json> {
   const type = flagString(args, "type");
   const spec: Json = { name: args.positionals[0], type };
   if (type === "filesystem") {
@@ -131,8 +131,8 @@ function backendSpec(ctx: AdminContext, args: ParsedArgs): Json {
     if (args.flags["force-path-style"]) spec.force_path_style = true;
     const keyId = flagString(args, "access-key-id");
     if (keyId) {
-      const secret = ctx.io.env.SVC_ADMIN_BACKEND_SECRET;
-      if (!secret) throw usageError("--access-key-id needs SVC_ADMIN_BACKEND_SECRET set");
+      const secret = (await ctx.io.readStdin()).split(/\r?\n/)[0];
+      if (!secret) throw usageError("--access-key-id needs the secret key on stdin");
       spec.access_key_id = keyId;
       spec.secret_access_key = secret;
     }
@@ -183,7 +183,7 @@ const BACKENDS: AdminGroup = {
         "[--force-path-style] [--access-key-id <id>]",
       summary: "Adds a named backend to the config (an s3 one is probed first).",
       details: [
-        "The s3 secret key comes from SVC_ADMIN_BACKEND_SECRET (never the command line).",
+        "With --access-key-id the secret key is read from stdin (never the command line).",
         "Refused (exit 1, with the steps) while the config has a single storage backend.",
       ],
       flags: {
@@ -196,7 +196,7 @@ const BACKENDS: AdminGroup = {
       },
       positionals: ONE,
       run: async (ctx, args) => {
-        const spec = backendSpec(ctx, args);
+        const spec = await backendSpec(ctx, args);
         const answer = await (await ctx.session()).json<Json>("POST", "/backends", { json: spec });
         return say(ctx, answer, `Added backend "${spec.name}" (${spec.type})`);
       },
