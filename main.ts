@@ -1,10 +1,11 @@
 /**
  * svc command line: `svc [serve] [--config <path>] [--listen <addr>] [--verbose]`, and the
- * `svc config lint|defaults|apply …` subcommands (src/cli/config-command.ts) and `svc admission
- * trace …` (src/cli/admission-command.ts).
+ * `svc config lint|defaults|apply …` subcommands (src/cli/config-command.ts), `svc admission
+ * trace …` (src/cli/admission-command.ts) and `svc admin …` (src/cli/admin/, docs/CLI.md).
  */
 import {
   formatVersion,
+  runAdminCommand,
   runAdmissionCommand,
   runConfigCommand,
   versionInfo,
@@ -37,6 +38,9 @@ Usage:
   svc admission trace --config <file> --method GET --path /bucket/key
                       [--source-ip <ip>] [--authenticated] [--json]
                                          (which admission block decides a request)
+  svc admin <command> [options]          (administer a running server over its admin API:
+                                         login, users, buckets, jobs, backup, …; docs/CLI.md;
+                                         svc admin --help lists the commands)
   svc --version | version               (version, git commit, Deno version)
   svc --help
 
@@ -84,6 +88,7 @@ export function parseArgs(args: string[]): Cli {
 async function main(args: string[]): Promise<number> {
   if (args[0] === "config") return await runConfigCommand(args.slice(1));
   if (args[0] === "admission") return await runAdmissionCommand(args.slice(1));
+  if (args[0] === "admin") return await runAdminCommand(args.slice(1));
   let cli: Cli;
   try {
     cli = parseArgs(args);

@@ -23,11 +23,39 @@ export const ENV_NOTES: Record<string, EnvNote> = {
     default: "`off`",
     live: "start only",
   },
+  "SVC_ADMIN_ACCESS_KEY_ID": {
+    meaning: "Access key id `svc admin login` logs in with as an IAM admin user (docs/CLI.md)",
+    default: "–",
+    live: "CLI only",
+  },
+  "SVC_ADMIN_PASSWORD": {
+    meaning:
+      "Bootstrap password `svc admin login` logs in with, before SVC_BOOTSTRAP_PASSWORD (docs/CLI.md)",
+    default: "–",
+    live: "CLI only",
+  },
   "SVC_ADMIN_PASSWORD_HASH": {
     meaning: "Legacy alias of `SVC_BOOTSTRAP_PASSWORD_HASH`, which wins when both are set",
     key: "`advanced.bootstrap_password_hash`",
     default: "– (generated at first start)",
     live: "start only",
+  },
+  "SVC_ADMIN_SECRET_ACCESS_KEY": {
+    meaning: "Secret key `svc admin login` sends with SVC_ADMIN_ACCESS_KEY_ID (docs/CLI.md)",
+    default: "–",
+    live: "CLI only",
+  },
+  "SVC_ADMIN_SESSION_FILE": {
+    meaning:
+      "Where `svc admin` keeps its session (default `$XDG_CONFIG_HOME/svc/admin-session.json`, mode 600)",
+    default: "–",
+    live: "CLI only",
+  },
+  "SVC_ADMIN_URL": {
+    meaning:
+      "Server `svc admin` talks to, unless --server (default: the session's server, else http://127.0.0.1:9000)",
+    default: "–",
+    live: "CLI only",
   },
   "SVC_AUDIT_RING_SIZE": { meaning: "Audit entries kept in memory for `GET /_/audit`" },
   "SVC_AUTHENTICATION": { meaning: "`none` runs the S3 API without credentials", default: "–" },
@@ -50,6 +78,11 @@ export const ENV_NOTES: Record<string, EnvNote> = {
     meaning: "A merged bucket listing is reused this long (0: off)",
   },
   "SVC_BACKEND_LIST_TIMEOUT_SECS": { meaning: "Bound on one backend's bucket listing" },
+  "SVC_BACKUP_PASSWORD": {
+    meaning: "Password `svc admin backup export` seals a backup with and `import` opens it with",
+    default: "–",
+    live: "CLI only",
+  },
   "SVC_BE_AWS_ACCESS_KEY_ID": {
     meaning:
       "Access key id of the single S3 backend; also the fallback of any S3 backend block without one",
@@ -71,7 +104,8 @@ export const ENV_NOTES: Record<string, EnvNote> = {
     meaning: "A request body that delivers no byte this long is cut (504 RequestTimeout)",
   },
   "SVC_BOOTSTRAP_PASSWORD": {
-    meaning: "Password `svc config apply` logs in with (the CLI only; the server never reads it)",
+    meaning:
+      "Password `svc config apply` and `svc admin login` log in with (the CLI only; the server never reads it)",
     default: "–",
     live: "CLI only",
   },

@@ -130,8 +130,9 @@ export async function runAdmissionCommand(
   io: CommandIo = defaultIo(),
 ): Promise<number> {
   const [command, ...rest] = args;
-  if (command === "trace") return await traceCommand(rest, io);
-  if (command === "--help" || command === "-h" || command === "help") {
+  const help = rest.includes("--help") || rest.includes("-h");
+  if (command === "trace" && !help) return await traceCommand(rest, io);
+  if (command === "--help" || command === "-h" || command === "help" || help) {
     io.stdout(ADMISSION_USAGE);
     return EXIT.ok;
   }

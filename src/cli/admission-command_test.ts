@@ -104,6 +104,10 @@ Deno.test("admission trace: exit codes for usage, I/O, parse and validation erro
   );
   assert.equal(missing, EXIT.io);
   assert.equal(await runAdmissionCommand(["nope"], io), EXIT.usage);
+  const out: string[] = [];
+  const help = { ...io, stdout: (line: string) => out.push(line) };
+  assert.equal(await runAdmissionCommand(["trace", "--help"], help), EXIT.ok);
+  assert.match(out.join("\n"), /svc admission trace --config/);
 });
 
 Deno.test("svc admission trace through main.ts (subprocess)", async () => {

@@ -19,7 +19,7 @@
 import { YAMLError } from "yaml";
 import { parse as parseYaml } from "yaml";
 import { configJsonSchema, configSections, loadConfig } from "../config/mod.ts";
-import { configApply } from "./config-apply.ts";
+import { APPLY_USAGE, configApply } from "./config-apply.ts";
 import { type CommandIo, defaultIo } from "./command-io.ts";
 
 export const EXIT = { ok: 0, usage: 2, io: 3, parse: 4, validation: 6 } as const;
@@ -140,6 +140,11 @@ export async function runConfigCommand(
   io: CommandIo = defaultIo(),
 ): Promise<number> {
   const [command, ...rest] = args;
+  // `svc config <command> --help` anywhere among its arguments: usage, exit 0.
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.stdout(command === "apply" ? `Usage: ${APPLY_USAGE}` : CONFIG_USAGE);
+    return EXIT.ok;
+  }
   if (command === "lint") {
     if (rest.length !== 1 || rest[0].startsWith("-")) {
       io.stderr(`svc: config lint takes exactly one file\n${CONFIG_USAGE}`);

@@ -70,3 +70,12 @@ Deno.test("runConfigCommand defaults: JSON on stdout; help; usage errors", async
   assert.equal(await runConfigCommand(["defaults", "--section"], run.io), 2);
   assert.equal(await runConfigCommand(["lint", "a", "b"], run.io), 2);
 });
+
+Deno.test("svc config <command> --help prints usage and exits 0", async () => {
+  for (const args of [["lint", "--help"], ["defaults", "-h"], ["apply", "--help"], ["--help"]]) {
+    const { io, out, err } = capture();
+    assert.equal(await runConfigCommand(args, io), 0, args.join(" "));
+    assert.match(out.join("\n"), /svc config (lint|apply)/, args.join(" "));
+    assert.deepEqual(err, []);
+  }
+});
