@@ -474,7 +474,9 @@ Deno.test({
           }
           // What the axes draw (kept on the chart's box; the canvas has pixels only): times of
           // today from the first sample on (uPlot's own range for one sample spanned ~3 years).
-          for (const ticks of await page.locator("figure.chart [data-x-ticks]").all()) {
+          const axes = await page.locator("figure.chart [data-x-ticks]").all();
+          assert.equal(axes.length, 4, "every time chart drew its x axis");
+          for (const ticks of axes) {
             const labels = (await ticks.getAttribute("data-x-ticks"))!.split("|");
             assert.ok(labels.length >= 2, `x ticks: ${labels}`);
             for (const label of labels) assert.match(label, /^\d{1,2}:\d{2}:\d{2}( [AP]M)?$/);
