@@ -131,14 +131,21 @@ export function parseJobId(id: string): { kind: JobKind; name: string } | null {
   return { kind, name };
 }
 
-/** The row's progress: the stored one, or the live counters of a rule run of this process. */
+/**
+ * The row's progress: the live counters and rates of a job running in this process, else the
+ * stored ones. A rule row reads `idle` or its last outcome while a run goes (a preview changes
+ * no status): it shows as running.
+ */
 function rowProgress(job: JobRecord): ProgressView {
-  const stored = job.progress as unknown as Record<string, unknown>;
-  const live = job.kind === "maintenance" ? null : liveProgress(job.id);
-  if (live === null) return progressView(stored, job);
+  const live = liveProgress(job.id);
+  if (live === null) return progressView(job.progress as unknown as Record<string, unknown>, job);
   return progressView(
     live.progress as unknown as Record<string, unknown>,
-    { status: "running", startedAt: job.startedAt, finishedAt: null },
+    {
+      status: job.kind === "maintenance" ? job.status : "running",
+      startedAt: job.startedAt,
+      finishedAt: null,
+    },
     live.rates,
   );
 }

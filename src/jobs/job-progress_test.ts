@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { emptyProgress, progressView } from "./job-progress.ts";
-import { liveProgress, trackLive } from "./live-progress.ts";
+import { forgetLive, liveProgress, trackLive } from "./live-progress.ts";
+import { ProgressMeter } from "./progress-meter.ts";
 import { type JobRecord, jobRow } from "./job-model.ts";
 
 const running = { status: "running", startedAt: 1000, finishedAt: null };
@@ -119,4 +120,50 @@ Deno.test("live progress: a rule row shows its run's counters and rate while it 
   untrack();
   assert.equal(liveProgress("lifecycle:live-test"), null);
   assert.equal((jobRow(job).progress as Record<string, unknown>).objects_done, 3);
+});
+
+Deno.test("live progress: a stalled maintenance job's rate falls and its ETA grows", () => {
+  let now = 100_000;
+  const progress = {
+    ...emptyProgress("copy"),
+    objects_done: 0,
+    objects_total: 100,
+    bytes_total: 100_000,
+  };
+  const meter = new ProgressMeter();
+  meter.record({ at: now, objects: 0, bytes: 0 });
+  const job: JobRecord = {
+    id: "maintenance:9001",
+    kind: "maintenance",
+    type: "migrate",
+    scope: { bucket: "b", prefix: "" },
+    status: "running",
+    paused: false,
+    cancelRequested: false,
+    progress: { ...progress },
+    state: {},
+    error: null,
+    createdBy: "admin",
+    createdAt: 0,
+    startedAt: now,
+    finishedAt: null,
+    updatedAt: now,
+  };
+  trackLive(job.id, () => progress, () => now, meter);
+  // 20 objects in 2 s (the worker samples at its saves), then nothing for 8 s.
+  now += 2000;
+  progress.objects_done = 20;
+  progress.bytes_done = 20_000;
+  meter.record({ at: now, objects: 20, bytes: 20_000 });
+  const moving = jobRow(job).progress as Record<string, unknown>;
+  assert.equal(moving.rate_objects_per_sec, 10);
+  assert.equal(moving.eta_seconds, 8);
+  assert.equal(moving.percent, 20);
+  now += 8000;
+  const stalled = jobRow(job).progress as Record<string, unknown>;
+  assert.equal(stalled.rate_objects_per_sec, 2, "20 objects over 10 s");
+  assert.equal(stalled.eta_seconds, 40);
+  forgetLive(job.id);
+  assert.equal(liveProgress(job.id), null);
+  assert.equal((jobRow(job).progress as Record<string, unknown>).objects_done, 0, "stored again");
 });

@@ -1,9 +1,11 @@
 /**
- * Progress of the rule runs going on in this process (lifecycle, replication), by job id. A rule
- * row stores its counters only when a run ends (rules/rule-store.ts), so while a run goes its
- * row reads the counters here: the run registers a reader of its live counters and removes it
- * when it ends. Each read also feeds the entry's ProgressMeter, so the window rate needs no
- * timer: it is measured between the reads (and from the start of the run).
+ * Progress of the jobs running in this process, by job id. A rule row (lifecycle, replication)
+ * stores its counters only when a run ends (rules/rule-store.ts), so while a run goes its row
+ * reads the counters here: the run registers a reader of its live counters and removes it when
+ * it ends. Each read also feeds the entry's ProgressMeter, so the window rate needs no timer: it
+ * is measured between the reads (and from the start of the run). A maintenance worker registers
+ * its JobCursor too (with the meter it samples at every save), so its row's rate is measured up
+ * to the moment of the read rather than the last save.
  *
  * Process-wide on purpose: a run and the admin route that shows its row meet here without the
  * scheduler in between. Only runs of this process are seen; a run on another instance shows its
@@ -22,22 +24,31 @@ const runs = new Map<string, LiveEntry>();
 
 /**
  * Registers a running job's counters; the answer removes them (call it when the run ends). A
- * second registration under the same id replaces the first.
+ * second registration under the same id replaces the first. `meter` is the run's own meter when
+ * it samples its counters itself (a maintenance worker at every save); by default the reads
+ * feed a new one, starting from the counters as they are now (a resumed job's earlier work is
+ * not counted into its rate).
  */
-export function trackLive(id: string, read: () => JobProgress, now: () => number): () => void {
-  const meter = new ProgressMeter();
-  meter.record({ at: now(), objects: 0, bytes: 0 });
-  const entry = { read, now, meter };
+export function trackLive(
+  id: string,
+  read: () => JobProgress,
+  now: () => number,
+  meter?: ProgressMeter,
+): () => void {
+  const entry = { read, now, meter: meter ?? new ProgressMeter() };
+  if (meter === undefined) sample(entry);
   runs.set(id, entry);
   return () => {
     if (runs.get(id) === entry) runs.delete(id);
   };
 }
 
-/** The live counters and window rates of a run of this process, or null when none runs. */
-export function liveProgress(id: string): { progress: JobProgress; rates: Rates | null } | null {
-  const entry = runs.get(id);
-  if (entry === undefined) return null;
+/** Forgets the live counters of `id`, whoever registered them (the runner, when a job ends). */
+export function forgetLive(id: string): void {
+  runs.delete(id);
+}
+
+function sample(entry: LiveEntry): { progress: JobProgress; at: number } {
   const progress = entry.read();
   const at = entry.now();
   entry.meter.record({
@@ -45,5 +56,16 @@ export function liveProgress(id: string): { progress: JobProgress; rates: Rates 
     objects: progress.objects_done + progress.objects_failed,
     bytes: progress.bytes_done,
   });
+  return { progress, at };
+}
+
+/**
+ * The live counters and window rates of a run of this process, or null when none runs. The read
+ * is a sample too: a run that stopped moving sees its rate fall (and its ETA grow) between saves.
+ */
+export function liveProgress(id: string): { progress: JobProgress; rates: Rates | null } | null {
+  const entry = runs.get(id);
+  if (entry === undefined) return null;
+  const { progress, at } = sample(entry);
   return { progress, rates: entry.meter.rates(at) };
 }

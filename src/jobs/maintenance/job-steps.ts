@@ -5,6 +5,7 @@
 import type { ObjectInfo } from "../../storage/mod.ts";
 import type { JobProgress, JobRecord } from "../job-model.ts";
 import { ProgressMeter } from "../progress-meter.ts";
+import { trackLive } from "../live-progress.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import type { StoredPlace } from "./raw-copy.ts";
 
@@ -81,10 +82,15 @@ export class JobCursor<State extends Record<string, unknown>> {
     this.measureFrom();
   }
 
-  /** Starts the rate window afresh (the counting before a walk must not read as a slow start). */
+  /**
+   * Starts the rate window afresh (the counting before a walk must not read as a slow start).
+   * The row reads the counters and this meter live while the job runs in this process
+   * (live-progress.ts; the runner forgets them when the job ends).
+   */
   measureFrom(): void {
     this.#meter = new ProgressMeter();
     this.#sample();
+    trackLive(this.job.id, () => this.progress, () => this.deps.clock.now(), this.#meter);
   }
 
   /** Whether the totals are known (counted by this run or by the one before a restart). */
