@@ -531,6 +531,14 @@ Deno.test({
           /done · 100 % · 60 of 60 objects · 240 KiB of 240 KiB/,
         );
         assert.doesNotMatch(await cell.innerText(), /ETA/);
+        // The ended job offers no cancel; its run's counters read in words.
+        assert.equal(await row.locator("button", { hasText: "cancel" }).count(), 0);
+        await row.locator("button", { hasText: "Runs" }).click();
+        await page.waitForSelector("text=objects_total 60");
+        assert.match(
+          await page.locator(`section:has-text("Job ${id}")`).innerText(),
+          /bytes_done 240 KiB/,
+        );
         await screenshot(page, "jobs-progress-done");
       });
 

@@ -176,10 +176,13 @@ export function jobRow(job: JobRecord): Record<string, unknown> {
 /** The one run of a maintenance one-off (`null` before it started). */
 export function synthesizedRun(job: JobRecord): RunRecord | null {
   if (job.startedAt === null) return null;
-  // The run's counters are the numbers of its progress (totals and rates included once known).
+  // The run's counters are the numbers of its progress (totals once counted); a rate is a
+  // reading of the moment, not a counter.
   const counters: Record<string, number> = {};
   for (const [name, value] of Object.entries(job.progress)) {
-    if (name !== "phase" && typeof value === "number") counters[name] = value;
+    if (name !== "phase" && !name.startsWith("rate_") && typeof value === "number") {
+      counters[name] = value;
+    }
   }
   return {
     id: `${job.id}/1`,

@@ -77,6 +77,13 @@ export function cellText(key: string, value: unknown): string {
   return String(value);
 }
 
+/** A flat record of counters in words: `objects_done 60 · bytes_done 240 KiB` (byte fields readable). */
+export function countersText(counters: Record<string, unknown> | null | undefined): string {
+  const entries = Object.entries(counters ?? {}).filter(([, v]) => v !== null && v !== undefined);
+  if (entries.length === 0) return "–";
+  return entries.map(([key, value]) => `${key} ${cellText(key, value)}`).join(" · ");
+}
+
 /** Labels of the `/_/stats` fields the console knows; others show under their own name. */
 const STAT_LABELS: Record<string, string> = {
   total_objects: "Objects",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   byteSplits,
   cellText,
+  countersText,
   formatBytes,
   formatCount,
   formatDuration,
@@ -54,6 +55,15 @@ Deno.test("cellText: byte fields in binary units, other numbers as they are", ()
   assert.equal(cellText("object_count", 2048), "2048");
   assert.equal(cellText("bytes_total", null), "–");
   assert.equal(cellText("scope", { bucket: "b" }), '{"bucket":"b"}');
+});
+
+Deno.test("countersText: a run's counters in words, nulls left out", () => {
+  assert.equal(
+    countersText({ objects_done: 60, bytes_done: 245760, objects_total: null, errors: 0 }),
+    "objects_done 60 · bytes_done 240 KiB · errors 0",
+  );
+  assert.equal(countersText({}), "–");
+  assert.equal(countersText(null), "–");
 });
 
 Deno.test("statsEntries: /_/stats as labelled readable rows, buckets left out", () => {

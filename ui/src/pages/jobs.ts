@@ -17,6 +17,7 @@ import {
   useLoad,
 } from "../widgets.ts";
 import { JobProgressBar, type JobProgressFields } from "./job-progress-bar.ts";
+import { countersText } from "../format.ts";
 
 type Row = Record<string, unknown> & {
   id: string;
@@ -129,7 +130,10 @@ function JobRuns({ id }: { id: string }) {
     <${Section} title=${`Job ${id}`}>
       <${ErrorText} error=${runs.error ?? failures.error} />
       <h3>Runs</h3>
-      <${RowsTable} rows=${runs.data?.runs ?? []} />
+      <${RowsTable} rows=${(runs.data?.runs ?? []).map((run) => ({
+        ...run,
+        counters: countersText(run.counters as Record<string, unknown>),
+      }))} />
       <h3>Failures</h3>
       <${RowsTable} rows=${failures.data?.failures ?? []} />
       <//>
