@@ -1,8 +1,10 @@
 /**
  * The embedded UI in a real browser (Debian's chromium through playwright-core) against a real
  * svc: one server and one browser for the whole walk, as an operator would use the console.
- * Screenshots of every page land in test-artifacts/ui/ (gitignored). Skips cleanly, with a printed
- * reason, when chromium is not installed.
+ * Screenshots of every page land in test-artifacts/ui/ (gitignored). A second walk fills two
+ * buckets and checks the Usage page, the dashboard's charts and stats in readable units, and a
+ * re-encrypt job's progress bar mid-run. Skips cleanly, with a printed reason, when chromium is
+ * not installed.
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -16,7 +18,8 @@ import { unzipSync } from "fflate";
 import type { Page } from "playwright-core";
 import { ADMIN_PASSWORD, AdminClient } from "./helpers/admin.ts";
 import { browserReason, launchBrowser, screenshot, watchPage } from "./helpers/browser.ts";
-import { startSvc } from "./helpers/svc.ts";
+import { randomBytes, startSvc } from "./helpers/svc.ts";
+import { ArtifactSeries } from "./helpers/tar.ts";
 
 const BUCKET = "ui-walk";
 const OTHER = "ui-hidden";
@@ -159,7 +162,7 @@ Deno.test({
         await row.waitFor();
         await until(async () => (await row.locator("td.kind").innerText()) !== "–");
         assert.match(await row.locator("td.kind").innerText(), /^(passthrough|delta|reference)$/);
-        assert.match(await row.innerText(), /20\.0 MB|20 MB/);
+        assert.match(await row.innerText(), /20\.0 MiB/, "sizes in binary units");
         await screenshot(page, "browse-objects");
       });
 
@@ -332,6 +335,7 @@ Deno.test({
         for (
           const name of [
             "dashboard",
+            "usage",
             "backends",
             "buckets",
             "admission",
@@ -361,6 +365,186 @@ Deno.test({
       const csp = problems.filter((p) => /Content Security Policy/i.test(p));
       assert.deepEqual(csp, [], "nothing the page does breaks its CSP");
       const pageErrors = problems.filter((p) => p.startsWith("pageerror"));
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await browser.close();
+      s3.destroy();
+    }
+  },
+});
+
+/** The formatter of ui/src/format.ts, as the page must show it. */
+function binary(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(value < 100 ? 1 : 0)} ${units[unit]}`;
+}
+
+Deno.test({
+  name: "ui: the Usage page, the dashboard's charts and a job's progress bar in chromium",
+  ignore: browserReason !== null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(context_) {
+    const t = {
+      step: async (name: string, fn: () => Promise<void>) => {
+        if (!await context_.step(name, fn)) throw new Error(`Step failed: ${name}`);
+      },
+    };
+    // Paced: a 60-object re-encrypt takes ~10 s, long enough to watch its bar move.
+    await using svc = await startSvc({
+      env: {
+        SVC_MAINTENANCE_PACE_MS: "150",
+        SVC_MAINTENANCE_BATCH_SIZE: "10",
+        SVC_CODEC_SLOT_WAIT_SECS: "250",
+      },
+    });
+    const s3 = svc.client();
+    const admin = new AdminClient(svc.url);
+    await admin.login();
+    // Three versions of an archive (stored as deltas) and 60 small objects.
+    await s3.send(new CreateBucketCommand({ Bucket: "art" }));
+    const series = new ArtifactSeries();
+    for (const [i, body] of [series.current(), series.next(), series.next()].entries()) {
+      await s3.send(new PutObjectCommand({ Bucket: "art", Key: `rel/app-${i}.tar`, Body: body }));
+    }
+    await s3.send(new CreateBucketCommand({ Bucket: "plain" }));
+    for (let i = 0; i < 60; i++) {
+      const Key = `obj-${String(i).padStart(2, "0")}.bin`;
+      await s3.send(new PutObjectCommand({ Bucket: "plain", Key, Body: randomBytes(4096) }));
+    }
+    const browser = await launchBrowser();
+    const page = await browser.newPage();
+    page.setDefaultTimeout(20_000);
+    const problems = watchPage(page);
+    try {
+      await loginWithPassword(page, svc.url);
+
+      await t.step("the Usage page: per bucket, a chart, per deltaspace", async () => {
+        const usage = await admin.json<{ buckets: Record<string, Record<string, number>> }>(
+          "GET",
+          "/usage",
+        );
+        await page.click("nav.side >> text=Usage");
+        const art = page.locator('tr[data-bucket="art"]');
+        await art.waitFor();
+        const cells = await art.locator("td").allInnerTexts();
+        const expected = usage.buckets.art;
+        assert.equal(cells[1], String(expected.object_count));
+        assert.equal(cells[2], binary(expected.logical_bytes), "logical bytes, readable");
+        assert.equal(cells[3], binary(expected.stored_bytes), "stored bytes, readable");
+        assert.ok(expected.stored_bytes < expected.logical_bytes, "the deltas save space");
+        assert.match(cells[5], /^\d+(\.\d)? %$/);
+        const plain = await page.locator('tr[data-bucket="plain"] td').allInnerTexts();
+        assert.equal(plain[1], "60");
+        assert.equal(plain[2], "240 KiB");
+        // The chart: uPlot's canvas, and its figures in words below it.
+        const chart = page.locator(".usage figure.chart");
+        assert.equal(await chart.locator("canvas").count(), 1);
+        assert.match(await chart.locator(".latest").innerText(), /logical .*iB · stored .*iB/);
+        // Its byte axis in round binary steps: 0 B, 1.0 MiB, 2.0 MiB, 3.0 MiB.
+        const ticks = (await chart.locator("[data-y-ticks]").getAttribute("data-y-ticks"))!;
+        assert.match(ticks, /^0 B\|1\.0 MiB\|2\.0 MiB/, `byte ticks: ${ticks}`);
+        // Per deltaspace: the archive versions share one.
+        const space = page.locator("table.usage-deltaspaces tbody tr").first();
+        await space.waitFor();
+        assert.match(await space.innerText(), /^art\s/);
+        assert.match(
+          await page.locator('[data-tile="saved"]').innerText(),
+          /Saved\s+[\d.]+ [KM]iB/,
+        );
+        await screenshot(page, "usage");
+      });
+
+      await t.step(
+        "dashboard: real timestamps, bytes in binary units, labelled stats",
+        async () => {
+          await page.click("nav.side >> text=Dashboard");
+          const latest = page.locator("figure.chart .latest").first();
+          // Two samples a second apart: the charts draw and say when their newest sample is.
+          await until(async () => !/No sample/.test(await latest.innerText()));
+          const year = String(new Date().getFullYear());
+          for (const text of await page.locator("figure.chart .latest").allInnerTexts()) {
+            assert.ok(text.includes(year), `a sample of this year, not a far-off one: ${text}`);
+          }
+          // What the axes draw (kept on the chart's box; the canvas has pixels only): times of
+          // today from the first sample on (uPlot's own range for one sample spanned ~3 years).
+          const axes = await page.locator("figure.chart [data-x-ticks]").all();
+          assert.equal(axes.length, 4, "every time chart drew its x axis");
+          for (const ticks of axes) {
+            const labels = (await ticks.getAttribute("data-x-ticks"))!.split("|");
+            assert.ok(labels.length >= 2, `x ticks: ${labels}`);
+            for (const label of labels) assert.match(label, /^\d{1,2}:\d{2}:\d{2}( [AP]M)?$/);
+          }
+          const bytesChart = page.locator("figure.chart:has-text('Bytes saved')");
+          assert.match(
+            await bytesChart.locator(".latest").innerText(),
+            /saved [\d.]+ (B|KiB|MiB)$/,
+          );
+          const yTicks = (await bytesChart.locator("[data-y-ticks]").getAttribute("data-y-ticks"))!;
+          assert.match(yTicks, /^0 B(\|[\d.]+ (B|KiB|MiB|GiB))+$/, `byte ticks: ${yTicks}`);
+          const stats = await page.locator("dl.stats").innerText();
+          assert.match(stats, /Objects\s+63/);
+          assert.match(stats, /Logical size \(what clients stored\)\s+[\d.]+ (KiB|MiB)/);
+          assert.match(stats, /Stored size \(on the backends\)\s+[\d.]+ (KiB|MiB)/);
+          assert.doesNotMatch(stats, /total_original_size/);
+          await screenshot(page, "dashboard-charts");
+        },
+      );
+
+      await t.step("a re-encrypt job's progress bar moves: percent, rate, ETA", async () => {
+        const started = await admin.json<{ started: { id: string }[] }>(
+          "POST",
+          "/jobs/reencrypt",
+          { buckets: ["plain"] },
+          202,
+        );
+        const id = started.started[0].id;
+        await page.click("nav.side >> text=Jobs");
+        const cell = page.locator(`tr[data-job="${id}"] .job-progress`);
+        // Mid-run (the page reloads every 2 s while a job runs): a part of the bar filled.
+        await until(async () => {
+          if (await cell.count() === 0) return false;
+          const percent = Number(await cell.getAttribute("data-percent") || "0");
+          return percent > 0 && percent < 90 && /ETA/.test(await cell.innerText());
+        }, 30_000);
+        const words = await cell.locator(".progress-words").innerText();
+        assert.match(words, /^rewrite · [\d.]+ % · \d+ of 60 objects · /);
+        assert.match(words, / of 240 KiB · [\d.]+ (B|KiB|MiB)\/s · ETA \d+ s$/);
+        const value = Number(await cell.locator("progress").getAttribute("value"));
+        assert.ok(value > 0 && value < 100, `the bar is part-filled: ${value}`);
+        await screenshot(page, "jobs-progress");
+        // Done: a full bar, the average rate, no ETA.
+        const row = page.locator(`tr[data-job="${id}"]`);
+        await until(
+          async () => (await row.locator("td.status").innerText()) === "succeeded",
+          60_000,
+        );
+        await until(async () => /100 %/.test(await cell.innerText()));
+        assert.match(
+          await cell.innerText(),
+          /done · 100 % · 60 of 60 objects · 240 KiB of 240 KiB/,
+        );
+        assert.doesNotMatch(await cell.innerText(), /ETA/);
+        // The ended job offers no cancel; its run's counters read in words.
+        assert.equal(await row.locator("button", { hasText: "cancel" }).count(), 0);
+        await row.locator("button", { hasText: "Runs" }).click();
+        await page.waitForSelector("text=objects_total 60");
+        assert.match(
+          await page.locator(`section:has-text("Job ${id}")`).innerText(),
+          /bytes_done 240 KiB/,
+        );
+        await screenshot(page, "jobs-progress-done");
+      });
+
+      const pageErrors = problems.filter((p) =>
+        p.startsWith("pageerror") || /CSP|Content Security/.test(p)
+      );
       assert.deepEqual(pageErrors, []);
     } finally {
       await browser.close();

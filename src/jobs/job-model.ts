@@ -4,6 +4,10 @@
  * join as further kinds; maintenance one-offs (bucket re-encrypt, bucket migrate) are built now.
  */
 
+import type { JobProgress } from "./job-progress.ts";
+import { type ProgressView, progressView } from "./job-progress.ts";
+import { liveProgress } from "./live-progress.ts";
+
 export const JOB_KINDS = ["replication", "lifecycle", "maintenance"] as const;
 export type JobKind = typeof JOB_KINDS[number];
 
@@ -71,17 +75,8 @@ export interface JobScope {
   target?: string;
 }
 
-/** Counters every kind reports; `phase` is kind-specific (`copy`, `verify`, `flip`, …). */
-export interface JobProgress {
-  phase: string;
-  objects_done: number;
-  objects_failed: number;
-  bytes_done: number;
-}
-
-export function emptyProgress(phase: string): JobProgress {
-  return { phase, objects_done: 0, objects_failed: 0, bytes_done: 0 };
-}
+export { emptyProgress } from "./job-progress.ts";
+export type { JobProgress } from "./job-progress.ts";
 
 /** A job as the store holds it. `state` is the kind's private resume state. */
 export interface JobRecord<State = Record<string, unknown>> {
@@ -136,6 +131,25 @@ export function parseJobId(id: string): { kind: JobKind; name: string } | null {
   return { kind, name };
 }
 
+/**
+ * The row's progress: the live counters and rates of a job running in this process, else the
+ * stored ones. A rule row reads `idle` or its last outcome while a run goes (a preview changes
+ * no status): it shows as running.
+ */
+function rowProgress(job: JobRecord): ProgressView {
+  const live = liveProgress(job.id);
+  if (live === null) return progressView(job.progress as unknown as Record<string, unknown>, job);
+  return progressView(
+    live.progress as unknown as Record<string, unknown>,
+    {
+      status: job.kind === "maintenance" ? job.status : "running",
+      startedAt: job.startedAt,
+      finishedAt: null,
+    },
+    live.rates,
+  );
+}
+
 const iso = (ms: number | null) => ms === null ? null : new Date(ms).toISOString();
 
 /**
@@ -150,7 +164,7 @@ export function jobRow(job: JobRecord): Record<string, unknown> {
     scope: job.scope,
     status: job.status,
     paused: job.paused,
-    progress: job.progress,
+    progress: rowProgress(job),
     last_run: job.kind === "maintenance" ? runRow(synthesizedRun(job)) : null,
     actions: KIND_ACTIONS[job.kind],
     error: job.error,
@@ -162,7 +176,14 @@ export function jobRow(job: JobRecord): Record<string, unknown> {
 /** The one run of a maintenance one-off (`null` before it started). */
 export function synthesizedRun(job: JobRecord): RunRecord | null {
   if (job.startedAt === null) return null;
-  const { phase: _phase, ...counters } = job.progress;
+  // The run's counters are the numbers of its progress (totals once counted); a rate is a
+  // reading of the moment, not a counter.
+  const counters: Record<string, number> = {};
+  for (const [name, value] of Object.entries(job.progress)) {
+    if (name !== "phase" && !name.startsWith("rate_") && typeof value === "number") {
+      counters[name] = value;
+    }
+  }
   return {
     id: `${job.id}/1`,
     jobId: job.id,

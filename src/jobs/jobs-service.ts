@@ -22,6 +22,7 @@ import {
   synthesizedRun,
   TERMINAL,
 } from "./job-model.ts";
+import { progressView } from "./job-progress.ts";
 import { JobRunner, type JobWorker } from "./runner.ts";
 import type { MaintenanceDeps } from "./maintenance/maintenance-deps.ts";
 import { type MigrateState, migrateWorker } from "./maintenance/migrate.ts";
@@ -160,7 +161,8 @@ export class JobsService {
     const job = await this.#store.activeForBucket(bucket);
     const gated = this.#deps.gate.holder(bucket) !== undefined;
     if (job === null) return { bucket, write_gate: gated ? "gated" : "open", job: null };
-    const { phase, objects_done, objects_failed, bytes_done } = job.progress;
+    const { phase, objects_done, objects_failed, bytes_done, objects_total, percent, eta_seconds } =
+      progressView(job.progress as unknown as Record<string, unknown>, job);
     return {
       bucket,
       write_gate: gated ? "gated" : "open",
@@ -172,6 +174,9 @@ export class JobsService {
         objects_done,
         objects_failed,
         bytes_done,
+        objects_total,
+        percent,
+        eta_seconds,
       },
     };
   }

@@ -15,6 +15,7 @@ import { type JobsStore, JobStateError } from "./jobs-store.ts";
 import { getLogger } from "../observability/mod.ts";
 import type { Clock } from "./clock.ts";
 import { type JobRecord, type JobStatus, TERMINAL } from "./job-model.ts";
+import { forgetLive } from "./live-progress.ts";
 
 const log = getLogger("svc::jobs");
 
@@ -159,12 +160,15 @@ export class JobRunner {
         stopping: this.#stopping.signal,
       });
     } catch (err) {
+      forgetLive(id);
       if (this.#stopping.signal.aborted) {
         log.info("job interrupted by shutdown; it resumes at the next start", { job: id });
         return;
       }
       outcome = { status: "failed", error: (err as Error)?.message ?? String(err) };
     }
+    // The stored row speaks from here (the worker's live counters are its last save).
+    forgetLive(id);
     if (this.#stopping.signal.aborted && outcome.status === "cancelled" && !job.cancelRequested) {
       return; // interrupted, not cancelled: resumes at the next start
     }

@@ -7,6 +7,7 @@ export const PAGE_NAMES = [
   "login",
   "browse",
   "dashboard",
+  "usage",
   "users",
   "ext-auth",
   "backends",

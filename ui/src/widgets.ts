@@ -3,6 +3,7 @@ import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { describe } from "./api.ts";
 import { html } from "./html.ts";
+import { cellText } from "./format.ts";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -78,17 +79,8 @@ export function Section(
   </section>`;
 }
 
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return "–";
-  const units = ["B", "KB", "MB", "GB", "TB", "PB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
+/** Sizes and rates: one formatter for the whole console (format.ts). */
+export { cellText, formatBytes, formatDuration, formatPercent, formatRate } from "./format.ts";
 
 // One formatter for every cell: Date#toLocaleString builds a new one per call, which costs
 // ~1 ms each and made a 500-row listing page take over half a second to render.
@@ -124,7 +116,7 @@ export function RowsTable(
           <tr>${keys.map((k) => html`<th>${k}</th>`)}${actions ? html`<th></th>` : null}</tr>
         </thead>
         <tbody>${rows.map((row) =>
-          html`<tr>${keys.map((k) => html`<td>${showValue(row[k])}</td>`)}${
+          html`<tr>${keys.map((k) => html`<td>${cellText(k, row[k])}</td>`)}${
             actions ? html`<td class="actions">${actions(row)}</td>` : null
           }</tr>`
         )}</tbody>

@@ -25,6 +25,7 @@ import { expireObject, transitionObject } from "./lifecycle-actions.ts";
 import { destinationKey, isOwnDestination, type LifecyclePlan, planOf } from "./lifecycle-plan.ts";
 import { keyFilter } from "./key-filter.ts";
 import { decideRetain, qualifies, slim } from "./retain-newest.ts";
+import { trackLive } from "../live-progress.ts";
 
 export interface LifecycleRunOptions {
   env: RuleEnv;
@@ -134,6 +135,21 @@ export async function runLifecycle(
   };
 
   const skip = keyFilter(rule);
+  // The row shows these while the run goes (live-progress.ts): the walk knows no total, except
+  // retain-newest's deletions once it has ranked its candidates.
+  let phase = dryRun ? "preview" : "scan";
+  let toAct: number | null = null;
+  const untrack = trackLive(`lifecycle:${rule.name}`, () => ({
+    ...counters,
+    phase,
+    objects_done: toAct === null
+      ? counters.objects_scanned
+      : Math.max(0, attempted - counters.errors),
+    objects_failed: counters.errors,
+    bytes_done: counters.bytes_affected,
+    objects_total: toAct,
+    bytes_total: null,
+  }), () => context.clock.now());
   try {
     if (plan.transition) {
       const t = plan.transition;
@@ -170,6 +186,8 @@ export async function runLifecycle(
       const decision = decideRetain(retain, candidates, now);
       counters.objects_skipped += decision.keep.length;
       counters.objects_protected = decision.protect.length;
+      phase = dryRun ? "preview" : "delete";
+      toAct = decision.remove.length;
       for (const info of decision.remove) await act(info);
     } else {
       for await (const page of pages(env, plan, signal)) {
@@ -190,6 +208,8 @@ export async function runLifecycle(
     if (!(err instanceof RunStopped)) throw err;
     recorder.fail(err.bucket, "", err);
     return { status: "failed", error: err.message };
+  } finally {
+    untrack();
   }
   if (attempted > 0 && counters.objects_affected === 0 && counters.errors > 0) {
     return {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { expireObject } from "./lifecycle-actions.ts";
 import { DAY, ruleOf, withLifecycle } from "../../testing/lifecycle-fixtures.ts";
 import { planOf } from "./lifecycle-plan.ts";
+import { liveProgress } from "../live-progress.ts";
 
 const expire30d = {
   bucket: "b",
@@ -218,4 +219,37 @@ Deno.test("transition: a destination HEAD that disagrees keeps the source (a fai
       ["LifecycleExpired", "z"],
     ]);
   }, ["b", "cold"]);
+});
+
+Deno.test("while a run walks, its row reads live counters and a rate; after it, none", async () => {
+  await withLifecycle(async (t) => {
+    for (let i = 0; i < 4; i++) await t.put("b", `logs/${i}.txt`, 40 * DAY, 100);
+    // The gate check before each page is where the walk stands between pages: peek there, and
+    // let a second pass on the clock per page.
+    const seen: NonNullable<ReturnType<typeof liveProgress>>[] = [];
+    const get = t.gates.get.bind(t.gates);
+    t.gates.get = (bucket: string) => {
+      const live = liveProgress("lifecycle:r");
+      if (live) seen.push(structuredClone(live));
+      t.clock.advance(1000);
+      return get(bucket);
+    };
+    const report = await t.run({ ...expire30d, batch_size: 1 });
+    assert.equal(report.objects_affected, 4);
+    assert.ok(seen.length >= 4, `${seen.length} peeks`);
+    assert.equal(seen[0].progress.phase, "scan");
+    assert.equal(seen[0].progress.objects_done, 0);
+    assert.equal(seen[0].progress.objects_total, null, "a walk knows no total");
+    const third = seen[3];
+    assert.equal(third.progress.objects_done, 3);
+    assert.equal(third.progress.bytes_done, 300, "bytes of the objects expired so far");
+    // Three objects over the three seconds since the run began.
+    assert.equal(third.rates?.objects_per_sec, 1);
+    assert.equal(liveProgress("lifecycle:r"), null, "the run removed its entry");
+
+    await t.put("b", "logs/again.txt", 40 * DAY);
+    seen.length = 0;
+    await t.run({ ...expire30d, batch_size: 1 }, { dryRun: true });
+    assert.equal(seen[0].progress.phase, "preview");
+  });
 });

@@ -4,6 +4,8 @@
  */
 import type { ObjectInfo } from "../../storage/mod.ts";
 import type { JobProgress, JobRecord } from "../job-model.ts";
+import { ProgressMeter } from "../progress-meter.ts";
+import { trackLive } from "../live-progress.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import type { StoredPlace } from "./raw-copy.ts";
 
@@ -29,6 +31,21 @@ export async function* storedObjects(
   }
 }
 
+/** The stored objects of `place` and their bytes: a job's totals, counted before it starts. */
+export async function countStored(
+  place: StoredPlace,
+  pageSize: number,
+  signal: AbortSignal,
+): Promise<{ objects: number; bytes: number }> {
+  let objects = 0;
+  let bytes = 0;
+  for await (const object of storedObjects(place, null, pageSize, signal)) {
+    objects++;
+    bytes += object.storedSize;
+  }
+  return { objects, bytes };
+}
+
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -50,16 +67,55 @@ export async function withAttempts<T>(
   }
 }
 
-/** The job's mutable view while a worker runs: progress and state, saved together. */
+/**
+ * The job's mutable view while a worker runs: progress and state, saved together. Every save
+ * also stores the rates measured over the last 30 s (progress-meter.ts), from which the row
+ * derives the ETA.
+ */
 export class JobCursor<State extends Record<string, unknown>> {
   progress: JobProgress;
   state: State;
+  #meter = new ProgressMeter();
   constructor(readonly job: JobRecord, private readonly deps: MaintenanceDeps) {
     this.progress = { ...job.progress };
     this.state = { ...job.state } as State;
+    this.measureFrom();
+  }
+
+  /**
+   * Starts the rate window afresh (the counting before a walk must not read as a slow start).
+   * The row reads the counters and this meter live while the job runs in this process
+   * (live-progress.ts; the runner forgets them when the job ends).
+   */
+  measureFrom(): void {
+    this.#meter = new ProgressMeter();
+    this.#sample();
+    trackLive(this.job.id, () => this.progress, () => this.deps.clock.now(), this.#meter);
+  }
+
+  /** Whether the totals are known (counted by this run or by the one before a restart). */
+  get counted(): boolean {
+    return typeof this.progress.objects_total === "number";
+  }
+
+  /** The totals the walk goes through (its percent and ETA follow from them). */
+  async totals(objects: number, bytes: number): Promise<void> {
+    this.progress.objects_total = objects;
+    this.progress.bytes_total = bytes;
+    await this.save();
+  }
+
+  #sample() {
+    const at = this.deps.clock.now();
+    const { objects_done, objects_failed, bytes_done } = this.progress;
+    this.#meter.record({ at, objects: objects_done + objects_failed, bytes: bytes_done });
+    const rates = this.#meter.rates(at);
+    this.progress.rate_objects_per_sec = rates?.objects_per_sec ?? null;
+    this.progress.rate_bytes_per_sec = rates?.bytes_per_sec ?? null;
   }
 
   async save(): Promise<void> {
+    this.#sample();
     await this.deps.store.update(this.job.id, { progress: this.progress, state: this.state });
   }
 

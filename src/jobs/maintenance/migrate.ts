@@ -1,7 +1,9 @@
 /**
  * Migrate: moves a bucket to another backend. Phases, each resumable after a crash:
  *
- * 1. `drain`: the write gate is engaged (at creation); writes in flight end first.
+ * 1. `drain`: the write gate is engaged (at creation); writes in flight end first. Then `count`:
+ *    the source's stored objects and bytes are counted once (the totals of the job's percent and
+ *    ETA; a resumed job keeps the ones it counted).
  * 2. `copy`: every stored object (below the delta store: baselines, deltas and passthrough
  *    objects, each with its metadata record) is copied to the target backend and verified
  *    (read back, same length and SHA-256; same metadata record). The cursor (last key done, in
@@ -19,7 +21,7 @@
  */
 import type { JobOutcome, JobWorker } from "../runner.ts";
 import { isShutdown } from "../runner.ts";
-import { JobCursor, messageOf, storedObjects, withAttempts } from "./job-steps.ts";
+import { countStored, JobCursor, messageOf, storedObjects, withAttempts } from "./job-steps.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import { copyStoredObject, type StoredPlace } from "./raw-copy.ts";
 import { compareUtf8 } from "../../lib/mod.ts";
@@ -178,8 +180,15 @@ async function copyAndVerify(
     await target.backend.createBucket(target.bucket);
     state.createdTarget = true;
   }
-  await cursor.phase("copy");
   const { batchSize, paceMs } = deps.settings();
+  if (!cursor.counted) {
+    // The gate holds the bucket: the count stays true for the whole copy.
+    await cursor.phase("count");
+    const found = await countStored(source, batchSize, signal);
+    await cursor.totals(found.objects, found.bytes);
+  }
+  await cursor.phase("copy");
+  cursor.measureFrom();
   for await (const object of storedObjects(source, state.cursor, batchSize, signal)) {
     try {
       const copied = await withAttempts(

@@ -7,7 +7,7 @@ import type { Backend } from "../../storage/backend.ts";
 import { FilesystemBackend } from "../../storage/fs/filesystem-backend.ts";
 import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import type { Clock } from "../clock.ts";
-import { emptyProgress } from "../job-model.ts";
+import { emptyProgress, jobRow } from "../job-model.ts";
 import { JobRunner } from "../runner.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import { type MigrateState, migrateWorker } from "./migrate.ts";
@@ -143,6 +143,12 @@ Deno.test("an interrupted migration resumes at its cursor: nothing skipped, noth
     const interrupted = await world.store.get(job.id);
     assert.equal(interrupted?.status, "running");
     assert.equal(interrupted?.progress.objects_done, 4);
+    // Counted before the copy: the totals, and the percent the row derives from them.
+    const stored = [...world.bodies.values()];
+    assert.equal(interrupted?.progress.objects_total, stored.length);
+    assert.equal(interrupted?.progress.bytes_total, stored.reduce((n, b) => n + b.length, 0));
+    const row = jobRow(interrupted!).progress as Record<string, unknown>;
+    assert.equal(row.percent, Math.floor((1000 * 4) / stored.length) / 10);
     assert.equal(first.staged.length, 4);
     assert.equal(world.flips.length, 0);
 
@@ -160,6 +166,8 @@ Deno.test("an interrupted migration resumes at its cursor: nothing skipped, noth
     const done = await world.store.get(job.id);
     assert.equal(done?.status, "succeeded", done?.error ?? "");
     assert.equal(done?.progress.objects_done, world.bodies.size);
+    assert.equal(done?.progress.objects_total, world.bodies.size, "the resumed job kept its count");
+    assert.equal((jobRow(done!).progress as Record<string, unknown>).percent, 100);
     // Each object staged exactly once across both runs.
     assert.deepEqual([...first.staged, ...second.staged].sort(), [...world.bodies.keys()].sort());
     assert.deepEqual(world.flips, ["b->remote"]);

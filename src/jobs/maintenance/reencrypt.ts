@@ -7,11 +7,12 @@
  * Resumable: the cursor is the last key rewritten and is saved after every object, so after a
  * crash the walk continues after it (at most the object in flight at the crash is rewritten
  * again, which is harmless: it is the same bytes). A cancel stops after the object in flight;
- * nothing needs unwinding, since every object is readable whichever key encrypted it.
+ * nothing needs unwinding, since every object is readable whichever key encrypted it. Before the
+ * walk the bucket's stored objects are counted once (phase `count`): the totals of its percent.
  */
 import type { JobOutcome, JobWorker } from "../runner.ts";
 import { isShutdown } from "../runner.ts";
-import { JobCursor, storedObjects, withAttempts } from "./job-steps.ts";
+import { countStored, JobCursor, storedObjects, withAttempts } from "./job-steps.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import { copyStoredObject } from "./raw-copy.ts";
 
@@ -28,10 +29,17 @@ export function reencryptWorker(deps: MaintenanceDeps): JobWorker {
     try {
       await cursor.phase("drain");
       await deps.gate.drained(bucket, signal);
-      await cursor.phase("rewrite");
       const route = await deps.route(bucket);
       const place = { backend: route.backend, bucket: route.real };
       const { batchSize, paceMs } = deps.settings();
+      if (!cursor.counted) {
+        // The gate holds the bucket: the count stays true for the whole walk.
+        await cursor.phase("count");
+        const found = await countStored(place, batchSize, signal);
+        await cursor.totals(found.objects, found.bytes);
+      }
+      await cursor.phase("rewrite");
+      cursor.measureFrom();
       for await (const object of storedObjects(place, cursor.state.cursor, batchSize, signal)) {
         try {
           const copied = await withAttempts(

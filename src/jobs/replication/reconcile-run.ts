@@ -12,6 +12,7 @@ import type { RunContext, RunOutcome } from "../rules/rule-model.ts";
 import { ReconcileWalk } from "./reconcile-walk.ts";
 import { Replicator } from "./replicator.ts";
 import { ListingError } from "./side-reader.ts";
+import { trackLive } from "../live-progress.ts";
 
 /** The resume cursor in the rule's state: valid only for the scope it was stamped with. */
 export interface ReplicationCursor {
@@ -58,12 +59,25 @@ export async function reconcileRun(
     resumeAfter,
     checkpoint: (after) => context.saveState({ cursor: { scope, after } }),
   });
+  // The row shows the walk's counters while it goes (live-progress.ts); a walk knows no total.
+  const counters = recorder.counters;
+  const untrack = trackLive(`replication:${rule.name}`, () => ({
+    ...counters,
+    phase: context.dryRun ? "preview" : "walk",
+    objects_done: counters.objects_scanned,
+    objects_failed: counters.errors,
+    bytes_done: counters.bytes_affected,
+    objects_total: null,
+    bytes_total: null,
+  }), () => context.clock.now());
   try {
     await walk.run();
   } catch (err) {
     if (signal.aborted || !(err instanceof ListingError)) throw err;
     recorder.fail(err.bucket, err.prefix, err);
     return { status: "failed", error: err.message };
+  } finally {
+    untrack();
   }
   // A finished walk: the next one starts from the top.
   await context.saveState({ cursor: null });

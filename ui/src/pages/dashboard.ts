@@ -1,13 +1,16 @@
 /**
  * Dashboard: requests, errors, latency, bytes saved and cache hit rate, sampled from `/_/metrics`
- * every 5 s while the page is open and drawn with uPlot; storage totals from `/_/stats`.
+ * every 5 s while the page is open and drawn with uPlot (charts.ts); storage totals from
+ * `/_/stats`, labelled and in binary units.
  */
-import uPlot from "uplot";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { call, describe } from "../api.ts";
 import { html } from "../html.ts";
 import { parseMetrics, total } from "../prom.ts";
-import { ErrorText, formatBytes, Section, showValue, useLoad } from "../widgets.ts";
+import { ErrorText, formatBytes, Section, useLoad } from "../widgets.ts";
+import { TimeChart, unitText } from "../charts.ts";
+import { statsEntries } from "../format.ts";
+import { linkClick } from "../router.ts";
 
 const SAMPLE_MS = 5000;
 const KEEP = 120;
@@ -52,6 +55,7 @@ export function DashboardPage() {
           const count = now.durationCount - previous.durationCount;
           const lookups = now.hits - previous.hits + now.misses - previous.misses;
           const point: Point = {
+            // Unix seconds: uPlot's time unit (milliseconds would land the axis in the far future).
             t: Date.now() / 1000,
             requests: (now.requests - previous.requests) / dt,
             errors: (now.errors - previous.errors) / dt,
@@ -77,6 +81,7 @@ export function DashboardPage() {
     };
   }, []);
   const last = points[points.length - 1];
+  const times = points.map((p) => p.t);
   return html`
     <div class="dashboard">
       <${ErrorText} error=${error} />
@@ -88,7 +93,7 @@ export function DashboardPage() {
           ? last.errors.toFixed(2)
           : "…"}</strong></div>
         <div class="tile"><span>Mean latency</span><strong>${last
-          ? `${last.latencyMs.toFixed(1)} ms`
+          ? unitText("ms", last.latencyMs)
           : "…"}</strong></div>
         <div class="tile"><span>Bytes saved</span><strong>${last
           ? formatBytes(last.saved)
@@ -100,68 +105,33 @@ export function DashboardPage() {
       <p class="muted">Sampled every ${SAMPLE_MS /
         1000} s from /_/metrics while this page is open.</p>
       <div class="charts">
-        <${Chart} title="Requests and 5xx errors per second" points=${points}
-          series=${[["requests/s", (p: Point) => p.requests], [
-            "errors/s",
-            (p: Point) => p.errors,
-          ]]} />
-        <${Chart} title="Mean latency (ms)" points=${points}
-          series=${[["ms", (p: Point) => p.latencyMs]]} />
-        <${Chart} title="Bytes saved by delta compression" points=${points}
-          series=${[["bytes", (p: Point) => p.saved]]} />
-        <${Chart} title="Cache hit rate" points=${points}
-          series=${[["hit rate", (p: Point) => p.hitRate]]} />
+        <${TimeChart} title="Requests and 5xx errors per second" unit="count" times=${times}
+          series=${[
+            { label: "requests/s", values: points.map((p) => p.requests) },
+            { label: "errors/s", values: points.map((p) => p.errors) },
+          ]} />
+        <${TimeChart} title="Mean latency" unit="ms" times=${times}
+          series=${[{ label: "latency", values: points.map((p) => p.latencyMs) }]} />
+        <${TimeChart} title="Bytes saved by delta compression" unit="bytes" times=${times}
+          series=${[{ label: "saved", values: points.map((p) => p.saved) }]} />
+        <${TimeChart} title="Cache hit rate" unit="ratio" times=${times}
+          series=${[{ label: "hit rate", values: points.map((p) => p.hitRate) }]} />
       </div>
-      <${Section} title="Storage (/_/stats)">
+      <${Section} title="Storage">
           <${ErrorText} error=${stats.error} />
           ${stats.data
-            ? html`<dl class="meta">${
-              Object.entries(stats.data).filter(([, v]) => typeof v !== "object")
-                .map(([k, v]) =>
-                  html`
-                    <dt>${k}</dt>
-                    <dd>${showValue(v)}</dd>
-                  `
-                )
-            }</dl>`
+            ? html`
+              <dl class="meta stats">${statsEntries(stats.data).map(({ label, text }) =>
+                html`
+                  <dt>${label}</dt>
+                  <dd>${text}</dd>
+                `
+              )}</dl>
+              <p
+                class="muted">From /_/stats; per bucket on the <a href="/_/usage" onClick=${linkClick}>Usage</a> page.</p>
+            `
             : null}
         <//>
       </div>
-  `;
-}
-
-const COLORS = ["#2f7ed8", "#d9534f", "#5cb85c", "#f0ad4e"];
-
-function Chart(
-  { title, points, series }: {
-    title: string;
-    points: Point[];
-    series: [string, (p: Point) => number][];
-  },
-) {
-  const box = useRef<HTMLDivElement>(null);
-  const plot = useRef<uPlot | null>(null);
-  useEffect(() => {
-    const width = Math.max(260, Math.min(560, box.current!.clientWidth || 400));
-    plot.current = new uPlot(
-      {
-        width,
-        height: 180,
-        series: [{}, ...series.map(([label], i) => ({ label, stroke: COLORS[i], width: 2 }))],
-        axes: [{ stroke: "currentColor" }, { stroke: "currentColor" }],
-      },
-      [[], ...series.map(() => [])],
-      box.current!,
-    );
-    return () => plot.current?.destroy();
-  }, []);
-  useEffect(() => {
-    plot.current?.setData([points.map((p) => p.t), ...series.map(([, f]) => points.map(f))]);
-  }, [points]);
-  return html`
-    <figure class="chart card">
-      <figcaption>${title}</figcaption>
-      <div ref=${box}></div>
-    </figure>
   `;
 }

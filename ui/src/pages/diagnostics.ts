@@ -4,8 +4,8 @@
  * verify, and the integrity scan with live progress (SSE from /diagnostics/scan/stream), its
  * per-bucket counters and findings, with start and stop.
  */
-import uPlot from "uplot";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { type BarSeries, BytesBarChart, COLORS } from "../charts.ts";
 import { ADMIN, call } from "../api.ts";
 import { html } from "../html.ts";
 import {
@@ -141,55 +141,16 @@ function Savings() {
 }
 
 function SavingsChart({ buckets }: { buckets: BucketRow[] }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (buckets.length === 0) return;
-    const names = buckets.map((b) => b.bucket);
-    // Side by side: logical to the left of each bucket's tick, stored to the right.
-    const left = uPlot.paths.bars!({ size: [0.35, 60], align: -1 });
-    const right = uPlot.paths.bars!({ size: [0.35, 60], align: 1 });
-    const top = Math.max(1, ...buckets.map((b) => Math.max(b.logical_bytes, b.stored_bytes)));
-    const plot = new uPlot(
-      {
-        width: Math.max(300, Math.min(720, box.current!.clientWidth || 480)),
-        height: 200,
-        scales: {
-          x: { time: false, range: [-0.5, names.length - 0.5] },
-          y: { range: [0, top * 1.1] },
-        },
-        series: [
-          {},
-          { label: "logical", stroke: "#2f7ed8", fill: "#2f7ed8aa", paths: left },
-          { label: "stored", stroke: "#5cb85c", fill: "#5cb85caa", paths: right },
-        ],
-        axes: [
-          {
-            stroke: "currentColor",
-            splits: () => names.map((_, i) => i),
-            values: (_u: uPlot, splits: number[]) => splits.map((i) => names[i] ?? ""),
-          },
-          {
-            stroke: "currentColor",
-            size: 70,
-            values: (_u: uPlot, v: number[]) => v.map(formatBytes),
-          },
-        ],
-      },
-      [
-        names.map((_, i) => i),
-        buckets.map((b) => b.logical_bytes),
-        buckets.map((b) => b.stored_bytes),
-      ],
-      box.current!,
-    );
-    return () => plot.destroy();
-  }, [buckets]);
-  return html`
-    <figure class="chart card">
-      <figcaption>Logical against stored bytes per bucket</figcaption>
-      <div ref=${box}></div>
-    </figure>
-  `;
+  // Built once per report: a new array would redraw the chart at every render.
+  const chart = useMemo(() => ({
+    names: buckets.map((b) => b.bucket),
+    series: [
+      { label: "logical", color: COLORS[0], values: buckets.map((b) => b.logical_bytes) },
+      { label: "stored", color: COLORS[2], values: buckets.map((b) => b.stored_bytes) },
+    ] as [BarSeries, BarSeries],
+  }), [buckets]);
+  if (buckets.length === 0) return null;
+  return html`<${BytesBarChart} title="Logical against stored bytes per bucket" ...${chart} />`;
 }
 
 function Scrub() {

@@ -14,6 +14,7 @@ import { JobsPage } from "./jobs.ts";
 import { EventsPage } from "./events.ts";
 import { ExtAuthPage } from "./ext-auth.ts";
 import { DiagnosticsPage } from "./diagnostics.ts";
+import { UsagePage } from "./usage.ts";
 
 export interface PageEntry {
   name: PageName;
@@ -25,6 +26,7 @@ export interface PageEntry {
 
 export const PAGES: PageEntry[] = [
   { name: "dashboard", title: "Dashboard", admin: true, component: DashboardPage },
+  { name: "usage", title: "Usage", admin: true, component: UsagePage },
   { name: "users", title: "Users & groups", admin: true, component: UsersPage },
   { name: "ext-auth", title: "External login", admin: true, component: ExtAuthPage },
   { name: "backends", title: "Backends", admin: true, component: BackendsPage },

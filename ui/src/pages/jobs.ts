@@ -1,42 +1,116 @@
 /**
- * Jobs: the unified rows of GET /jobs, whatever their kind. Each row's `actions` names what it
- * supports, and the buttons come from that list, so a new kind of job needs no UI change.
+ * Jobs: the unified rows of GET /jobs, whatever their kind, each with its progress bar (percent,
+ * done of total, rate, ETA: job-progress-bar.ts). Each row's `actions` names what it supports,
+ * and the buttons come from that list, so a new kind of job needs no UI change. While a job is
+ * queued or running the list reloads every 2 s.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { call } from "../api.ts";
 import { html } from "../html.ts";
-import { ErrorText, Notice, RowsTable, Section, useAction, useLoad } from "../widgets.ts";
+import {
+  ErrorText,
+  formatTime,
+  Notice,
+  RowsTable,
+  Section,
+  useAction,
+  useLoad,
+} from "../widgets.ts";
+import { JobProgressBar, type JobProgressFields } from "./job-progress-bar.ts";
+import { countersText } from "../format.ts";
 
-type Row = Record<string, unknown> & { id: string; actions?: string[] };
+type Row = Record<string, unknown> & {
+  id: string;
+  kind: string;
+  type: string;
+  status: string;
+  scope?: { bucket?: string; prefix?: string; target?: string };
+  progress?: JobProgressFields;
+  actions?: string[];
+  error?: string | null;
+  created_at?: string;
+};
+
+const POLL_MS = 2000;
+const ACTIVE = new Set(["queued", "running", "cancelling"]);
+const ENDED = new Set(["succeeded", "failed", "cancelled"]);
+
+function scopeText(scope: Row["scope"]): string {
+  if (!scope) return "–";
+  const where = `${scope.bucket ?? ""}${scope.prefix ? `/${scope.prefix}` : ""}`;
+  return scope.target ? `${where} → ${scope.target}` : where;
+}
 
 export function JobsPage() {
   const jobs = useLoad(() => call<{ jobs: Row[] }>("jobs"));
   const action = useAction();
   const [open, setOpen] = useState<string | null>(null);
   const rows = jobs.data?.jobs ?? [];
+  const busy = rows.some((row) => ACTIVE.has(row.status) || row.running === true);
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setTimeout(jobs.reload, POLL_MS);
+    return () => clearTimeout(timer);
+  }, [jobs.data, busy]);
   return html`
     <div>
       <${Section} title="Jobs" actions=${html`<button onClick=${jobs.reload}>Refresh</button>`}>
           <${ErrorText} error=${action.error ?? jobs.error} />
           <${Notice} text=${action.notice} />
-          <${RowsTable}
-            rows=${rows}
-            columns=${["id", "kind", "type", "scope", "status", "progress", "error", "created_at"]}
-            actions=${(row: Row) =>
-              html`
-                <button onClick=${() => setOpen(open === row.id ? null : row.id)}>Runs</button>
-                ${(row.actions ?? []).map((name) =>
-                  html`<button onClick=${() =>
-                    action.run(
-                      () => call(`jobs/${encodeURIComponent(row.id)}/${name}`, { method: "POST" }),
-                      () => {
-                        jobs.reload();
-                        return `Job ${row.id}: ${name} requested.`;
-                      },
-                    )}>${name}</button>`
-                )}
-              `}
-          />
+          ${rows.length === 0 ? html`<p class="muted">No jobs yet.</p>` : html`
+            <div class="scroll">
+              <table class="jobs">
+                <thead>
+                  <tr>
+                    <th>Job</th>
+                    <th>Scope</th>
+                    <th>Status</th>
+                    <th class="progress-col">Progress</th>
+                    <th>Created</th>
+                    <th></th>
+                  </tr>
+                </thead>
+                <tbody>${rows.map((row) =>
+                  html`
+                    <tr data-job=${row.id}>
+                      <td><strong>${row.id}</strong><br /><small class="muted">${row.kind} · ${row
+                        .type}</small></td>
+                      <td>${scopeText(row.scope)}</td>
+                      <td class="status">${row.status}${row.paused ? " (paused)" : ""}${row.error
+                        ? html`<br /><small class="error">${row.error}</small>`
+                        : null}</td>
+                      <td>
+                        <${JobProgressBar} progress=${row.progress} status=${row.running === true
+                          ? "running"
+                          : row.status} />
+                      </td>
+                      <td>${formatTime(row.created_at)}</td>
+                      <td class="actions">
+                                        <button onClick=${() =>
+                                          setOpen(open === row.id ? null : row.id)}>Runs</button>
+                                        ${(row.actions ?? []).filter((name) =>
+                                          // A one-off that ended can no longer be cancelled (the API answers 409).
+                                          !(name === "cancel" && ENDED.has(row.status))
+                                        ).map((name) =>
+                                          html`<button onClick=${() =>
+                                            action.run(
+                                              () =>
+                                                call(`jobs/${encodeURIComponent(row.id)}/${name}`, {
+                                                  method: "POST",
+                                                }),
+                                              () => {
+                                                jobs.reload();
+                                                return `Job ${row.id}: ${name} requested.`;
+                                              },
+                                            )}>${name}</button>`
+                                        )}
+                                      </td>
+                    </tr>
+                  `
+                )}</tbody>
+              </table>
+            </div>
+          `}
         <//>
         ${open ? html`<${JobRuns} id=${open} />` : null}
       </div>
@@ -56,7 +130,10 @@ function JobRuns({ id }: { id: string }) {
     <${Section} title=${`Job ${id}`}>
       <${ErrorText} error=${runs.error ?? failures.error} />
       <h3>Runs</h3>
-      <${RowsTable} rows=${runs.data?.runs ?? []} />
+      <${RowsTable} rows=${(runs.data?.runs ?? []).map((run) => ({
+        ...run,
+        counters: countersText(run.counters as Record<string, unknown>),
+      }))} />
       <h3>Failures</h3>
       <${RowsTable} rows=${failures.data?.failures ?? []} />
       <//>
