@@ -8,6 +8,7 @@
 import {
   backendFingerprint,
   backendPlanOf,
+  type BackendSpec,
   type Config,
   effectiveMaxTotalMultipartBytes,
   stateDirOf,
@@ -17,6 +18,7 @@ import {
   MultipartService,
   MultipartStore,
   ObjectService,
+  uploadStores,
 } from "../objects/mod.ts";
 import { getLogger, type Metrics } from "../observability/mod.ts";
 import { createReadiness, type Readiness, readinessSettings } from "./readiness.ts";
@@ -26,6 +28,8 @@ import {
   BucketRouter,
   type ObservedBackend,
   type ProbeMode,
+  S3Client,
+  s3OptionsFromConfig,
 } from "../storage/mod.ts";
 import { privateDir, withTimeout } from "../lib/mod.ts";
 import { openBackend } from "./open-backend.ts";
@@ -103,11 +107,13 @@ export async function openStorageStack(
   );
   const store = await MultipartStore.open(`${stateDir}/.svc/multipart`);
   const completed = await CompletedUploads.open(`${stateDir}/.svc/multipart-completed`);
-  const delta = await openDeltaStore(router, spoolDir, current, metrics);
+  // Uploads of buckets on an S3 backend live in the backend, for every instance of a fleet.
+  const uploads = uploadStores(router, store, completed, s3Clients(plan.specs, config));
+  const delta = await openDeltaStore(uploads.guarded, spoolDir, current, metrics);
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
   }), options.now);
-  const multipart = new MultipartService(objects, store, completed, () => ({
+  const multipart = new MultipartService(objects, uploads.store, () => ({
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,
     maxTotalBytes: effectiveMaxTotalMultipartBytes(current().advanced),
@@ -137,6 +143,19 @@ export async function openStorageStack(
       stopReprobe();
     },
   };
+}
+
+/** A raw client per S3 backend (backend-resident multipart records use it). */
+function s3Clients(specs: BackendSpec[], config: Config): Map<string, S3Client> {
+  const clients = new Map<string, S3Client>();
+  for (const spec of specs) {
+    if (spec.type !== "s3") continue;
+    clients.set(
+      spec.name,
+      new S3Client(s3OptionsFromConfig(spec, config.advanced, "/nonexistent")),
+    );
+  }
+  return clients;
 }
 
 /**

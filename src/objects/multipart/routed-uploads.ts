@@ -1,0 +1,121 @@
+/**
+ * Picks each bucket's upload store: buckets whose backend is S3 keep their uploads in the backend
+ * (backend-uploads.ts: any instance of a fleet over it serves them), filesystem buckets in the
+ * local state directory (local-uploads.ts: one instance owns a data directory). Which backend a
+ * bucket lives on comes from the bucket router, asked per call (a reload may move a bucket).
+ * An upload an older svc started in the local store on an S3 bucket stays served from there.
+ */
+import { compareUtf8 } from "../../lib/mod.ts";
+import type { ScratchSealer } from "../../storage/mod.ts";
+import type { BackendUploads } from "./backend-uploads.ts";
+import type { CompletedUpload } from "./completed-uploads.ts";
+import type { LocalUploads } from "./local-uploads.ts";
+import type { NewUpload, PartInfo, SweepResult, UploadRecord } from "./multipart-store.ts";
+import type { PutPartOptions } from "./part-receive.ts";
+import type { CompletionClaim, UploadStore } from "./upload-store.ts";
+
+export class RoutedUploads implements UploadStore {
+  constructor(
+    readonly local: LocalUploads,
+    readonly backend: BackendUploads | null,
+    /** Whether `bucket` lives on an S3 backend. */
+    private readonly onS3: (bucket: string) => Promise<boolean>,
+  ) {}
+
+  /** Whether the upload is local (its parts are files of the local store). */
+  async isLocal(bucket: string, uploadId?: string): Promise<boolean> {
+    if (this.backend === null || !await this.onS3(bucket)) return true;
+    return uploadId !== undefined && await this.local.get(bucket, uploadId) !== null;
+  }
+
+  async #of(bucket: string, uploadId?: string): Promise<UploadStore> {
+    return await this.isLocal(bucket, uploadId) ? this.local : this.backend!;
+  }
+
+  async create(input: NewUpload): Promise<UploadRecord> {
+    return (await this.#of(input.bucket)).create(input);
+  }
+
+  async get(bucket: string, uploadId: string): Promise<UploadRecord | null> {
+    return (await this.#of(bucket, uploadId)).get(bucket, uploadId);
+  }
+
+  async putPart(
+    bucket: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    options: PutPartOptions & { sealer?: ScratchSealer | null },
+  ): Promise<PartInfo> {
+    return (await this.#of(bucket, uploadId)).putPart(bucket, uploadId, partNumber, body, options);
+  }
+
+  async listParts(bucket: string, uploadId: string): Promise<PartInfo[]> {
+    return (await this.#of(bucket, uploadId)).listParts(bucket, uploadId);
+  }
+
+  async openPart(
+    bucket: string,
+    uploadId: string,
+    part: PartInfo,
+    sealer?: ScratchSealer | null,
+  ): Promise<ReadableStream<Uint8Array> | null> {
+    return (await this.#of(bucket, uploadId)).openPart(bucket, uploadId, part, sealer);
+  }
+
+  async remove(bucket: string, uploadId: string): Promise<boolean> {
+    return (await this.#of(bucket, uploadId)).remove(bucket, uploadId);
+  }
+
+  async list(bucket: string): Promise<UploadRecord[]> {
+    const local = await this.local.list(bucket);
+    if (await this.isLocal(bucket)) return local;
+    const remote = await this.backend!.list(bucket);
+    return local.length === 0
+      ? remote
+      : [...local, ...remote].sort((a, b) =>
+        compareUtf8(a.key, b.key) || a.initiated - b.initiated ||
+        compareUtf8(a.uploadId, b.uploadId)
+      );
+  }
+
+  async count(bucket: string): Promise<number> {
+    return (await this.#of(bucket)).count(bucket);
+  }
+
+  /** Both stores; the backend's failure does not keep the local sweep from running. */
+  async sweep(olderThanMs: number, now: number): Promise<SweepResult> {
+    const local = await this.local.sweep(olderThanMs, now);
+    if (this.backend === null) return local;
+    const remote = await this.backend.sweep(olderThanMs, now);
+    return {
+      count: local.count + remote.count,
+      bytes: local.bytes + remote.bytes,
+      removed: [...local.removed, ...remote.removed],
+    };
+  }
+
+  async completed(bucket: string, uploadId: string): Promise<CompletedUpload | null> {
+    const local = await this.local.completed(bucket, uploadId);
+    if (local !== null || await this.isLocal(bucket)) return local;
+    return await this.backend!.completed(bucket, uploadId);
+  }
+
+  /** Kept where the upload was: call before the upload is removed. */
+  async recordCompleted(done: CompletedUpload): Promise<CompletedUpload> {
+    return (await this.#of(done.bucket, done.uploadId)).recordCompleted(done);
+  }
+
+  async pruneCompleted(
+    options: { olderThanMs?: number; bucket?: string; now?: number },
+  ): Promise<void> {
+    await this.local.pruneCompleted(options);
+    if (this.backend !== null && options.bucket === undefined) {
+      await this.backend.pruneCompleted(options);
+    }
+  }
+
+  async claim(bucket: string, uploadId: string): Promise<CompletionClaim | null> {
+    return (await this.#of(bucket, uploadId)).claim(bucket, uploadId);
+  }
+}

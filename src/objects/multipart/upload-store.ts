@@ -1,0 +1,64 @@
+/**
+ * Where a multipart upload's state lives: what the multipart service asks of it. Two kinds:
+ *
+ * - local (local-uploads.ts over multipart-store.ts): svc's state directory, for buckets on a
+ *   filesystem backend (one instance owns a data directory);
+ * - backend-resident (backend-uploads.ts): the bucket's own S3 backend, under `.svc/multipart/`,
+ *   so every svc instance over that backend sees every upload (uploads-anywhere in a fleet).
+ *
+ * routed-uploads.ts picks one per bucket. Every call names the bucket: a backend-resident upload
+ * is found in its bucket, and a local one is checked against it.
+ */
+import type { ScratchSealer } from "../../storage/mod.ts";
+import type { CompletedUpload } from "./completed-uploads.ts";
+import type { NewUpload, PartInfo, SweepResult, UploadRecord } from "./multipart-store.ts";
+import type { PutPartOptions } from "./part-receive.ts";
+
+/** The right to complete (or sweep) an upload, held by one caller in the whole fleet. */
+export interface CompletionClaim {
+  /** Gives the claim up (the completion failed): another Complete may try. */
+  release(): Promise<void>;
+}
+
+export interface UploadStore {
+  create(input: NewUpload): Promise<UploadRecord>;
+  /** The upload's record; null when there is no such upload in this bucket. */
+  get(bucket: string, uploadId: string): Promise<UploadRecord | null>;
+  /** Stores one part (replacing an earlier one). Throws NoSuchUpload, EntityTooLarge, BadDigest … */
+  putPart(
+    bucket: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    options: PutPartOptions & { sealer?: ScratchSealer | null },
+  ): Promise<PartInfo>;
+  /** Parts stored so far, by part number. Throws NoSuchUpload. */
+  listParts(bucket: string, uploadId: string): Promise<PartInfo[]>;
+  /** The plaintext of this stored part (as listParts gave it); null when it is gone. */
+  openPart(
+    bucket: string,
+    uploadId: string,
+    part: PartInfo,
+    sealer?: ScratchSealer | null,
+  ): Promise<ReadableStream<Uint8Array> | null>;
+  /** Removes an upload and its parts; false when there was none. Idempotent. */
+  remove(bucket: string, uploadId: string): Promise<boolean>;
+  /** The bucket's uploads in progress. */
+  list(bucket: string): Promise<UploadRecord[]>;
+  /** Uploads that count against max_multipart_uploads for a new one in `bucket`. */
+  count(bucket: string): Promise<number>;
+  /** Removes uploads idle for longer than `olderThanMs`. */
+  sweep(olderThanMs: number, now: number): Promise<SweepResult>;
+
+  /** The record of a completed upload of `bucket`; null when there is none. */
+  completed(bucket: string, uploadId: string): Promise<CompletedUpload | null>;
+  /** Keeps the record; returns the one that stands (an earlier one wins over `done`). */
+  recordCompleted(done: CompletedUpload): Promise<CompletedUpload>;
+  /** Removes completed-upload records older than `olderThanMs`, or of `bucket`. */
+  pruneCompleted(options: { olderThanMs?: number; bucket?: string; now?: number }): Promise<void>;
+  /**
+   * Claims the completion of an upload, fleet-wide; null while another caller holds it (a
+   * Complete on another instance, or a sweep).
+   */
+  claim(bucket: string, uploadId: string): Promise<CompletionClaim | null>;
+}
