@@ -32,8 +32,10 @@ export async function claimCompletion(
   const deadline = Date.now() + waitMs;
   for (;;) {
     const claim = await store.claim(bucket, uploadId);
-    if (claim !== null) return { claim };
     const done = await store.completed(bucket, uploadId);
+    if (claim !== null && done === null) return { claim };
+    // Claimed just after another Complete finished (and removed its claim): answer as it did.
+    await claim?.release();
     if (done !== null) return { done };
     if (await store.get(bucket, uploadId) === null) {
       // The claimant records the completion before it removes the upload: look once more.

@@ -147,7 +147,6 @@ export class MultipartService {
       .reduce((sum, part) => sum + part.size, 0);
     // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
     // decoder) before the part is committed; a longer one is cut off here.
-    // A replayed part is staged through the replay check, which never lets it commit.
     const reservation = await this.#budget.reserve(
       uploadId,
       others,
@@ -160,19 +159,13 @@ export class MultipartService {
       const part = await this.#store.putPart(bucket, uploadId, partNumber, checked, {
         sealer: await this.#sealer(bucket),
         signal: options.signal,
-        maxBytes: Math.min(
-          maxObjectSize,
-          options.contentLength ?? Infinity,
-          reservation.maxBytes,
-        ),
+        maxBytes: Math.min(maxObjectSize, options.contentLength ?? Infinity, reservation.maxBytes),
         expectedMd5: options.expectedMd5,
         expectedSha256: options.expectedSha256,
       });
-      stored = local ? part.size : null;
-      // A sealed part is not hashed ahead: its upload completes by streaming (see
-      // #completeInPlace), which hashes as it writes; the chain would read ciphertext. Nor is
-      // a backend-resident one: any instance may complete it, and completion streams.
-      if (!local) return part;
+      if (!local) return part; // any instance may complete it, by streaming (which hashes)
+      stored = part.size;
+      // Nor is a sealed part (the chain would read ciphertext): it completes by streaming too.
       if (part.keyId === undefined) this.#chain(uploadId).stored(partNumber, part.etag);
       else this.#chain(uploadId).stop();
       return part;
@@ -337,8 +330,7 @@ export class MultipartService {
     signal: AbortSignal | undefined,
     context: WriteContext | undefined,
   ): Promise<ObjectInfo | null> {
-    // Backend-resident parts are not local files: they are streamed.
-    if (!await this.#store.isLocal(bucket, uploadId)) return null;
+    if (!await this.#store.isLocal(bucket, uploadId)) return null; // parts in the backend: stream
     const local = this.#store.local.store;
     return await completeInPlace(this.#objects, {
       bucket,

@@ -5,12 +5,19 @@
  * bucket lives on comes from the bucket router, asked per call (a reload may move a bucket).
  * An upload an older svc started in the local store on an S3 bucket stays served from there.
  */
-import { compareUtf8 } from "../../lib/mod.ts";
-import type { ScratchSealer } from "../../storage/mod.ts";
-import type { BackendUploads } from "./backend-uploads.ts";
-import type { CompletedUpload } from "./completed-uploads.ts";
-import type { LocalUploads } from "./local-uploads.ts";
-import type { NewUpload, PartInfo, SweepResult, UploadRecord } from "./multipart-store.ts";
+import { compareUtf8, SvcError } from "../../lib/mod.ts";
+import type { Backend, BucketRouter, S3Client, ScratchSealer } from "../../storage/mod.ts";
+import { BackendUploads } from "./backend-uploads.ts";
+import type { CompletedUpload, CompletedUploads } from "./completed-uploads.ts";
+import { InternalKeysGuard } from "./internal-keys-guard.ts";
+import { LocalUploads } from "./local-uploads.ts";
+import type {
+  MultipartStore,
+  NewUpload,
+  PartInfo,
+  SweepResult,
+  UploadRecord,
+} from "./multipart-store.ts";
 import type { PutPartOptions } from "./part-receive.ts";
 import type { CompletionClaim, UploadStore } from "./upload-store.ts";
 
@@ -118,4 +125,49 @@ export class RoutedUploads implements UploadStore {
   async claim(bucket: string, uploadId: string): Promise<CompletionClaim | null> {
     return (await this.#of(bucket, uploadId)).claim(bucket, uploadId);
   }
+}
+
+/**
+ * The stores over the bucket router, and the router as the delta layer must see it (with the
+ * backend-resident state hidden from clients: internal-keys-guard.ts).
+ */
+export interface UploadStores {
+  store: RoutedUploads;
+  /** The router for the delta layer: with the backend-resident state hidden. */
+  guarded: Backend & { identityOf(bucket: string): string };
+}
+
+export function uploadStores(
+  router: BucketRouter,
+  store: MultipartStore,
+  completed: CompletedUploads,
+  /** A raw client per S3 backend, by backend name. */
+  clients: ReadonlyMap<string, S3Client>,
+): UploadStores {
+  const local = new LocalUploads(store, completed);
+  if (clients.size === 0) {
+    return { store: new RoutedUploads(local, null, () => Promise.resolve(false)), guarded: router };
+  }
+  const onS3 = async (bucket: string) => (await router.route(bucket)).backend.kind === "s3";
+  const backend = new BackendUploads({
+    stack: router,
+    locate: async (bucket) => {
+      const route = await router.route(bucket);
+      const client = clients.get(route.name);
+      if (client === undefined) {
+        throw new SvcError("InternalError", `Backend "${route.name}" of "${bucket}" is not S3`);
+      }
+      return { client, real: route.real, bucket };
+    },
+    buckets: async () => {
+      const names = (await router.listBuckets()).map((entry) => entry.name);
+      const onS3Names: string[] = [];
+      for (const name of names) if (await onS3(name).catch(() => false)) onS3Names.push(name);
+      return onS3Names;
+    },
+  });
+  return {
+    store: new RoutedUploads(local, backend, onS3),
+    guarded: new InternalKeysGuard(router, (bucket) => backend.purge(bucket)),
+  };
 }
