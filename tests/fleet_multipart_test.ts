@@ -27,10 +27,24 @@ import { multipartEtag } from "./helpers/multipart.ts";
 const MiB = 1024 * 1024;
 const BUCKET = "fleet";
 
-async function fleet(size: number, env: Record<string, string> = {}) {
+/**
+ * The backing store with the coordination bucket: a fleet is instances with config sync on
+ * (`advanced.config_sync_bucket`), which is what puts S3 buckets' uploads in the backend.
+ */
+async function backingStore() {
   const backing = await startBackingSvc([BUCKET]);
+  const s3 = clientFor(backing);
+  await s3.send(new CreateBucketCommand({ Bucket: "coord" }));
+  s3.destroy();
+  return backing;
+}
+
+const FLEET_ENV = { SVC_CONFIG_SYNC_BUCKET: "coord" };
+
+async function fleet(size: number, env: Record<string, string> = {}) {
+  const backing = await backingStore();
   const fronts: SvcProcess[] = [];
-  for (let i = 0; i < size; i++) fronts.push(await startFront(backing, env));
+  for (let i = 0; i < size; i++) fronts.push(await startFront(backing, { ...FLEET_ENV, ...env }));
   const clients = fronts.map((front) => front.client({ checksums: false }));
   return {
     backing,
@@ -260,10 +274,10 @@ async function grep(dir: string, needle: Uint8Array): Promise<string[]> {
 }
 
 Deno.test("fleet multipart: an idle upload is swept once, by one of two sweeping instances", async () => {
-  const backing = await startBackingSvc([BUCKET]);
+  const backing = await backingStore();
   try {
     const id = await (async () => {
-      await using a = await startFront(backing);
+      await using a = await startFront(backing, FLEET_ENV);
       const s3 = a.client({ checksums: false });
       await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
       const id = await create(s3, "idle.bin");
@@ -273,7 +287,7 @@ Deno.test("fleet multipart: an idle upload is swept once, by one of two sweeping
     })();
     await new Promise((resolve) => setTimeout(resolve, 2000));
     // Both sweep at startup, at once: the upload is removed once and neither fails.
-    const ttl = { SVC_MULTIPART_IDLE_TTL_HOURS: "0.0002" };
+    const ttl = { ...FLEET_ENV, SVC_MULTIPART_IDLE_TTL_HOURS: "0.0002" };
     const [d, e] = await Promise.all([startFront(backing, ttl), startFront(backing, ttl)]);
     try {
       const s3 = e.client({ checksums: false });

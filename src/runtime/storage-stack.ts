@@ -107,8 +107,15 @@ export async function openStorageStack(
   );
   const store = await MultipartStore.open(`${stateDir}/.svc/multipart`);
   const completed = await CompletedUploads.open(`${stateDir}/.svc/multipart-completed`);
-  // Uploads of buckets on an S3 backend live in the backend, for every instance of a fleet.
-  const uploads = uploadStores(router, store, completed, s3Clients(plan.specs, config));
+  // In a fleet (config sync on: instances share one S3 store, whose conditional writes were
+  // checked at boot) uploads of S3 buckets live in the backend, for every instance to serve.
+  const fleet = config.advanced.config_sync_bucket !== undefined;
+  const uploads = uploadStores(
+    router,
+    store,
+    completed,
+    fleet ? s3Clients(plan.specs, config) : new Map(),
+  );
   const delta = await openDeltaStore(uploads.guarded, spoolDir, current, metrics);
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
