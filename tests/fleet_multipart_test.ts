@@ -11,6 +11,8 @@ import {
   CompleteMultipartUploadCommand,
   CreateBucketCommand,
   CreateMultipartUploadCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
@@ -209,6 +211,18 @@ Deno.test("fleet multipart: an upload is served by every instance over one S3 ba
     expected.set(bodies[0]);
     expected.set(bodies[2], bodies[0].length);
     assert.equal(sha256(await read(a, "survivor.bin")), sha256(expected));
+  });
+
+  await t.step("DeleteBucket takes svc's multipart records in the backend with it", async () => {
+    const leftover = await create(b, "never-completed.bin");
+    await part(a, "never-completed.bin", leftover, 1, bodies[2]);
+    const listed = await a.send(new ListObjectsV2Command({ Bucket: BUCKET }));
+    for (const entry of listed.Contents ?? []) {
+      await b.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: entry.Key! }));
+    }
+    await a.send(new DeleteBucketCommand({ Bucket: BUCKET }));
+    // Gone on the backend too: nothing of the uploads kept it from being removed.
+    await rejectsWith(() => storageOf(env.backing, ""), "NoSuchBucket");
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Backend-resident multipart uploads (backend-keys.ts has the layout): the state of an upload on
+ * Backend-resident multipart uploads (backend-records.ts has the layout): the state of an upload on
  * an S3 backend lives in its bucket, so an upload created on one svc instance takes parts,
  * ListParts, Complete and Abort on any other instance over the same backend, and survives the
  * loss of the instance that created it.
@@ -23,24 +23,22 @@ import { compareUtf8, SvcError } from "../../lib/mod.ts";
 import type { Backend, ObjectMeta } from "../../storage/mod.ts";
 import {
   type BackendBucket,
-  deleteKeys,
-  listKeys,
-  readRecord,
-  writeRecord,
-} from "./backend-records.ts";
-import {
   claimKey,
   COMPLETED_PREFIX,
   completedKey,
   dataKey,
+  deleteKeys,
   indexKey,
   INTERNAL_PREFIX,
+  listKeys,
   newStamp,
   parseIndex,
+  readRecord,
   recordKey,
   uploadIdOf,
   uploadPrefix,
-} from "./backend-keys.ts";
+  writeRecord,
+} from "./backend-records.ts";
 import type { CompletedUpload } from "./completed-uploads.ts";
 import { noSuchUpload } from "./multipart-completion.ts";
 import type {

@@ -1,5 +1,5 @@
 /**
- * Keeps backend-resident multipart state (`.svc/multipart/…` in a bucket, backend-keys.ts) out of
+ * Keeps backend-resident multipart state (`.svc/multipart/…` in a bucket, backend-records.ts) out of
  * clients' reach. It sits between the delta layer and the bucket router, so everything a client
  * does with objects passes it, while the upload store writes below it:
  *
@@ -26,7 +26,7 @@ import type {
   ScratchSealer,
   StagedObject,
 } from "../../storage/mod.ts";
-import { INTERNAL_PREFIX } from "./backend-keys.ts";
+import { INTERNAL_PREFIX } from "./backend-records.ts";
 
 const SVC_DIR = ".svc/";
 /** The last possible key under INTERNAL_PREFIX: a listing resumes after it. */

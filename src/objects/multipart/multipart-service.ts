@@ -6,12 +6,12 @@
  */
 import type { ReplayBodyCheck } from "../../body/mod.ts";
 import { KeyLock, SvcError } from "../../lib/mod.ts";
-import type { ObjectInfo, ObjectMeta, ScratchSealer } from "../../storage/mod.ts";
+import type { ObjectInfo, ScratchSealer } from "../../storage/mod.ts";
 import { type CompletedUpload, sameParts } from "./completed-uploads.ts";
 import { encodePartSizes } from "./part-layout.ts";
 import type { PartInfo, UploadRecord } from "./multipart-store.ts";
 import type { RoutedUploads } from "./routed-uploads.ts";
-import { claimCompletion } from "./completion-claim.ts";
+import { claimCompletion } from "./upload-store.ts";
 import {
   checkUploadTotal,
   type CompletedPart,
@@ -19,7 +19,6 @@ import {
   multipartEtag,
   noSuchUpload,
   validateCompletion,
-  vanished,
 } from "./multipart-completion.ts";
 
 export {
@@ -30,12 +29,7 @@ export {
   validateCompletion,
 } from "./multipart-completion.ts";
 import type { ObjectService } from "../object-service.ts";
-import {
-  type ClientMetadata,
-  type CommitPlan,
-  DEFAULT_CONTENT_TYPE,
-  type WritePrecondition,
-} from "../write-options.ts";
+import type { ClientMetadata, CommitPlan, WritePrecondition } from "../write-options.ts";
 import { MultipartBudget } from "./multipart-budget.ts";
 import { PartHashChain } from "./part-hash-chain.ts";
 import { BucketQuiet } from "./bucket-quiet.ts";

@@ -72,7 +72,7 @@ export interface PartInfo {
   lastModified: number;
   /** The key the part's bytes are sealed under; absent when they are stored as they are. */
   keyId?: string;
-  /** Backend-resident parts: which stored version this is (backend-keys.ts). */
+  /** Backend-resident parts: which stored version this is (backend-records.ts). */
   stored?: string;
 }
 
