@@ -132,7 +132,11 @@ export class BackendUploads implements UploadStore {
     const bytesKey = dataKey(uploadId, partNumber, stamp);
     const part = checkedPart(reader, options);
     // The body streams into the stack's staging (a spool file on an S3 backend), never memory.
-    const staged = await this.#stack.stageObject(bucket, bytesKey, part.body, options.signal);
+    const staged = await this.#stack.stageObject(bucket, bytesKey, part.body, options.signal)
+      .catch(async (err) => {
+        await part.body.cancel(err).catch(() => {}); // refused before reading: release the client
+        throw err;
+      });
     let info: PartInfo & { stored: string };
     try {
       const { etag, size } = part.received();
