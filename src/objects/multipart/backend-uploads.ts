@@ -253,8 +253,17 @@ export class BackendUploads implements UploadStore {
       }
     }
     if (!won) return null;
+    // A long completion keeps its claim fresh, so it is never taken for a dead holder's.
+    const renew = async () => {
+      const held = await readRecord<Claim>(at, key);
+      if (held?.value?.by !== mine.by) return;
+      await writeRecord(at, key, { ...mine, at: this.#now() }, { etag: held.etag });
+    };
+    const timer = setInterval(() => void renew().catch(() => {}), staleMs / 3);
+    Deno.unrefTimer(timer);
     const claim: CompletionClaim = {
       release: async () => {
+        clearInterval(timer);
         const held = await readRecord<Claim>(at, key);
         if (held?.value?.by === mine.by) await deleteKeys(at, [key]);
       },
@@ -339,9 +348,10 @@ export class BackendUploads implements UploadStore {
     const removed: SweptUpload[] = [];
     for (const [uploadId, state] of uploads) {
       if (now - state.lastActivity <= olderThanMs) continue;
-      if (await this.claim(bucket, uploadId, olderThanMs) === null) continue;
+      const claim = await this.claim(bucket, uploadId, olderThanMs);
+      if (claim === null) continue;
       const record = await this.get(bucket, uploadId).catch(() => null);
-      await this.remove(bucket, uploadId);
+      await this.remove(bucket, uploadId).finally(() => claim.release().catch(() => {}));
       removed.push({ uploadId, bucket, key: record?.key, ...state });
     }
     return removed;

@@ -175,11 +175,17 @@ Deno.test("backend uploads: one claim at a time; a stale one is taken over; comp
     // The first record stands against a second.
     assert.deepEqual(await b.recordCompleted({ ...done, etag: "other-1" }), done);
     await first!.release();
-    assert.ok(await b.claim("b", uploadId));
+    const second = await b.claim("b", uploadId);
+    assert.ok(second);
     // A claim older than the stale limit belongs to a dead holder.
     assert.equal(await a.claim("b", uploadId), null);
     clock.now += 31 * 60 * 1000;
-    assert.ok(await a.claim("b", uploadId));
+    const third = await a.claim("b", uploadId);
+    assert.ok(third);
+    // The dead holder's release leaves the new holder's claim alone.
+    await second!.release();
+    assert.equal(await b.claim("b", uploadId), null);
+    await third!.release();
   } finally {
     await mem.close();
   }

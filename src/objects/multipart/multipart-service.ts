@@ -209,29 +209,28 @@ export class MultipartService {
       // Fleet-wide: one Complete writes the object; one elsewhere waits for its answer.
       const outcome = await claimCompletion(this.#store, bucket, uploadId, signal);
       if (outcome.done) return await this.#repeat(outcome.done, key, requested);
-      let info: ObjectInfo;
+      // Released at the end whatever happened: after a success the claim went with the upload.
       try {
-        info = await this.#quiet.whileCompleting(
+        const info = await this.#quiet.whileCompleting(
           bucket,
           () => this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
         );
-      } catch (err) {
+        const storage = info.debug?.decision ?? info.meta.storage;
+        await this.#store.recordCompleted({
+          uploadId,
+          bucket,
+          key,
+          parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
+          etag: info.meta.etag,
+          storage,
+          completedAt: Date.now(),
+        });
+        await this.#store.remove(bucket, uploadId);
+        this.#forget(uploadId);
+        return { etag: info.meta.etag, storage, info };
+      } finally {
         await outcome.claim.release().catch(() => {});
-        throw err;
       }
-      const storage = info.debug?.decision ?? info.meta.storage;
-      await this.#store.recordCompleted({
-        uploadId,
-        bucket,
-        key,
-        parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
-        etag: info.meta.etag,
-        storage,
-        completedAt: Date.now(),
-      });
-      await this.#store.remove(bucket, uploadId);
-      this.#forget(uploadId);
-      return { etag: info.meta.etag, storage, info };
     });
   }
 
