@@ -1,7 +1,7 @@
 /**
  * Picks each bucket's upload store: buckets whose backend is S3 keep their uploads in the backend
  * (backend-uploads.ts: any instance of a fleet over it serves them), filesystem buckets in the
- * local state directory (local-uploads.ts: one instance owns a data directory). Which backend a
+ * local state directory (LocalUploads below: one instance owns a data directory). Which backend a
  * bucket lives on comes from the bucket router, asked per call (a reload may move a bucket).
  * An upload an older svc started in the local store on an S3 bucket stays served from there.
  */
@@ -10,7 +10,6 @@ import type { Backend, BucketRouter, S3Client, ScratchSealer } from "../../stora
 import { BackendUploads } from "./backend-uploads.ts";
 import type { CompletedUpload, CompletedUploads } from "./completed-uploads.ts";
 import { InternalKeysGuard } from "./internal-keys-guard.ts";
-import { LocalUploads } from "./local-uploads.ts";
 import type {
   MultipartStore,
   NewUpload,
@@ -20,6 +19,88 @@ import type {
 } from "./multipart-store.ts";
 import type { PutPartOptions } from "./part-receive.ts";
 import type { CompletionClaim, UploadStore } from "./upload-store.ts";
+
+const NO_CLAIM: CompletionClaim = { release: () => Promise.resolve() };
+
+/**
+ * The local upload store: multipart state in svc's state directory (multipart-store.ts) and
+ * completed-upload records beside it (completed-uploads.ts), for buckets on a filesystem backend.
+ * One instance owns it (the data-directory lock), so completion needs no fleet-wide claim: the
+ * multipart service's in-process lock keeps two Completes of one upload apart.
+ */
+
+export class LocalUploads implements UploadStore {
+  constructor(readonly store: MultipartStore, readonly done: CompletedUploads) {}
+
+  create(input: NewUpload): Promise<UploadRecord> {
+    return this.store.create(input);
+  }
+
+  async get(bucket: string, uploadId: string): Promise<UploadRecord | null> {
+    const record = await this.store.get(uploadId);
+    return record?.bucket === bucket ? record : null;
+  }
+
+  putPart(
+    _bucket: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    options: PutPartOptions & { sealer?: ScratchSealer | null },
+  ): Promise<PartInfo> {
+    return this.store.putPart(uploadId, partNumber, body, options);
+  }
+
+  listParts(_bucket: string, uploadId: string): Promise<PartInfo[]> {
+    return this.store.listParts(uploadId);
+  }
+
+  openPart(
+    _bucket: string,
+    uploadId: string,
+    part: PartInfo,
+    sealer?: ScratchSealer | null,
+  ): Promise<ReadableStream<Uint8Array> | null> {
+    return this.store.openPart(uploadId, part.partNumber, sealer);
+  }
+
+  remove(_bucket: string, uploadId: string): Promise<boolean> {
+    return this.store.remove(uploadId);
+  }
+
+  async list(bucket: string): Promise<UploadRecord[]> {
+    return (await this.store.list()).filter((upload) => upload.bucket === bucket);
+  }
+
+  /** Every local upload counts: the cap guards this instance's state directory. */
+  count(_bucket: string): Promise<number> {
+    return this.store.count();
+  }
+
+  sweep(olderThanMs: number, now: number): Promise<SweepResult> {
+    return this.store.sweep(olderThanMs, now);
+  }
+
+  async completed(bucket: string, uploadId: string): Promise<CompletedUpload | null> {
+    const done = await this.done.get(uploadId);
+    return done?.bucket === bucket ? done : null;
+  }
+
+  async recordCompleted(done: CompletedUpload): Promise<CompletedUpload> {
+    await this.done.record(done);
+    return done;
+  }
+
+  async pruneCompleted(
+    options: { olderThanMs?: number; bucket?: string; now?: number },
+  ): Promise<void> {
+    await this.done.prune(options);
+  }
+
+  claim(): Promise<CompletionClaim> {
+    return Promise.resolve(NO_CLAIM);
+  }
+}
 
 export class RoutedUploads implements UploadStore {
   constructor(

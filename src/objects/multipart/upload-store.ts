@@ -1,7 +1,7 @@
 /**
  * Where a multipart upload's state lives: what the multipart service asks of it. Two kinds:
  *
- * - local (local-uploads.ts over multipart-store.ts): svc's state directory, for buckets on a
+ * - local (routed-uploads.ts `LocalUploads` over multipart-store.ts): svc's state directory, for buckets on a
  *   filesystem backend (one instance owns a data directory);
  * - backend-resident (backend-uploads.ts): the bucket's own S3 backend, under `.svc/multipart/`,
  *   so every svc instance over that backend sees every upload (uploads-anywhere in a fleet).
