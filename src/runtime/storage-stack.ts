@@ -30,6 +30,7 @@ import {
   type ProbeMode,
   S3Client,
   s3OptionsFromConfig,
+  sseWriteHeaders,
 } from "../storage/mod.ts";
 import { privateDir, withTimeout } from "../lib/mod.ts";
 import { openBackend } from "./open-backend.ts";
@@ -152,15 +153,13 @@ export async function openStorageStack(
   };
 }
 
-/** A raw client per S3 backend (backend-resident multipart records use it). */
-function s3Clients(specs: BackendSpec[], config: Config): Map<string, S3Client> {
-  const clients = new Map<string, S3Client>();
+/** A raw client per S3 backend (backend-resident multipart records use it), with its SSE headers. */
+function s3Clients(specs: BackendSpec[], config: Config) {
+  const clients = new Map<string, { client: S3Client; writeHeaders: Record<string, string> }>();
   for (const spec of specs) {
     if (spec.type !== "s3") continue;
-    clients.set(
-      spec.name,
-      new S3Client(s3OptionsFromConfig(spec, config.advanced, "/nonexistent")),
-    );
+    const client = new S3Client(s3OptionsFromConfig(spec, config.advanced, "/nonexistent"));
+    clients.set(spec.name, { client, writeHeaders: sseWriteHeaders(spec.encryption) });
   }
   return clients;
 }

@@ -96,6 +96,8 @@ export interface BackendBucket {
   real: string;
   /** The name the client uses: errors speak of it. */
   bucket: string;
+  /** Sent with every write (the backend's server-side encryption settings). */
+  writeHeaders?: Record<string, string>;
 }
 
 export interface ListedKey {
@@ -155,7 +157,7 @@ export async function writeRecord(
       method: "PUT",
       bucket: at.real,
       key,
-      headers: { "content-type": "application/json", ...condition },
+      headers: { "content-type": "application/json", ...at.writeHeaders, ...condition },
       body: value === undefined ? "" : JSON.stringify(value),
       // Sending a conditional create again is harmless: at worst it fails its condition, and
       // the caller then reads what is there.

@@ -222,8 +222,8 @@ export function uploadStores(
   router: BucketRouter,
   store: MultipartStore,
   completed: CompletedUploads,
-  /** A raw client per S3 backend, by backend name. */
-  clients: ReadonlyMap<string, S3Client>,
+  /** A raw client per S3 backend, by backend name, and what every write to it carries (SSE). */
+  clients: ReadonlyMap<string, { client: S3Client; writeHeaders?: Record<string, string> }>,
 ): UploadStores {
   const local = new LocalUploads(store, completed);
   if (clients.size === 0) {
@@ -234,11 +234,11 @@ export function uploadStores(
     stack: router,
     locate: async (bucket) => {
       const route = await router.route(bucket);
-      const client = clients.get(route.name);
-      if (client === undefined) {
+      const raw = clients.get(route.name);
+      if (raw === undefined) {
         throw new SvcError("InternalError", `Backend "${route.name}" of "${bucket}" is not S3`);
       }
-      return { client, real: route.real, bucket };
+      return { ...raw, real: route.real, bucket };
     },
     buckets: async () => {
       const names = (await router.listBuckets()).map((entry) => entry.name);
