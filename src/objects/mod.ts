@@ -14,6 +14,7 @@ export { CompletedUploads } from "./multipart/completed-uploads.ts";
 export { MultipartService } from "./multipart/multipart-service.ts";
 export { MultipartStore } from "./multipart/multipart-store.ts";
 export { partRange } from "./multipart/part-layout.ts";
+export { uploadStores } from "./multipart/routed-uploads.ts";
 export { ObjectService } from "./object-service.ts";
 export { scanDeltaspaceSavings } from "./usage/deltaspace-savings.ts";
 export type { DeltaspaceSavings, SavingsReport } from "./usage/deltaspace-savings.ts";

@@ -2,6 +2,10 @@
  * The idle multipart sweeper: at start and every 15 minutes, uploads idle longer than
  * `multipart_idle_ttl_hours` are removed. Each run is measured (svc_multipart_sweep_*): phase
  * `startup` or `periodic`; reclaimed uploads are counted under state `idle`.
+ *
+ * In a fleet every instance sweeps every S3 bucket's backend-resident uploads too; each idle upload
+ * is claimed before it is removed (objects/multipart/backend-uploads.ts), so instances sweeping at
+ * once neither fail nor count an upload twice, and deletes of keys already gone are no error.
  */
 import type { MultipartService } from "../objects/mod.ts";
 import { getLogger, type Metrics } from "../observability/mod.ts";

@@ -8,6 +8,7 @@
 import {
   backendFingerprint,
   backendPlanOf,
+  type BackendSpec,
   type Config,
   effectiveMaxTotalMultipartBytes,
   stateDirOf,
@@ -17,6 +18,7 @@ import {
   MultipartService,
   MultipartStore,
   ObjectService,
+  uploadStores,
 } from "../objects/mod.ts";
 import { getLogger, type Metrics } from "../observability/mod.ts";
 import { createReadiness, type Readiness, readinessSettings } from "./readiness.ts";
@@ -26,6 +28,9 @@ import {
   BucketRouter,
   type ObservedBackend,
   type ProbeMode,
+  S3Client,
+  s3OptionsFromConfig,
+  sseWriteHeaders,
 } from "../storage/mod.ts";
 import { privateDir, withTimeout } from "../lib/mod.ts";
 import { openBackend } from "./open-backend.ts";
@@ -103,12 +108,21 @@ export async function openStorageStack(
   );
   const store = await MultipartStore.open(`${stateDir}/.svc/multipart`);
   const completed = await CompletedUploads.open(`${stateDir}/.svc/multipart-completed`);
-  const delta = await openDeltaStore(router, spoolDir, current, metrics);
+  // In a fleet (config sync on: instances share one S3 store, whose conditional writes were
+  // checked at boot) uploads of S3 buckets live in the backend, for every instance to serve.
+  const fleet = config.advanced.config_sync_bucket !== undefined;
+  const uploads = uploadStores(
+    router,
+    store,
+    completed,
+    fleet ? s3Clients(plan.specs, config) : new Map(),
+  );
+  const delta = await openDeltaStore(uploads.guarded, spoolDir, current, metrics);
   const objects = new ObjectService(delta.backend, () => ({
     maxObjectSize: current().advanced.max_object_size,
     maxPassthroughObjectSize: current().advanced.max_passthrough_object_size,
   }), options.now);
-  const multipart = new MultipartService(objects, store, completed, () => ({
+  const multipart = new MultipartService(objects, uploads.store, () => ({
     maxUploads: current().advanced.max_multipart_uploads,
     idleTtlHours: current().advanced.multipart_idle_ttl_hours,
     maxTotalBytes: effectiveMaxTotalMultipartBytes(current().advanced),
@@ -138,6 +152,17 @@ export async function openStorageStack(
       stopReprobe();
     },
   };
+}
+
+/** A raw client per S3 backend (backend-resident multipart records use it), with its SSE headers. */
+function s3Clients(specs: BackendSpec[], config: Config) {
+  const clients = new Map<string, { client: S3Client; writeHeaders: Record<string, string> }>();
+  for (const spec of specs) {
+    if (spec.type !== "s3") continue;
+    const client = new S3Client(s3OptionsFromConfig(spec, config.advanced, "/nonexistent"));
+    clients.set(spec.name, { client, writeHeaders: sseWriteHeaders(spec.encryption) });
+  }
+  return clients;
 }
 
 /**

@@ -1,14 +1,17 @@
 /**
- * Multipart uploads over the on-disk multipart store: limits, part validation at completion,
- * the multipart ETag, and the completion itself, which streams the parts in order through the
- * object service's one write path (hash, verify, commit under the key lock).
+ * Multipart uploads over the upload stores (routed-uploads.ts: local for filesystem buckets,
+ * backend-resident for S3 buckets): limits, part validation at completion, the multipart ETag,
+ * and the completion itself, which streams the parts in order through the object service's one
+ * write path (hash, verify, commit under the key lock), or links local parts in place.
  */
 import type { ReplayBodyCheck } from "../../body/mod.ts";
 import { KeyLock, SvcError } from "../../lib/mod.ts";
-import type { ObjectInfo, ObjectMeta, ScratchSealer } from "../../storage/mod.ts";
-import { type CompletedUploads, sameParts } from "./completed-uploads.ts";
+import type { ObjectInfo, ScratchSealer } from "../../storage/mod.ts";
+import { type CompletedUpload, sameParts } from "./completed-uploads.ts";
 import { encodePartSizes } from "./part-layout.ts";
-import type { MultipartStore, PartInfo, UploadRecord } from "./multipart-store.ts";
+import type { PartInfo, UploadRecord } from "./multipart-store.ts";
+import type { RoutedUploads } from "./routed-uploads.ts";
+import { claimCompletion } from "./upload-store.ts";
 import {
   checkUploadTotal,
   type CompletedPart,
@@ -16,7 +19,6 @@ import {
   multipartEtag,
   noSuchUpload,
   validateCompletion,
-  vanished,
 } from "./multipart-completion.ts";
 
 export {
@@ -27,16 +29,12 @@ export {
   validateCompletion,
 } from "./multipart-completion.ts";
 import type { ObjectService } from "../object-service.ts";
-import {
-  type ClientMetadata,
-  type CommitPlan,
-  DEFAULT_CONTENT_TYPE,
-  type WritePrecondition,
-} from "../write-options.ts";
+import type { ClientMetadata, CommitPlan, WritePrecondition } from "../write-options.ts";
 import { MultipartBudget } from "./multipart-budget.ts";
 import { PartHashChain } from "./part-hash-chain.ts";
 import { BucketQuiet } from "./bucket-quiet.ts";
 import { concatenateParts } from "./part-concatenation.ts";
+import { completeInPlace } from "./complete-in-place.ts";
 import type { WriteContext } from "../usage/write-observer.ts";
 
 export interface MultipartLimits {
@@ -50,8 +48,7 @@ export interface MultipartLimits {
 
 export class MultipartService {
   readonly #objects: ObjectService;
-  readonly #store: MultipartStore;
-  readonly #completed: CompletedUploads;
+  readonly #store: RoutedUploads;
   readonly #limits: () => MultipartLimits;
   /** Keeps completions and DeleteBucket of one bucket apart. */
   readonly #quiet = new BucketQuiet();
@@ -65,21 +62,22 @@ export class MultipartService {
 
   constructor(
     objects: ObjectService,
-    store: MultipartStore,
-    completed: CompletedUploads,
+    store: RoutedUploads,
     limits: () => MultipartLimits,
   ) {
     this.#objects = objects;
     this.#store = store;
-    this.#completed = completed;
     this.#limits = limits;
+    // Per instance: the parts in this instance's state directory and the part bodies it is
+    // receiving. Parts of backend-resident uploads are in the backend, not here (README).
+    const local = store.local.store;
     this.#budget = new MultipartBudget({
-      uploads: async () => (await store.list()).map((upload) => upload.uploadId),
-      storedBytes: async (id) => (await store.listParts(id)).reduce((n, p) => n + p.size, 0),
+      uploads: async () => (await local.list()).map((upload) => upload.uploadId),
+      storedBytes: async (id) => (await local.listParts(id)).reduce((n, p) => n + p.size, 0),
     });
   }
 
-  /** Bytes uploads in progress hold (stored parts and parts being received). */
+  /** Bytes this instance holds for uploads in progress (local parts, parts being received). */
   inflightBytes(): Promise<number> {
     return this.#budget.heldBytes();
   }
@@ -90,7 +88,7 @@ export class MultipartService {
     // Count and create as one step, so concurrent Creates cannot overshoot the cap.
     return await this.#createLock.run("create", async () => {
       const max = this.#limits().maxUploads;
-      if (await this.#store.count() >= max) {
+      if (await this.#store.count(bucket) >= max) {
         throw new SvcError(
           "SlowDown",
           `Too many multipart uploads in progress (at most ${max}); complete or abort some first`,
@@ -109,7 +107,7 @@ export class MultipartService {
 
   /** The upload, checked against the bucket and key the client addressed. */
   async upload(bucket: string, key: string, uploadId: string): Promise<UploadRecord> {
-    const record = await this.#store.get(uploadId);
+    const record = await this.#store.get(bucket, uploadId);
     if (record === null || record.bucket !== bucket || record.key !== key) {
       throw noSuchUpload(uploadId);
     }
@@ -136,12 +134,13 @@ export class MultipartService {
     this.#objects.checkDeclaredSize(options.contentLength);
     // One part is one request body: max_object_size. The upload's total is judged at Complete
     // (max_passthrough_object_size); the other parts count towards the global budget here.
-    const others = (await this.#store.listParts(uploadId))
+    const local = await this.#store.isLocal(bucket, uploadId);
+    // Only local parts count as held here: a backend-resident upload's are in the backend.
+    const others = !local ? 0 : (await this.#store.listParts(bucket, uploadId))
       .filter((part) => part.partNumber !== partNumber)
       .reduce((sum, part) => sum + part.size, 0);
     // A body shorter than its Content-Length errors in the HTTP layer (or the aws-chunked
     // decoder) before the part is committed; a longer one is cut off here.
-    // A replayed part is staged through the replay check, which never lets it commit.
     const reservation = await this.#budget.reserve(
       uploadId,
       others,
@@ -151,20 +150,16 @@ export class MultipartService {
     let stored: number | null = null;
     try {
       const checked = options.replayCheck?.stage(body) ?? body;
-      const part = await this.#store.putPart(uploadId, partNumber, checked, {
+      const part = await this.#store.putPart(bucket, uploadId, partNumber, checked, {
         sealer: await this.#sealer(bucket),
         signal: options.signal,
-        maxBytes: Math.min(
-          maxObjectSize,
-          options.contentLength ?? Infinity,
-          reservation.maxBytes,
-        ),
+        maxBytes: Math.min(maxObjectSize, options.contentLength ?? Infinity, reservation.maxBytes),
         expectedMd5: options.expectedMd5,
         expectedSha256: options.expectedSha256,
       });
+      if (!local) return part; // any instance may complete it, by streaming (which hashes)
       stored = part.size;
-      // A sealed part is not hashed ahead: its upload completes by streaming (see
-      // #completeInPlace), which hashes as it writes; the chain would read ciphertext.
+      // Nor is a sealed part (the chain would read ciphertext): it completes by streaming too.
       if (part.keyId === undefined) this.#chain(uploadId).stored(partNumber, part.etag);
       else this.#chain(uploadId).stop();
       return part;
@@ -181,7 +176,8 @@ export class MultipartService {
   #chain(uploadId: string): PartHashChain {
     let chain = this.#chains.get(uploadId);
     if (!chain) {
-      chain = new PartHashChain((partNumber) => this.#store.partPath(uploadId, partNumber)!);
+      const local = this.#store.local.store;
+      chain = new PartHashChain((partNumber) => local.partPath(uploadId, partNumber)!);
       this.#chains.set(uploadId, chain);
     }
     return chain;
@@ -208,33 +204,47 @@ export class MultipartService {
     context?: WriteContext,
   ): Promise<CompletionAnswer> {
     return this.#completeLock.run(uploadId, async () => {
-      const done = await this.#completed.get(uploadId);
-      if (done !== null) {
-        if (done.bucket !== bucket || done.key !== key || !sameParts(done, requested)) {
-          throw noSuchUpload(uploadId);
-        }
-        // A crash between the record and the removal leaves the upload behind: finish that.
-        await this.#store.remove(uploadId);
+      const earlier = await this.#store.completed(bucket, uploadId);
+      if (earlier !== null) return await this.#repeat(earlier, key, requested);
+      // Fleet-wide: one Complete writes the object; one elsewhere waits for its answer.
+      const outcome = await claimCompletion(this.#store, bucket, uploadId, signal);
+      if (outcome.done) return await this.#repeat(outcome.done, key, requested);
+      // Released at the end whatever happened: after a success the claim went with the upload.
+      try {
+        const info = await this.#quiet.whileCompleting(
+          bucket,
+          () => this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
+        );
+        const storage = info.debug?.decision ?? info.meta.storage;
+        await this.#store.recordCompleted({
+          uploadId,
+          bucket,
+          key,
+          parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
+          etag: info.meta.etag,
+          storage,
+          completedAt: Date.now(),
+        });
+        await this.#store.remove(bucket, uploadId);
         this.#forget(uploadId);
-        return { etag: done.etag, storage: done.storage, repeated: true };
+        return { etag: info.meta.etag, storage, info };
+      } finally {
+        await outcome.claim.release().catch(() => {});
       }
-      const info = await this.#quiet.whileCompleting(
-        bucket,
-        () => this.#completeOnce(bucket, key, uploadId, requested, precondition, signal, context),
-      );
-      await this.#completed.record({
-        uploadId,
-        bucket,
-        key,
-        parts: requested.map(({ partNumber, etag }) => ({ partNumber, etag })),
-        etag: info.meta.etag,
-        storage: info.debug?.decision ?? info.meta.storage,
-        completedAt: Date.now(),
-      });
-      await this.#store.remove(uploadId);
-      this.#forget(uploadId);
-      return { etag: info.meta.etag, storage: info.debug?.decision ?? info.meta.storage, info };
     });
+  }
+
+  /** A Complete of an upload completed before: the same answer for the same part list. */
+  async #repeat(
+    done: CompletedUpload,
+    key: string,
+    requested: CompletedPart[],
+  ): Promise<CompletionAnswer> {
+    if (done.key !== key || !sameParts(done, requested)) throw noSuchUpload(done.uploadId);
+    // A crash between the record and the removal leaves the upload behind: finish that.
+    await this.#store.remove(done.bucket, done.uploadId);
+    this.#forget(done.uploadId);
+    return { etag: done.etag, storage: done.storage, repeated: true };
   }
 
   async #completeOnce(
@@ -247,7 +257,9 @@ export class MultipartService {
     context?: WriteContext,
   ): Promise<ObjectInfo> {
     const record = await this.upload(bucket, key, uploadId);
-    const stored = new Map((await this.#store.listParts(uploadId)).map((p) => [p.partNumber, p]));
+    const stored = new Map(
+      (await this.#store.listParts(bucket, uploadId)).map((p) => [p.partNumber, p]),
+    );
     const parts = validateCompletion(requested, stored);
     const maxObjectBytes = this.#limits().maxObjectBytes;
     const total = checkUploadTotal(parts, maxObjectBytes);
@@ -277,7 +289,7 @@ export class MultipartService {
     if (fast !== null) return fast;
 
     const sealer = await this.#sealer(bucket);
-    const body = concatenateParts(this.#store, uploadId, parts, sealer);
+    const body = concatenateParts(this.#store, bucket, uploadId, parts, sealer);
     const work = this.#objects.store(bucket, key, body, {
       metadata,
       maxBytes: maxObjectBytes,
@@ -299,11 +311,7 @@ export class MultipartService {
     return await work;
   }
 
-  /**
-   * The fast completion: the parts become the object's bytes where they are (hard links on the
-   * filesystem, backend parts on S3) and the sha256 comes from the hash chain. null when the
-   * backend cannot (delta-eligible keys, parts on another filesystem): then the parts are streamed.
-   */
+  /** The fast completion (complete-in-place.ts) of a local upload; null when it must stream. */
   async #completeInPlace(
     bucket: string,
     key: string,
@@ -315,55 +323,37 @@ export class MultipartService {
     signal: AbortSignal | undefined,
     context: WriteContext | undefined,
   ): Promise<ObjectInfo | null> {
-    const backend = this.#objects.backend;
-    // Sealed parts are opened and streamed into the object (sealed again, under its own salt):
-    // linked or sent as they are, they would be neither the object's format nor plaintext.
-    if (!backend.stageExtents || parts.some((part) => part.keyId !== undefined)) return null;
-    const extents = parts.map((part) => ({
-      path: this.#store.partPath(uploadId, part.partNumber)!,
-      size: part.size,
-    }));
-    const staged = await backend.stageExtents(bucket, key, extents, signal)
-      .catch((err) => Promise.reject(vanished(err, uploadId)));
-    if (staged === null) return null;
-    try {
-      const meta: ObjectMeta = {
-        size: staged.size,
-        etag: plan.etag!,
-        md5: "",
-        sha256: await this.#chain(uploadId).digest(parts)
-          .catch((err) => Promise.reject(vanished(err, uploadId))),
-        contentType: metadata.contentType || DEFAULT_CONTENT_TYPE,
-        userMeta: metadata.userMeta,
-        headers: metadata.headers,
-        lastModified: this.#objects.now(),
-        storage: "passthrough",
-        partsCount: plan.partsCount,
-        ...(plan.partSizes !== undefined ? { partSizes: plan.partSizes } : {}),
-        ...(metadata.tags ? { tags: metadata.tags } : {}),
-      };
-      signal?.throwIfAborted();
-      return await this.#objects.commitStaged(bucket, key, staged, meta, precondition, context);
-    } catch (err) {
-      await staged.abort();
-      throw err;
-    }
+    if (!await this.#store.isLocal(bucket, uploadId)) return null; // parts in the backend: stream
+    const local = this.#store.local.store;
+    return await completeInPlace(this.#objects, {
+      bucket,
+      key,
+      uploadId,
+      parts,
+      partPath: (partNumber) => local.partPath(uploadId, partNumber)!,
+      digest: () => this.#chain(uploadId).digest(parts),
+      metadata,
+      plan,
+      precondition,
+      signal,
+      context,
+    });
   }
 
   async abort(bucket: string, key: string, uploadId: string): Promise<void> {
     await this.upload(bucket, key, uploadId);
-    await this.#store.remove(uploadId);
+    await this.#store.remove(bucket, uploadId);
     this.#forget(uploadId);
   }
 
   async listParts(bucket: string, key: string, uploadId: string) {
     const record = await this.upload(bucket, key, uploadId);
-    return { record, parts: await this.#store.listParts(uploadId) };
+    return { record, parts: await this.#store.listParts(bucket, uploadId) };
   }
 
   async listUploads(bucket: string): Promise<UploadRecord[]> {
     await this.#objects.headBucket(bucket);
-    return (await this.#store.list()).filter((u) => u.bucket === bucket);
+    return await this.#store.list(bucket);
   }
 
   /**
@@ -374,14 +364,18 @@ export class MultipartService {
     return this.#quiet.whileDeleting(bucket, work);
   }
 
-  /** Removes every upload of a deleted bucket, and the records of its completed ones. */
+  /**
+   * Removes every upload of a deleted bucket, and the records of its completed ones (of an S3
+   * bucket, the backend-resident state went with the bucket: internal-keys-guard.ts).
+   */
   async purgeBucket(bucket: string): Promise<number> {
-    const uploads = (await this.#store.list()).filter((u) => u.bucket === bucket);
+    const local = this.#store.local;
+    const uploads = await local.list(bucket);
     for (const upload of uploads) {
-      await this.#store.remove(upload.uploadId);
+      await local.remove(bucket, upload.uploadId);
       this.#forget(upload.uploadId);
     }
-    await this.#completed.prune({ bucket });
+    await local.pruneCompleted({ bucket });
     return uploads.length;
   }
 
@@ -393,7 +387,7 @@ export class MultipartService {
     const ttlMs = this.#limits().idleTtlHours * 3600_000;
     const result = await this.#store.sweep(ttlMs, now);
     for (const swept of result.removed) this.#forget(swept.uploadId);
-    await this.#completed.prune({ olderThanMs: ttlMs, now });
+    await this.#store.pruneCompleted({ olderThanMs: ttlMs, now });
     return result;
   }
 }

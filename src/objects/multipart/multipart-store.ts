@@ -72,6 +72,8 @@ export interface PartInfo {
   lastModified: number;
   /** The key the part's bytes are sealed under; absent when they are stored as they are. */
   keyId?: string;
+  /** Backend-resident parts: which stored version this is (backend-records.ts). */
+  stored?: string;
 }
 
 export interface SweptUpload {

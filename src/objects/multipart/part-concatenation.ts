@@ -6,11 +6,13 @@
  */
 import { SvcError } from "../../lib/mod.ts";
 import type { ScratchSealer } from "../../storage/mod.ts";
-import type { MultipartStore, PartInfo } from "./multipart-store.ts";
+import type { PartInfo } from "./multipart-store.ts";
+import type { UploadStore } from "./upload-store.ts";
 
-/** The parts' plaintext in order, one part file open at a time (sealed ones opened by `sealer`). */
+/** The parts' plaintext in order, one part open at a time (sealed local ones opened by `sealer`). */
 export function concatenateParts(
-  store: Pick<MultipartStore, "openPart">,
+  store: Pick<UploadStore, "openPart">,
+  bucket: string,
   uploadId: string,
   parts: readonly PartInfo[],
   sealer: ScratchSealer | null = null,
@@ -22,8 +24,9 @@ export function concatenateParts(
       for (;;) {
         if (reader === undefined) {
           if (index >= parts.length) return controller.close();
-          const partNumber = parts[index++].partNumber;
-          const part = await store.openPart(uploadId, partNumber, sealer);
+          const stored = parts[index++];
+          const partNumber = stored.partNumber;
+          const part = await store.openPart(bucket, uploadId, stored, sealer);
           if (part === null) {
             throw new SvcError(
               "NoSuchUpload",
