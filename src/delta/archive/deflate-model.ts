@@ -70,14 +70,27 @@ const enum Pending {
   End,
 }
 
+/**
+ * The chain heads, shared by every model of this thread (one runs at a time: the codec is
+ * synchronous): a zip of thousands of small members would otherwise clear 128 KiB per member and
+ * candidate model. A head counts only when its generation is the running model's.
+ */
+const sharedHead = new Int32Array(HASH_SIZE);
+const sharedHeadGeneration = new Uint32Array(HASH_SIZE);
+/** Written before read (a position's link is set when it is inserted), so never cleared. */
+const sharedPrev = new Int32Array(WSIZE);
+let generation = 0;
+
 export class DeflateModel {
   readonly #data: Uint8Array;
   readonly #n: number;
   readonly #p: ModelParams;
-  /** Most recent position with each hash, -1 for none. */
-  readonly #head = new Int32Array(HASH_SIZE).fill(-1);
+  /** Most recent position with each hash (valid when its generation is #generation). */
+  readonly #head = sharedHead;
+  readonly #headGeneration = sharedHeadGeneration;
+  readonly #generation: number;
   /** For each position in the window: the previous position with its hash (-1: none). */
-  readonly #prev = new Int32Array(WSIZE);
+  readonly #prev = sharedPrev;
   /** Next position to insert into the chains: every position before it is in. */
   #inserted = 0;
   #s = 0;
@@ -92,6 +105,12 @@ export class DeflateModel {
     this.#data = data;
     this.#n = data.length;
     this.#p = params;
+    generation = (generation + 1) >>> 0;
+    if (generation === 0) {
+      sharedHeadGeneration.fill(0); // wrapped around: old generations must not match again
+      generation = 1;
+    }
+    this.#generation = generation;
   }
 
   #hash(i: number): number {
@@ -108,11 +127,14 @@ export class DeflateModel {
     const last = this.#n - this.#p.hashBytes; // the last position with a whole hash
     const stop = Math.min(end, last + 1);
     const head = this.#head;
+    const headGeneration = this.#headGeneration;
+    const current = this.#generation;
     const prev = this.#prev;
     for (let i = this.#inserted; i < stop; i++) {
       const h = this.#hash(i);
-      prev[i & WMASK] = head[h];
+      prev[i & WMASK] = headGeneration[h] === current ? head[h] : -1;
       head[h] = i;
+      headGeneration[h] = current;
     }
     if (end > this.#inserted) this.#inserted = end;
   }

@@ -65,6 +65,10 @@ function pickModel(
   const order = [preferred, ...MODEL_PARAMS.keys()].filter((m, i, all) => all.indexOf(m) === i);
   let best: number | null = null;
   let bestCount = Math.floor(trial / MAX_CORRECTION_SHARE);
+  // The model of the archive's previous stream is kept when it is about right (a zip's members
+  // come from one producer; short streams may need a correction or two at their end).
+  const kept = corrections(stream, preferred, as284, Math.max(2, Math.floor(trial / 200)), trial);
+  if (kept !== null) return preferred;
   for (const model of order) {
     const found = corrections(stream, model, as284, bestCount, trial);
     if (found === null) continue;

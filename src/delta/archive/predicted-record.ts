@@ -102,7 +102,9 @@ export function writePredicted(
       continue;
     }
     const other = as284 ? 258 : LENGTH_258_AS_284;
-    out.varint(c.length === other ? CODE_OTHER_258 : (c.length === LENGTH_258_AS_284 ? 256 : c.length - 2));
+    out.varint(
+      c.length === other ? CODE_OTHER_258 : (c.length === LENGTH_258_AS_284 ? 256 : c.length - 2),
+    );
     out.byte((c.distance - 1) & 255);
     out.byte((c.distance - 1) >> 8);
   }
