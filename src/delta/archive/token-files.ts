@@ -9,6 +9,7 @@ import { RawRecords } from "./raw-records.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
 import { walkZip } from "./zip-walk.ts";
+import { formVersion, predictForm, unpredictForm, VERSION_PREDICTED } from "./predicted-form.ts";
 
 export type ArchiveFormat = "gzip" | "zip";
 
@@ -31,7 +32,32 @@ function digestFile(path: string): { size: number; sha256: string } {
   return { size, sha256: hash.digest("hex") };
 }
 
+/**
+ * The token form of the archive at `inPath`, written to `outPath`: version 1 (tokens), then
+ * version 2 where the deflate model predicts a stream (predicted-form.ts).
+ */
 export function expandSync(format: ArchiveFormat, inPath: string, outPath: string): ExpandResult {
+  const tokensPath = `${outPath}.tokens`;
+  try {
+    const result = expandTokensSync(format, inPath, tokensPath);
+    if (!result.ok || result.deflateStreams === 0) {
+      Deno.renameSync(tokensPath, outPath);
+      return result;
+    }
+    const predicted = predictForm(tokensPath, outPath);
+    if (predicted.predicted === 0) {
+      Deno.renameSync(tokensPath, outPath);
+      return result;
+    }
+    return { ...result, expandedSize: predicted.size };
+  } finally {
+    try {
+      Deno.removeSync(tokensPath);
+    } catch { /* renamed, or never written */ }
+  }
+}
+
+function expandTokensSync(format: ArchiveFormat, inPath: string, outPath: string): ExpandResult {
   const original = digestFile(inPath);
   using input = Deno.openSync(inPath);
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
@@ -66,6 +92,24 @@ function hexBytes(hex: string): Uint8Array {
 }
 
 export function contractSync(expandedPath: string, outPath: string): {
+  size: number;
+  sha256: string;
+} {
+  if (formVersion(expandedPath) !== VERSION_PREDICTED) {
+    return contractTokensSync(expandedPath, outPath);
+  }
+  const tokensPath = `${outPath}.tokens`;
+  try {
+    unpredictForm(expandedPath, tokensPath);
+    return contractTokensSync(tokensPath, outPath);
+  } finally {
+    try {
+      Deno.removeSync(tokensPath);
+    } catch { /* never written */ }
+  }
+}
+
+function contractTokensSync(expandedPath: string, outPath: string): {
   size: number;
   sha256: string;
 } {
