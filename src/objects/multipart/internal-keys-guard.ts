@@ -28,7 +28,7 @@ import type {
 } from "../../storage/mod.ts";
 import { INTERNAL_PREFIX } from "./backend-records.ts";
 
-const SVC_DIR = ".svc/";
+const INTERNAL_DIR = ".svc/";
 /** The last possible key under INTERNAL_PREFIX: a listing resumes after it. */
 const INTERNAL_LAST = `${INTERNAL_PREFIX}\u{10FFFF}`;
 
@@ -77,9 +77,9 @@ export class InternalKeysGuard implements Backend {
   /** Whether everything in the bucket is under INTERNAL_PREFIX. */
   async #onlyInternal(bucket: string): Promise<boolean> {
     const top = await this.inner.listObjects(bucket, { prefix: "", delimiter: "/", maxKeys: 2 });
-    if (top.objects.length > 0 || top.commonPrefixes.some((p) => p !== SVC_DIR)) return false;
+    if (top.objects.length > 0 || top.commonPrefixes.some((p) => p !== INTERNAL_DIR)) return false;
     const svc = await this.inner.listObjects(bucket, {
-      prefix: SVC_DIR,
+      prefix: INTERNAL_DIR,
       delimiter: "/",
       maxKeys: 2,
     });
@@ -162,15 +162,15 @@ export class InternalKeysGuard implements Backend {
     const objects = page.objects.filter((info) => !isInternalKey(info.key));
     let commonPrefixes = page.commonPrefixes.filter((prefix) => !isInternalKey(prefix));
     // `.svc/` rolled up from the root: shown only when something else than our state is in it.
-    if (commonPrefixes.includes(SVC_DIR) && options.delimiter === "/" && this.purge !== null) {
+    if (commonPrefixes.includes(INTERNAL_DIR) && options.delimiter === "/" && this.purge !== null) {
       const inside = await this.inner.listObjects(bucket, {
-        prefix: SVC_DIR,
+        prefix: INTERNAL_DIR,
         delimiter: "/",
         maxKeys: 2,
       });
       const other = inside.objects.length > 0 ||
         inside.commonPrefixes.some((prefix) => prefix !== INTERNAL_PREFIX);
-      if (!other) commonPrefixes = commonPrefixes.filter((prefix) => prefix !== SVC_DIR);
+      if (!other) commonPrefixes = commonPrefixes.filter((prefix) => prefix !== INTERNAL_DIR);
     }
     if (
       objects.length === page.objects.length && commonPrefixes.length === page.commonPrefixes.length
