@@ -87,6 +87,9 @@ export function describeIssue(
       message: `${label} must be ${expectedWords(issue.expected)}, got ${issue.received}`,
     };
   }
+  if (issue.message.startsWith("Invalid ")) {
+    return { field, message: `${label} is not valid (${issue.message})` };
+  }
   return { field, message: `${label} ${issue.message}` };
 }
 
