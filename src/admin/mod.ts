@@ -11,6 +11,7 @@ export { diagnosticsRoutes } from "./diagnostics/diagnostics-routes.ts";
 export { declarativeIamRoutes } from "./iam/declarative-iam-routes.ts";
 export { extAuthRoutes } from "./iam/ext-auth-routes.ts";
 export { iamRoutes } from "./iam/iam-routes.ts";
+export { OPENAPI_PATH, openapiRoutes } from "./openapi/openapi-routes.ts";
 export { jobsRoutes } from "./ops/jobs-routes.ts";
 export { logRoutes } from "./ops/log-routes.ts";
 export { outboxRoutes } from "./ops/outbox-routes.ts";
@@ -25,7 +26,11 @@ export {
 export { LoginLimiter } from "./session/login-limiter.ts";
 export { oauthRoutes } from "./session/oauth-routes.ts";
 export { terminatePasswordWorker } from "./session/password-hasher.ts";
-export { requireSession, sessionGuard } from "./session/session-guard.ts";
+export {
+  DEFAULT_PUBLIC_ADMIN_PATHS,
+  requireSession,
+  sessionGuard,
+} from "./session/session-guard.ts";
 export { sessionRoutes, whoamiHandler } from "./session/session-routes.ts";
 export { AdminSessions } from "./session/sessions.ts";
 export { backendRoutes } from "./storage/backend-routes.ts";

@@ -11,11 +11,14 @@ export type { Decision } from "./evaluate.ts";
 export { BOOTSTRAP_PRINCIPAL, IamCredentials, IamIndex, IamIndexHolder } from "./index.ts";
 export type { KeyVisibility } from "./key-visibility.ts";
 export { generateAccessKeyId, generateSecretAccessKey } from "./keys.ts";
-export { mappedGroups } from "./mapping-rules.ts";
+export { mappedGroups, MATCH_TYPES } from "./mapping-rules.ts";
 export type { MappingRule } from "./mapping-rules.ts";
 export {
   assertNotBootstrapKey,
+  IAM_ACTIONS,
   IamError,
+  IP_OPERATORS,
+  STRING_OPERATORS,
   validateAccessKeyId,
   validateGroupNames,
   validateName,

@@ -34,7 +34,9 @@ import { readBounded } from "../../http/mod.ts";
 import { type AuditFn, getLogger } from "../../observability/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import { legacyBackupBody } from "./config-bodies.ts";
 
 const log = getLogger("svc::admin");
 
@@ -186,7 +188,7 @@ export function backupRoutes(deps: BackupRoutesDeps): Hono<AdminEnv> {
       };
     } else if (type === "application/json") {
       format = "legacy_json";
-      const body = await jsonBody(c, limit);
+      const body = await validBody(c, legacyBackupBody, { what: "JSON backup", maxBytes: limit });
       plan = await refusing(() => importFromLegacyJson(body));
     } else {
       throw new AdminError(

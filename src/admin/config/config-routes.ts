@@ -39,7 +39,9 @@ import {
 } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import { configPatchBody, traceBody, yamlDocumentBody } from "./config-bodies.ts";
 import { auditedApply } from "./audited-apply.ts";
 
 /** Largest config request body accepted by default: far above any real config document. */
@@ -111,10 +113,7 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
 
   /** A whole document sent as `{yaml}`: parsed (never expanded), secrets carried. */
   const yamlDocument = async (c: Context<AdminEnv>): Promise<Record<string, unknown>> => {
-    const body = await jsonBody(c, limit);
-    if (typeof body.yaml !== "string") {
-      throw new AdminError("bad_request", 'Body must be {"yaml": "<config document>"}');
-    }
+    const body = await validBody(c, yamlDocumentBody, { maxBytes: limit });
     const parsed = normalizeLegacy(parseDocument(body.yaml, "yaml"), []);
     const document = operatorDocument();
     const restored = keepOperatorValues(parsed, deps.config.current(), document, "document");
@@ -128,7 +127,7 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
   });
 
   app.put("/config", async (c) => {
-    const patch = await jsonBody(c, limit);
+    const patch = await validBody(c, configPatchBody, { maxBytes: limit });
     return c.json(await apply(c, patched(patch), false, { route: "PUT /config" }));
   });
 
@@ -149,14 +148,14 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
 
   app.put("/config/section/:name", async (c) => {
     const section = knownSection(c.req.param("name"))!;
-    const patch = await jsonBody(c, limit);
+    const patch = await validBody(c, configPatchBody, { maxBytes: limit });
     const route = "PUT /config/section";
     return c.json(await apply(c, patched(patch, section), false, { route, section }));
   });
 
   app.post("/config/section/:name/validate", async (c) => {
     const section = knownSection(c.req.param("name"))!;
-    const patch = await jsonBody(c, limit);
+    const patch = await validBody(c, configPatchBody, { maxBytes: limit });
     const outcome = await apply(c, patched(patch, section), true, {});
     return c.json({ ok: true, ...outcome });
   });
@@ -194,7 +193,7 @@ export function configRoutes(deps: ConfigRouteDeps): Hono<AdminEnv> {
   };
 
   app.post("/config/trace", async (c) => {
-    const body = await jsonBody(c, limit);
+    const body: Record<string, unknown> = await validBody(c, traceBody, { maxBytes: limit });
     return c.json(trace(traceInput((name) => body[name], "body")));
   });
 

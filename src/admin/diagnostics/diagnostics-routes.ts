@@ -29,7 +29,9 @@ import {
 } from "../../objects/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import { efficiencyScanBody, scanStartBody, verifyBody } from "./diagnostics-bodies.ts";
 import { scrubEventStream, scrubStatus } from "./scrub-status.ts";
 
 export interface DiagnosticsRoutesDeps {
@@ -112,7 +114,7 @@ export function diagnosticsRoutes(deps: DiagnosticsRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/diagnostics/delta-efficiency/scan", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, efficiencyScanBody);
     const bucket = bucketOf(body.bucket);
     const limit = intOf(body.limit, "limit", 100, 1000);
     const answer = await report(bucket, true, limit);
@@ -127,12 +129,9 @@ export function diagnosticsRoutes(deps: DiagnosticsRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/diagnostics/delta-efficiency/verify", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, verifyBody);
     const bucket = bucketOf(body.bucket);
     const limit = intOf(body.limit, "limit", 20, 1000);
-    if (body.sample !== undefined && typeof body.sample !== "boolean") {
-      throw new AdminError("bad_request", "sample must be true or false");
-    }
     const buckets = await bucketsFor(bucket);
     let result: VerifyReport;
     try {
@@ -164,7 +163,7 @@ export function diagnosticsRoutes(deps: DiagnosticsRoutesDeps): Hono<AdminEnv> {
   app.get("/diagnostics/scan/status", status);
 
   app.post("/diagnostics/scan/start", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, scanStartBody);
     const bucket = bucketOf(body.bucket);
     const bytesPerSec = body.bytes_per_sec === undefined
       ? undefined

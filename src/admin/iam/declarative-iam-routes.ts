@@ -32,7 +32,9 @@ import {
 import { isPlainObject } from "../../lib/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import { accessFragmentBody } from "../config/config-bodies.ts";
 import { auditedApply } from "../config/audited-apply.ts";
 import { CONFIG_BODY_LIMIT } from "../config/config-routes.ts";
 
@@ -104,10 +106,7 @@ export function declarativeIamRoutes(deps: DeclarativeIamRouteDeps): Hono<AdminE
   const app = new Hono<AdminEnv>();
 
   const run = async (c: Context<AdminEnv>, dryRun: boolean): Promise<ApplyOutcome> => {
-    const body = await jsonBody(c, CONFIG_BODY_LIMIT);
-    if (typeof body.yaml !== "string") {
-      throw new AdminError("bad_request", 'Body must be {"yaml": "<access fragment>"}');
-    }
+    const body = await validBody(c, accessFragmentBody, { maxBytes: CONFIG_BODY_LIMIT });
     const fragment = fragmentOf(body.yaml);
     const document = normalizeLegacy(structuredClone(deps.config.document()), []);
     const before = isPlainObject(document.access) ? document.access : {};

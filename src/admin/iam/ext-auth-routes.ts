@@ -14,7 +14,15 @@ import { mappedGroups } from "../../iam/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import type { AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import {
+  createProviderBody,
+  createRuleBody,
+  previewBody,
+  updateProviderBody,
+  updateRuleBody,
+} from "./iam-bodies.ts";
 import { changeAnswer, declarativeIamGate, store } from "./iam-routes.ts";
 
 export interface ExtAuthRouteDeps {
@@ -49,13 +57,13 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
   );
 
   app.post("/ext-auth/providers", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, createProviderBody);
     const provider = await store(() => deps.store.createProvider(body));
     return changed(c, "ext_auth_provider_created", { provider: provider.name }, provider, 201);
   });
 
   app.put("/ext-auth/providers/:id", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, updateProviderBody);
     const provider = await store(() => deps.store.updateProvider(c.req.param("id"), body));
     return changed(c, "ext_auth_provider_updated", { provider: provider.name }, provider);
   });
@@ -85,15 +93,8 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
   );
 
   app.post("/ext-auth/mappings/preview", async (c) => {
-    const body = await jsonBody(c);
-    if (typeof body.provider !== "string") {
-      throw new AdminError("bad_request", 'Body field "provider" must be a provider name');
-    }
-    const claims = typeof body.claims === "object" && body.claims !== null
-      ? body.claims as Record<string, unknown>
-      : typeof body.email === "string"
-      ? { email: body.email }
-      : null;
+    const body = await validBody(c, previewBody);
+    const claims = body.claims ?? (body.email !== undefined ? { email: body.email } : null);
     if (claims === null) {
       throw new AdminError("bad_request", 'Body needs "email" or a "claims" object');
     }
@@ -102,13 +103,13 @@ export function extAuthRoutes(deps: ExtAuthRouteDeps): Hono<AdminEnv> {
   });
 
   app.post("/ext-auth/mappings", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, createRuleBody);
     const rule = await store(() => deps.store.createRule(body));
     return changed(c, "ext_auth_mapping_created", { group: rule.group }, rule, 201);
   });
 
   app.put("/ext-auth/mappings/:id", async (c) => {
-    const body = await jsonBody(c);
+    const body = await validBody(c, updateRuleBody);
     const rule = await store(() => deps.store.updateRule(c.req.param("id"), body));
     return changed(c, "ext_auth_mapping_updated", { group: rule.group }, rule);
   });

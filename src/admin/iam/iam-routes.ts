@@ -17,7 +17,16 @@ import { assertNotBootstrapKey, IamError, POLICY_TEMPLATES } from "../../iam/mod
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import {
+  addMemberBody,
+  cloneBody,
+  createGroupBody,
+  createUserBody,
+  updateGroupBody,
+  updateUserBody,
+} from "./iam-bodies.ts";
 
 export interface IamRoutesDeps {
   store: IamStore;
@@ -27,28 +36,6 @@ export interface IamRoutesDeps {
   onChange: () => Promise<unknown>;
   /** The version of the index in effect (IamIndexHolder.version). */
   indexVersion: () => number;
-}
-
-const USER_CREATE_FIELDS = [
-  "name",
-  "access_key_id",
-  "secret_access_key",
-  "enabled",
-  "groups",
-  "permissions",
-];
-const USER_UPDATE_FIELDS = ["name", "enabled", "groups", "permissions"];
-const GROUP_FIELDS = ["name", "description", "permissions"];
-
-function onlyFields(body: Record<string, unknown>, allowed: string[]): Record<string, unknown> {
-  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
-  if (unknown.length > 0) {
-    throw new AdminError(
-      "bad_request",
-      `Unknown field "${unknown[0]}" (expected ${allowed.join(", ")})`,
-    );
-  }
-  return body;
 }
 
 /** Runs a store call, mapping its IamError to the admin error shape. */
@@ -117,7 +104,7 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   app.get("/users", async (c) => c.json({ users: await store(() => deps.store.listUsers()) }));
 
   app.post("/users", async (c) => {
-    const body = onlyFields(await jsonBody(c), USER_CREATE_FIELDS);
+    const body = await validBody(c, createUserBody);
     const user = await store(() => {
       // The rule every user-writing path shares (iam/model.ts); only POST /migrate skips it.
       if (typeof body.access_key_id === "string") {
@@ -141,7 +128,7 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   });
 
   app.put("/users/:id", async (c) => {
-    const body = onlyFields(await jsonBody(c), USER_UPDATE_FIELDS);
+    const body = await validBody(c, updateUserBody);
     const user = await store(() => deps.store.updateUser(c.req.param("id"), body as never));
     return changed(c, "iam_user_updated", {
       target_user: user.name,
@@ -166,7 +153,7 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/users/:id/clone", async (c) => {
-    const body = onlyFields(await jsonBody(c), ["name"]);
+    const body = await validBody(c, cloneBody);
     const user = await store(() => deps.store.cloneUser(c.req.param("id"), body.name));
     return changed(
       c,
@@ -186,14 +173,14 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   app.get("/groups", async (c) => c.json({ groups: await store(() => deps.store.listGroups()) }));
 
   app.post("/groups", async (c) => {
-    const body = onlyFields(await jsonBody(c), GROUP_FIELDS);
+    const body = await validBody(c, createGroupBody);
     const group = await store(() => deps.store.createGroup(body as never));
     return changed(c, "iam_group_created", { group: group.name }, group, 201);
   });
 
   app.put("/groups/:id", async (c) => {
-    const body = onlyFields(await jsonBody(c), GROUP_FIELDS);
-    const group = await store(() => deps.store.updateGroup(c.req.param("id"), body));
+    const body = await validBody(c, updateGroupBody);
+    const group = await store(() => deps.store.updateGroup(c.req.param("id"), body as never));
     return changed(c, "iam_group_updated", { group: group.name, fields: Object.keys(body) }, group);
   });
 
@@ -207,7 +194,7 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/groups/:id/clone", async (c) => {
-    const body = onlyFields(await jsonBody(c), ["name"]);
+    const body = await validBody(c, cloneBody);
     const group = await store(() => deps.store.cloneGroup(c.req.param("id"), body.name));
     return changed(
       c,
@@ -222,11 +209,7 @@ export function iamRoutes(deps: IamRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/groups/:id/members", async (c) => {
-    const body = onlyFields(await jsonBody(c), ["user_id"]);
-    if (typeof body.user_id !== "string" || body.user_id === "") {
-      throw new AdminError("bad_request", "user_id must be a non-empty string");
-    }
-    const userId = body.user_id;
+    const userId = (await validBody(c, addMemberBody)).user_id;
     const group = await store(() => deps.store.addMember(c.req.param("id"), userId));
     return changed(c, "iam_group_member_added", { group: group.name, user_id: userId }, group);
   });

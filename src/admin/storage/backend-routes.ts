@@ -17,12 +17,13 @@
  *   refuses too: a backend error is never read as "empty").
  */
 import { Hono } from "hono";
-import * as v from "valibot";
 import { type Config, namedBackendSchema, storageOf } from "../../config/mod.ts";
 import { withTimeout } from "../../lib/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
 import { AdminError, jsonBody } from "../admin-error.ts";
+import { parseBody, validBody } from "../valid-body.ts";
 import { bucketRoutes } from "./bucket-routes.ts";
+import { testS3Body } from "./storage-bodies.ts";
 import { probeS3 } from "./s3-probe.ts";
 import {
   type BackendRoutesDeps,
@@ -33,21 +34,6 @@ import {
 } from "./storage-admin.ts";
 
 export type { BackendRoutesDeps, StorageView } from "./storage-admin.ts";
-
-/** Fields of an S3 connection `POST /test-s3` takes. */
-const s3ConnectionSchema = v.strictObject({
-  name: v.optional(v.string()),
-  type: v.optional(v.literal("s3")),
-  endpoint: v.string(),
-  region: v.optional(v.string()),
-  force_path_style: v.optional(v.boolean()),
-  access_key_id: v.optional(v.string()),
-  secret_access_key: v.optional(v.string()),
-});
-
-function issuesText(issues: v.BaseIssue<unknown>[]): string {
-  return issues.map((issue) => `${v.getDotPath(issue) ?? "(body)"}: ${issue.message}`).join("; ");
-}
 
 /** The `storage.backends` list of a document (empty when absent). */
 function backendsOf(document: Record<string, unknown>): unknown[] {
@@ -93,11 +79,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
 
   app.post("/backends", async (c) => {
     const body = await jsonBody(c);
-    const parsed = v.safeParse(namedBackendSchema, body);
-    if (!parsed.success) {
-      throw new AdminError("bad_request", `Invalid backend: ${issuesText(parsed.issues)}`);
-    }
-    const spec = parsed.output;
+    const spec = parseBody(namedBackendSchema, body, "backend");
     if (spec.type === "filesystem" && spec.path === undefined) {
       throw new AdminError(
         "bad_request",
@@ -219,11 +201,8 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/test-s3", async (c) => {
-    const parsed = v.safeParse(s3ConnectionSchema, await jsonBody(c));
-    if (!parsed.success) {
-      throw new AdminError("bad_request", `Invalid S3 connection: ${issuesText(parsed.issues)}`);
-    }
-    const buckets = await probeS3(parsed.output, deps.config.current().advanced);
+    const connection = await validBody(c, testS3Body, { what: "S3 connection" });
+    const buckets = await probeS3(connection, deps.config.current().advanced);
     return c.json({ ok: true, buckets });
   });
 

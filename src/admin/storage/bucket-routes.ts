@@ -10,10 +10,11 @@
  * recording the route fails, the bucket just created is deleted again: nothing is half-done.
  */
 import { Hono } from "hono";
-import { bucketNameProblem } from "../../lib/mod.ts";
 import { getLogger } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import { createBucketBody } from "./storage-bodies.ts";
 import { storageOf } from "../../config/mod.ts";
 import {
   adminErrorFromStorage,
@@ -80,18 +81,7 @@ export function bucketRoutes(deps: BackendRoutesDeps): Hono<AdminEnv> {
   });
 
   app.post("/buckets", async (c) => {
-    const body = await jsonBody(c);
-    const { name, backend: requested } = body;
-    if (typeof name !== "string") {
-      throw new AdminError("bad_request", "name must be a string naming the bucket");
-    }
-    const problem = bucketNameProblem(name);
-    if (problem !== null) {
-      throw new AdminError("bad_request", `Bucket name "${name}" is not valid: ${problem}`);
-    }
-    if (requested !== undefined && typeof requested !== "string") {
-      throw new AdminError("bad_request", "backend must be a string naming a backend");
-    }
+    const { name, backend: requested } = await validBody(c, createBucketBody);
     const config = deps.config.current();
     const policy = config.storage.buckets[name];
     const backend = requested ?? policy?.backend ?? defaultBackendName(config);

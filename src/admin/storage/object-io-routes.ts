@@ -23,9 +23,16 @@ import { childText, parseXml } from "../../s3/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
 import { principalOf } from "./object-routes.ts";
 import { ActingClient, checkTarget, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";
+import {
+  browseBucketBody,
+  completeMultipartBody,
+  MAX_PARTS,
+  storageKindsBody,
+} from "./storage-bodies.ts";
 
 export interface ObjectIoDeps {
   s3: InternalS3;
@@ -33,9 +40,6 @@ export interface ObjectIoDeps {
   config: Pick<ConfigPort, "current">;
   audit: AuditFn;
 }
-
-const MAX_PARTS = 10_000;
-const MAX_KINDS = 100;
 
 function required(c: Context<AdminEnv>, name: string): string {
   const value = c.req.query(name);
@@ -86,24 +90,14 @@ export function objectIoRoutes(deps: ObjectIoDeps): Hono<AdminEnv> {
 
   // The listing's storage column: HEADs (eight at a time) for one screenful of keys.
   app.post("/objects/storage-kinds", async (c) => {
-    const body = await jsonBody(c);
-    const bucket = body.bucket;
-    const keys = body.keys;
-    if (typeof bucket !== "string" || bucket === "") {
-      throw new AdminError("bad_request", `Field "bucket" must be a non-empty string`);
-    }
-    if (
-      !Array.isArray(keys) || keys.length > MAX_KINDS || keys.some((k) => typeof k !== "string")
-    ) {
-      throw new AdminError("bad_request", `"keys" must list at most ${MAX_KINDS} keys`);
-    }
-    for (const key of keys) checkTarget(bucket, key as string);
+    const { bucket, keys } = await validBody(c, storageKindsBody);
+    for (const key of keys) checkTarget(bucket, key);
     const s3 = client(c);
     const kinds: Record<string, string | null> = {};
     let next = 0;
     const worker = async () => {
       while (next < keys.length) {
-        const key = keys[next++] as string;
+        const key = keys[next++];
         const response = await s3.send("HEAD", s3Path(bucket, key));
         kinds[key] = response.ok ? response.headers.get("x-amz-storage-type") : null;
       }
@@ -192,19 +186,12 @@ export function objectIoRoutes(deps: ObjectIoDeps): Hono<AdminEnv> {
   app.post("/objects/multipart/complete", async (c) => {
     const { bucket, key } = target(c);
     const uploadId = required(c, "upload_id");
-    const parts = (await jsonBody(c)).parts;
-    if (!Array.isArray(parts) || parts.length === 0 || parts.length > MAX_PARTS) {
-      throw new AdminError("bad_request", `"parts" must list 1 to ${MAX_PARTS} parts`);
-    }
+    const { parts } = await validBody(c, completeMultipartBody);
     const escape = (text: string) =>
       text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-    const xml = parts.map((part, i) => {
-      const { part_number: number, etag } = (part ?? {}) as Record<string, unknown>;
-      if (!Number.isInteger(number) || typeof etag !== "string") {
-        throw new AdminError("bad_request", `parts[${i}] needs an integer part_number and etag`);
-      }
-      return `<Part><PartNumber>${number}</PartNumber><ETag>${escape(etag)}</ETag></Part>`;
-    }).join("");
+    const xml = parts.map(({ part_number: number, etag }) =>
+      `<Part><PartNumber>${number}</PartNumber><ETag>${escape(etag)}</ETag></Part>`
+    ).join("");
     const document = `<CompleteMultipartUpload>${xml}</CompleteMultipartUpload>`;
     const response = await client(c).send("POST", s3Path(bucket, key), {
       query: new URLSearchParams({ uploadId }).toString(),
@@ -240,10 +227,7 @@ export function objectIoRoutes(deps: ObjectIoDeps): Hono<AdminEnv> {
   });
 
   app.post("/objects/buckets", async (c) => {
-    const bucket = (await jsonBody(c)).bucket;
-    if (typeof bucket !== "string" || bucket === "") {
-      throw new AdminError("bad_request", `Field "bucket" must be a non-empty string`);
-    }
+    const { bucket } = await validBody(c, browseBucketBody);
     const response = await client(c).send("PUT", s3Path(bucket));
     if (!response.ok) throw await s3Failure(response);
     await response.body?.cancel();

@@ -12,12 +12,15 @@
  * answer per item (`{ok}` or `{error, message}`); a batch that did anything is audited.
  */
 import { Hono } from "hono";
+import type * as v from "valibot";
 import type { IamIndex, Principal } from "../../iam/mod.ts";
 import { childrenNamed, childText, parseXml } from "../../s3/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { actorFields, type AdminEnv, type AdminPrincipal } from "../admin-env.ts";
-import { AdminError, jsonBody } from "../admin-error.ts";
+import { AdminError } from "../admin-error.ts";
+import { validBody } from "../valid-body.ts";
+import { deleteObjectsBody, transferBody } from "./storage-bodies.ts";
 import { ActingClient, checkTarget, type InternalS3, s3Failure, s3Path } from "./s3-internal.ts";
 import { zipObjects } from "./zip-objects.ts";
 
@@ -27,8 +30,6 @@ export interface ObjectRoutesDeps {
   config: Pick<ConfigPort, "current">;
   audit: AuditFn;
 }
-
-const MAX_ITEMS = 1000;
 
 interface ItemResult {
   ok: boolean;
@@ -77,24 +78,14 @@ function stringField(value: unknown, name: string): string {
   return value;
 }
 
-function itemsOf(body: Record<string, unknown>) {
-  const items = body.items;
-  if (!Array.isArray(items) || items.length === 0 || items.length > MAX_ITEMS) {
-    throw new AdminError("bad_request", `"items" must list 1 to ${MAX_ITEMS} objects`);
-  }
+/** The items of a copy or move, every target checked before the first call. */
+function checkedItems(items: v.InferOutput<typeof transferBody>["items"]) {
   // Every item is checked before the first call, so a refused one leaves nothing half done.
-  return items.map((item, i) => {
-    const record = (item ?? {}) as Record<string, unknown>;
-    const checked = {
-      source_bucket: stringField(record.source_bucket, `items[${i}].source_bucket`),
-      source_key: stringField(record.source_key, `items[${i}].source_key`),
-      destination_bucket: stringField(record.destination_bucket, `items[${i}].destination_bucket`),
-      destination_key: stringField(record.destination_key, `items[${i}].destination_key`),
-    };
-    checkTarget(checked.source_bucket, checked.source_key, `items[${i}].source_key`);
-    checkTarget(checked.destination_bucket, checked.destination_key, `items[${i}].destination_key`);
-    return checked;
+  items.forEach((item, i) => {
+    checkTarget(item.source_bucket, item.source_key, `items[${i}].source_key`);
+    checkTarget(item.destination_bucket, item.destination_key, `items[${i}].destination_key`);
   });
+  return items;
 }
 
 async function outcome(response: Response): Promise<ItemResult> {
@@ -158,9 +149,9 @@ export function objectRoutes(deps: ObjectRoutesDeps): Hono<AdminEnv> {
 
   async function copyAll(
     s3: ActingClient,
-    items: ReturnType<typeof itemsOf>,
+    items: ReturnType<typeof checkedItems>,
     move: boolean,
-  ): Promise<Array<ReturnType<typeof itemsOf>[number] & ItemResult>> {
+  ): Promise<Array<ReturnType<typeof checkedItems>[number] & ItemResult>> {
     const results = [];
     for (const item of items) {
       const copied = await outcome(
@@ -179,7 +170,7 @@ export function objectRoutes(deps: ObjectRoutesDeps): Hono<AdminEnv> {
 
   for (const action of ["copy", "move"] as const) {
     app.post(`/objects/${action}`, async (c) => {
-      const items = itemsOf(await jsonBody(c));
+      const items = checkedItems((await validBody(c, transferBody)).items);
       const results = await copyAll(client(c), items, action === "move");
       const done = results.filter((r) => r.ok).length;
       if (done > 0) {
@@ -194,17 +185,8 @@ export function objectRoutes(deps: ObjectRoutesDeps): Hono<AdminEnv> {
   }
 
   app.post("/objects/delete", async (c) => {
-    const body = await jsonBody(c);
-    const bucket = stringField(body.bucket, "bucket");
-    const keys = body.keys;
-    if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_ITEMS) {
-      throw new AdminError("bad_request", `"keys" must list 1 to ${MAX_ITEMS} keys`);
-    }
-    const names = keys.map((key, i) => {
-      const name = stringField(key, `keys[${i}]`);
-      checkTarget(bucket, name, `keys[${i}]`);
-      return name;
-    });
+    const { bucket, keys: names } = await validBody(c, deleteObjectsBody);
+    names.forEach((name, i) => checkTarget(bucket, name, `keys[${i}]`));
     const s3 = client(c);
     const results = [];
     for (const name of names) {

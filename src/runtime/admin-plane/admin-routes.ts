@@ -8,6 +8,7 @@ import {
   configRoutes,
   createAdminApp,
   declarativeIamRoutes,
+  DEFAULT_PUBLIC_ADMIN_PATHS,
   diagnosticsRoutes,
   extAuthRoutes,
   iamRoutes,
@@ -18,6 +19,8 @@ import {
   oauthRoutes,
   objectIoRoutes,
   objectRoutes,
+  OPENAPI_PATH,
+  openapiRoutes,
   outboxRoutes,
   sessionBucketCheck,
   sessionGuard,
@@ -53,6 +56,8 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
   return createAdminApp({
     trustProxyHeaders: deps.trustProxyHeaders,
     guard: sessionGuard({
+      // The API's description is readable without a session (it holds no setting or secret).
+      publicPaths: [...DEFAULT_PUBLIC_ADMIN_PATHS, OPENAPI_PATH],
       sessions,
       audit,
       trustProxyHeaders: deps.trustProxyHeaders,
@@ -135,6 +140,7 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         exportIam: async (includeSecrets) =>
           declarativeIamExport(await iam.reconciler.state(), includeSecrets),
       }),
+      openapiRoutes({ version: VERSION }),
     ],
   });
 }
