@@ -202,8 +202,12 @@ export async function rebaseline(
       settings.codecTimeoutMs,
     );
     // Another instance started that generation first, or it did not hold: the caller keeps the
-    // delta against the current one (which replaces a delta stored in the new folder).
-    if (info === "lost" || info === "unheld") return null;
+    // delta against the current one (which replaces a delta stored in the new folder) or stores
+    // passthrough; either way the folder of the delta the new one replaced is released.
+    if (info === "lost" || info === "unheld") {
+      if (info === "unheld" && fresh.replaced !== undefined) target.replaced = fresh.replaced;
+      return null;
+    }
     target.space = space;
     if (fresh.replaced !== undefined) target.replaced = fresh.replaced;
     noteGeneration(ctx, bucket, folder);

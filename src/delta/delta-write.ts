@@ -50,8 +50,7 @@ import {
   warms,
 } from "./delta-stored.ts";
 import { fetchBaseline } from "./delta-read.ts";
-import { referenceNameFor } from "./layout.ts";
-import { baselineStillHeld } from "./fleet/baseline-guard.ts";
+import { baselineLost, baselineStillHeld, winnerBaseline } from "./fleet/baseline-guard.ts";
 import {
   createBaselineAndDelta,
   currentBaseline,
@@ -105,18 +104,6 @@ async function keepIfWorthIt(
   }
   ctx.observer?.decision("delta", meta.size, info.storedSize, "ratio_met");
   return info;
-}
-
-/**
- * The baseline a delta was just stored against is no longer held (baseline-guard.ts): store the
- * object passthrough, which removes that delta and its marker again.
- */
-function baselineLost(key: string, deltaspace: string): Passthrough {
-  log.warn("Baseline was retired or replaced by another instance; storing the object passthrough", {
-    key,
-    deltaspace,
-  });
-  return { passthrough: "baseline_unusable" };
 }
 
 /** A delta made against an unverified cached baseline is dropped: store passthrough. */
@@ -237,9 +224,8 @@ function encodeUnderLock(
         if (created === "unheld") return baselineLost(key, deltaspace);
         if (created !== "lost") return created;
         // Another instance created this deltaspace's baseline first: encode against theirs.
-        const winner = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
-        if (winner === null) return baselineLost(key, deltaspace);
-        referenceSha256 = winner.meta.sha256;
+        referenceSha256 = await winnerBaseline(ctx, bucket, deltaspace);
+        if (referenceSha256 === undefined) return baselineLost(key, deltaspace);
       }
       const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
       if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };

@@ -27,6 +27,7 @@ import type { ObjectInfo, ObjectMeta } from "../../storage/mod.ts";
 import { baselineCacheKey, type DeltaContext } from "../delta-context.ts";
 import { GROUP_PREFIX, referenceNameFor } from "../layout.ts";
 import { storeFile } from "../delta-stored.ts";
+import { getLogger } from "../../observability/mod.ts";
 import { conditionalWritesHold } from "./conditional-probe.ts";
 
 /** Where retirement claims live: under the reserved prefix, never listed, one per folder. */
@@ -61,6 +62,32 @@ export async function createBaselineFile(
     if (isPreconditionFailed(err)) return "lost";
     throw err;
   }
+}
+
+const log = getLogger("svc::delta");
+
+/** The sha256 of the baseline another instance created first in `folder` (undefined: gone). */
+export async function winnerBaseline(
+  ctx: DeltaContext,
+  bucket: string,
+  folder: string,
+): Promise<string | undefined> {
+  return (await ctx.inner.headObject(bucket, referenceNameFor(folder)))?.meta.sha256;
+}
+
+/**
+ * The baseline a delta was (to be) stored against is not held (above): the object is stored
+ * passthrough, which removes such a delta and its marker again.
+ */
+export function baselineLost(
+  key: string,
+  deltaspace: string,
+): { passthrough: "baseline_unusable" } {
+  log.warn("Baseline was retired or replaced by another instance; storing the object passthrough", {
+    key,
+    deltaspace,
+  });
+  return { passthrough: "baseline_unusable" };
 }
 
 function isFresh(claim: ObjectInfo | null): boolean {
