@@ -221,6 +221,14 @@ Deno.test({
         }
         assert.deepEqual(problems, []);
       });
+      // What the fronts went through (informative: the races are timing-dependent).
+      const count = (text: string) =>
+        procs.reduce((n, p) => n + p.logs.filter((l) => l.includes(text)).length, 0);
+      console.log(
+        `baseline races lost: ${count("created the baseline first")}, deltas gone ` +
+          `passthrough after their baseline went: ${count("retired or replaced by another")}, ` +
+          `new generations: ${count("new baseline generation")}`,
+      );
     } finally {
       for (const proc of procs) await proc.stop();
       await backing.stop();

@@ -72,6 +72,7 @@ export async function winnerBaseline(
   bucket: string,
   folder: string,
 ): Promise<string | undefined> {
+  log.info("Another instance created the baseline first; encoding against it", { bucket, folder });
   return (await ctx.inner.headObject(bucket, referenceNameFor(folder)))?.meta.sha256;
 }
 
