@@ -12,6 +12,10 @@ import { FilesystemBackend } from "./fs/filesystem-backend.ts";
 import { metaFor } from "../testing/object-fixtures.ts";
 import { startSvcServer } from "../../tests/helpers/s3-servers.ts";
 import { S3Backend } from "./s3/s3-backend.ts";
+import { CompressingBackend } from "./compression/compressing-backend.ts";
+import { EncryptingBackend } from "./encryption/encrypting-backend.ts";
+import { KeyRing } from "./encryption/key-ring.ts";
+import { ObservedBackend } from "./observed-backend.ts";
 
 const utf8 = new TextEncoder();
 const BUCKET = "conditional";
@@ -86,6 +90,25 @@ Deno.test("conditional commit: filesystem backend", async () => {
     await backend.createBucket(BUCKET);
     await conditionalCases(backend, false);
     await conditionalCases(backend, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("conditional commit: encryption, compression and observed layers pass it on", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-conditional-layers-" });
+  try {
+    const keys = await KeyRing.fromConfig("local", {
+      mode: "aes256-gcm-proxy",
+      key: btoa(String.fromCharCode(...new Uint8Array(32).fill(7))),
+    });
+    const compressed = new CompressingBackend(
+      new EncryptingBackend(await FilesystemBackend.open(dir), keys),
+      { settings: () => ({ mode: "auto", level: 3 }), isBaseline: () => false },
+    );
+    const backend = new ObservedBackend(compressed);
+    await backend.createBucket(BUCKET);
+    await conditionalCases(backend, false);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
