@@ -2,6 +2,8 @@
  * Encoding one eligible object under its deltaspace lock: the encode itself (timed, in a codec
  * slot), the first object of a deltaspace, which becomes its baseline plus a tiny delta, and the
  * object that re-baselines a group: the same, in a new generation folder (groups/generations.ts).
+ * A baseline is created only where none exists (`If-None-Match: *`, baseline-guard.ts): another
+ * instance may win the race, and the caller then encodes against the winner's.
  */
 
 import type { ObjectInfo, ObjectMeta } from "../storage/mod.ts";
@@ -24,7 +26,9 @@ import {
   internalError,
   removeQuietly,
 } from "./delta-context.ts";
-import { fileStream, storeDelta, storeFile, type Target } from "./delta-stored.ts";
+import { fileStream, storeDelta, type Target } from "./delta-stored.ts";
+import { baselineStillHeld, createBaselineFile } from "./fleet/baseline-guard.ts";
+import { removeBaselineIfUnused } from "./delta-cleanup.ts";
 import type { ArchiveForm } from "./archive-form.ts";
 import type { Spool } from "./live-encode.ts";
 
@@ -57,7 +61,17 @@ export async function encodeWith(
   return result;
 }
 
-/** The first eligible object of a deltaspace: baseline plus a tiny delta. Under the lock. */
+/**
+ * Why createBaselineAndDelta stored no delta: `lost`, another instance created the baseline
+ * first (nothing was stored); `unheld`, the new baseline was retired or replaced by another
+ * instance right after it was made, so the delta just stored cannot be trusted (the caller
+ * stores the object otherwise, which cleans that delta up).
+ */
+export type NotCreated = "lost" | "unheld";
+
+/**
+ * The first eligible object of a deltaspace: baseline plus a tiny delta. Under the lock.
+ */
 export async function createBaselineAndDelta(
   ctx: DeltaContext,
   permit: CodecPermit,
@@ -67,7 +81,7 @@ export async function createBaselineAndDelta(
   input: EncodeInput,
   meta: ObjectMeta,
   timeoutMs: number,
-): Promise<ObjectInfo> {
+): Promise<ObjectInfo | NotCreated> {
   const { spool } = input;
   const { sha256, md5 } = await input.digests();
   const referenceName = referenceNameFor(target.space.folder);
@@ -84,7 +98,8 @@ export async function createBaselineAndDelta(
     deltaGroup: target.space.label,
     ...(input.transform ? { transform: input.transform } : {}),
   } as DeltaMeta;
-  const stored = await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
+  const stored = await createBaselineFile(ctx, bucket, referenceName, spool.path, referenceMeta);
+  if (stored === "lost") return "lost";
   try {
     const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
@@ -99,6 +114,7 @@ export async function createBaselineAndDelta(
         sha256,
         "new_baseline",
       );
+      if (!(await baselineStillHeld(ctx, bucket, target.space.folder, sha256))) return "unheld";
       // What the baseline really takes (storage compression may have shrunk it).
       const baselineBytes = stored.storedSize;
       ctx.observer?.decision(
@@ -112,7 +128,8 @@ export async function createBaselineAndDelta(
       await removeQuietly(encoded.deltaPath);
     }
   } catch (err) {
-    await ctx.inner.deleteObject(bucket, referenceName).catch(() => {});
+    // Another instance may already encode against it: removed only when nothing uses it.
+    await removeBaselineIfUnused(ctx, bucket, target.space.folder).catch(() => {});
     throw err;
   }
 }
@@ -184,6 +201,13 @@ export async function rebaseline(
       meta,
       settings.codecTimeoutMs,
     );
+    // Another instance started that generation first, or it did not hold: the caller keeps the
+    // delta against the current one (which replaces a delta stored in the new folder) or stores
+    // passthrough; either way the folder of the delta the new one replaced is released.
+    if (info === "lost" || info === "unheld") {
+      if (info === "unheld" && fresh.replaced !== undefined) target.replaced = fresh.replaced;
+      return null;
+    }
     target.space = space;
     if (fresh.replaced !== undefined) target.replaced = fresh.replaced;
     noteGeneration(ctx, bucket, folder);

@@ -9,13 +9,17 @@
  *   marker, then that generation's baseline when no marker of it is left (group-refs.ts). All
  *   generations of a group share the group's lock (generations.ts), so an old generation's
  *   baseline is never removed while a PUT picks or creates a generation.
+ *
+ * The lock orders this process only: against other svc instances over the same backend, a
+ * baseline is removed through a retirement claim (baseline-guard.ts).
  */
 
-import { baselineCacheKey, baselineFolderOf, type DeltaContext } from "./delta-context.ts";
+import { baselineFolderOf, type DeltaContext } from "./delta-context.ts";
+import { retireBaseline, RETIRING_PREFIX } from "./fleet/baseline-guard.ts";
 import { isGroupFolder } from "./groups/deltaspace-policy.ts";
 import { groupFolderOfName, hasMarkers, listMarkers, removeMarker } from "./groups/group-refs.ts";
 import { deltaspaceLockKey } from "./groups/generations.ts";
-import { deltaspaceOf, logicalKeyOf, referenceNameFor, storedNameFor } from "./layout.ts";
+import { deltaspaceOf, logicalKeyOf, storedNameFor } from "./layout.ts";
 
 /**
  * Deletes the baseline of `folder` when nothing uses it any more. Call under the folder's lock.
@@ -26,11 +30,11 @@ export async function removeBaselineIfUnused(
   bucket: string,
   folder: string,
 ): Promise<boolean> {
-  if (isGroupFolder(folder)) {
-    if (await hasMarkers(ctx, bucket, folder)) return false;
-  } else if (await parentFolderInUse(ctx, bucket, folder)) return false;
-  ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, folder));
-  return await ctx.inner.deleteObject(bucket, referenceNameFor(folder));
+  const inUse = () =>
+    isGroupFolder(folder)
+      ? hasMarkers(ctx, bucket, folder)
+      : parentFolderInUse(ctx, bucket, folder);
+  return await retireBaseline(ctx, bucket, folder, inUse);
 }
 
 /** Whether a delta of the parent folder `folder` still decodes against its baseline. */
@@ -138,7 +142,11 @@ export async function removeLeftoverArtifacts(
   names: readonly string[],
 ): Promise<void> {
   const folders = new Set<string>();
-  for (const name of names) folders.add(groupFolderOfName(name) ?? deltaspaceOf(name));
+  for (const name of names) {
+    // A retirement claim left by a crashed remover: nothing else to do with it.
+    if (name.startsWith(RETIRING_PREFIX)) await ctx.inner.deleteObject(bucket, name);
+    else folders.add(groupFolderOfName(name) ?? deltaspaceOf(name));
+  }
   for (const folder of folders) {
     await ctx.deltaspaceLocks.run(deltaspaceLockKey(ctx, bucket, folder), async () => {
       if (isGroupFolder(folder)) {

@@ -5,7 +5,7 @@
  * a delta PUT's own bytes handed to the rebuilt-object cache.
  */
 
-import type { ObjectInfo, ObjectMeta } from "../storage/mod.ts";
+import type { ObjectInfo, ObjectMeta, WriteCondition } from "../storage/mod.ts";
 import { storedNameFor } from "./layout.ts";
 import {
   baselineFolderOf,
@@ -23,17 +23,21 @@ export async function fileStream(path: string): Promise<ReadableStream<Uint8Arra
   return (await Deno.open(path, { read: true })).readable;
 }
 
-/** Stages a local file into the inner backend under `name` and commits it with `meta`. */
+/**
+ * Stages a local file into the inner backend under `name` and commits it with `meta` (when
+ * `condition` holds: PreconditionFailed otherwise).
+ */
 export async function storeFile(
   ctx: DeltaContext,
   bucket: string,
   name: string,
   path: string,
   meta: ObjectMeta,
+  condition?: WriteCondition,
 ): Promise<ObjectInfo> {
   const staged = await ctx.inner.stageObject(bucket, name, await fileStream(path));
   try {
-    return await staged.commit(meta);
+    return await staged.commit(meta, condition);
   } catch (err) {
     await staged.abort();
     throw err;

@@ -17,7 +17,10 @@
  *
  * Everything that depends on the baseline runs under the deltaspace lock (a group's one lock for
  * all its generations), so concurrent PUTs of one deltaspace create exactly one baseline and a
- * delete cannot remove it under an encode.
+ * delete cannot remove it under an encode. Across svc instances sharing the backend, the
+ * backend's conditional writes do the same (baseline-guard.ts): a baseline is created only where
+ * none exists (the loser encodes against the winner's), and a delta is kept only when its
+ * baseline is still held after the delta's commit (else the object goes passthrough).
  * A baseline whose bytes no longer match its sha256 is never encoded against: the object is
  * stored passthrough (it stays readable; deltas already made against it cannot be rebuilt). The
  * same holds for a corrupt cached copy of a good baseline: the cached file is re-hashed while the
@@ -47,6 +50,7 @@ import {
   warms,
 } from "./delta-stored.ts";
 import { fetchBaseline } from "./delta-read.ts";
+import { baselineLost, baselineStillHeld, winnerBaseline } from "./fleet/baseline-guard.ts";
 import {
   createBaselineAndDelta,
   currentBaseline,
@@ -94,6 +98,10 @@ async function keepIfWorthIt(
     referenceSha256,
     "ratio_met",
   );
+  // Another instance retired or replaced the baseline meanwhile: this delta cannot be trusted.
+  if (!(await baselineStillHeld(ctx, bucket, target.space.folder, referenceSha256))) {
+    return baselineLost(key, target.space.folder);
+  }
   ctx.observer?.decision("delta", meta.size, info.storedSize, "ratio_met");
   return info;
 }
@@ -176,7 +184,7 @@ function encodeUnderLock(
     // Error is not absence: a failed HEAD (or LIST) throws and aborts the PUT.
     const referenceInfo = await currentBaseline(ctx, bucket, target);
     const deltaspace = target.space.folder; // a group's current generation
-    const referenceSha256 = referenceInfo?.meta.sha256;
+    let referenceSha256 = referenceInfo?.meta.sha256;
     if (live && referenceSha256 === live.referenceSha256) {
       const encoded = await liveResult(ctx, live);
       if (encoded === null) return discardUnverified(key);
@@ -203,7 +211,7 @@ function encodeUnderLock(
     if (!permit) return { passthrough: "codec_busy" };
     try {
       if (referenceSha256 === undefined) {
-        return await createBaselineAndDelta(
+        const created = await createBaselineAndDelta(
           ctx,
           permit,
           bucket,
@@ -213,6 +221,11 @@ function encodeUnderLock(
           meta,
           timeoutMs,
         );
+        if (created === "unheld") return baselineLost(key, deltaspace);
+        if (created !== "lost") return created;
+        // Another instance created this deltaspace's baseline first: encode against theirs.
+        referenceSha256 = await winnerBaseline(ctx, bucket, deltaspace);
+        if (referenceSha256 === undefined) return baselineLost(key, deltaspace);
       }
       const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
       if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };

@@ -81,6 +81,12 @@ export interface ObjectInfo {
     baselineBytes?: number;
   };
   /**
+   * Transient, never persisted: the backend's opaque token of this stored version (the S3
+   * backend's ETag, the filesystem backend's inode and record), for a WriteCondition `ifMatch`.
+   * Absent when the backend did not report one. Equal tokens may mean equal bytes written twice.
+   */
+  version?: string;
+  /**
    * Transient, never persisted: set by the encryption layer when the stored bytes are sealed
    * (`aes256-gcm-proxy`), so layers above keep no plaintext copy of them on local disk.
    */
@@ -123,12 +129,25 @@ export interface ListPage {
   nextStartAfter?: string;
 }
 
+/**
+ * A condition on a commit, checked atomically with it by the backend (several svc instances over
+ * one backend rely on it, docs/DELTA.md "Several instances over one backend"): `ifNoneMatch`
+ * commits only when no object exists under the key, `ifMatch` only when the stored object is the
+ * version whose `ObjectInfo.version` token is given. A condition that does not hold fails the
+ * commit with SvcError PreconditionFailed and leaves the stored object as it was.
+ */
+export type WriteCondition = { ifNoneMatch: true } | { ifMatch: string };
+
 /** A body written to the backend but not yet visible. Exactly one of commit/abort is called. */
 export interface StagedObject {
   /** Bytes written. */
   readonly size: number;
-  /** Makes the object visible atomically with this metadata, replacing any previous object. */
-  commit(meta: ObjectMeta): Promise<ObjectInfo>;
+  /**
+   * Makes the object visible atomically with this metadata, replacing any previous object, or,
+   * with a condition, only when it holds (PreconditionFailed otherwise). The returned info
+   * carries the new version token when the backend reports one.
+   */
+  commit(meta: ObjectMeta, condition?: WriteCondition): Promise<ObjectInfo>;
   /** Discards the staged bytes. Safe to call after a failed commit. */
   abort(): Promise<void>;
 }

@@ -244,8 +244,8 @@ export class BucketRouter implements Backend {
       const staged = await backend.stageObject(real, key, body, signal, expectedSize);
       return {
         size: staged.size,
-        commit: (meta) =>
-          staged.commit(meta).catch((err) => Promise.reject(renamed(err, real, bucket))),
+        commit: (meta, condition) =>
+          staged.commit(meta, condition).catch((err) => Promise.reject(renamed(err, real, bucket))),
         abort: () => staged.abort(),
       };
     });
@@ -269,8 +269,8 @@ export class BucketRouter implements Backend {
       const staged = await backend.stageExtents?.(real, key, extents, signal) ?? null;
       return staged && {
         size: staged.size,
-        commit: (meta) =>
-          staged.commit(meta).catch((err) => Promise.reject(renamed(err, real, bucket))),
+        commit: (meta, condition) =>
+          staged.commit(meta, condition).catch((err) => Promise.reject(renamed(err, real, bucket))),
         abort: () => staged.abort(),
       };
     });

@@ -19,6 +19,7 @@ export type {
   StagedObject,
   StorageKind,
   StoredHeader,
+  WriteCondition,
 } from "./backend.ts";
 export { BucketRouter } from "./bucket-router.ts";
 export { CompressingBackend } from "./compression/compressing-backend.ts";

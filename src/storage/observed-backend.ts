@@ -22,6 +22,7 @@ import type {
   ObjectMeta,
   ScratchSealer,
   StagedObject,
+  WriteCondition,
 } from "./backend.ts";
 
 export class ObservedBackend implements Backend {
@@ -130,8 +131,8 @@ class ObservedStagedObject implements StagedObject {
     return this.staged.size;
   }
 
-  commit(meta: ObjectMeta): Promise<ObjectInfo> {
-    return this.observe(() => this.staged.commit(meta));
+  commit(meta: ObjectMeta, condition?: WriteCondition): Promise<ObjectInfo> {
+    return this.observe(() => this.staged.commit(meta, condition));
   }
 
   abort(): Promise<void> {

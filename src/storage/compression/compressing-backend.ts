@@ -30,6 +30,7 @@ import type {
   ObjectMeta,
   ScratchSealer,
   StagedObject,
+  WriteCondition,
 } from "../backend.ts";
 import {
   type CompressProgress,
@@ -366,17 +367,17 @@ class MarkedStagedObject implements StagedObject {
     return this.sizeOf();
   }
 
-  async commit(meta: ObjectMeta): Promise<ObjectInfo> {
+  async commit(meta: ObjectMeta, condition?: WriteCondition): Promise<ObjectInfo> {
     const plain = withoutMarker(meta);
     const marker = this.markerFor?.(plain);
-    if (!marker) return unmarked(await this.staged.commit(plain));
+    if (!marker) return unmarked(await this.staged.commit(plain, condition));
     const stored: ObjectMeta = {
       ...plain,
       size: storedLengthOf(marker),
       md5: "",
       compression: formatMarker(marker),
     };
-    return unmarked(await this.staged.commit(stored));
+    return unmarked(await this.staged.commit(stored, condition));
   }
 
   abort(): Promise<void> {

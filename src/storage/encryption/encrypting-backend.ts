@@ -27,6 +27,7 @@ import type {
   ObjectMeta,
   ScratchSealer,
   StagedObject,
+  WriteCondition,
 } from "../backend.ts";
 import { decryptedStream, FrameDecryptor, parseHeaderOrFail } from "./decrypt-stream.ts";
 import { type DecryptFailure, EncryptionError } from "./encryption-error.ts";
@@ -327,8 +328,8 @@ class MarkedStagedObject implements StagedObject {
     return this.sizeOf();
   }
 
-  async commit(meta: ObjectMeta): Promise<ObjectInfo> {
-    return unmarked(await this.staged.commit(withMarker(meta, this.keyId)));
+  async commit(meta: ObjectMeta, condition?: WriteCondition): Promise<ObjectInfo> {
+    return unmarked(await this.staged.commit(withMarker(meta, this.keyId), condition));
   }
 
   abort(): Promise<void> {

@@ -80,3 +80,11 @@ export function readMarkerSync(
   }
   return withBody;
 }
+
+/**
+ * The version token of a stored object (ObjectInfo.version): its inode (each commit renames a new
+ * file into place), time and ETag, so a replace of the key gives another token.
+ */
+export function versionOf(found: StoredObject): string {
+  return `${found.file?.ino ?? "m"}-${found.meta.lastModified}-${found.meta.etag}`;
+}

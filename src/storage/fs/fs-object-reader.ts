@@ -18,7 +18,7 @@ import { withRegularFile } from "../../native/mod.ts";
 import type { BucketDirectories } from "./fs-buckets.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
 import { locateObjectSync, objectPath, type ParsedKey, parseKeyOrNull } from "./fs-keys.ts";
-import { META_XATTR, type StoredObject } from "./fs-object-meta.ts";
+import { META_XATTR, type StoredObject, versionOf } from "./fs-object-meta.ts";
 
 /** Reads retried when a commit keeps replacing the file between reading metadata and opening. */
 export const READ_ATTEMPTS = 5;
@@ -37,7 +37,12 @@ export interface FoundObject {
 export function readObject(bucketDir: string, parsed: ParsedKey): FoundObject | null {
   const found = locateObjectSync(bucketDir, parsed);
   if (!found) return null;
-  const info = { key: parsed.key, storedSize: found.storedSize, meta: found.meta };
+  const info = {
+    key: parsed.key,
+    storedSize: found.storedSize,
+    meta: found.meta,
+    version: versionOf(found),
+  };
   return { info, ino: found.file, extents: found.extents };
 }
 

@@ -4,7 +4,8 @@
  * commit point, or an empty directory marker, committed by setting the directory's attribute.
  */
 
-import type { StagedObject } from "../backend.ts";
+import { KeyLock, SvcError } from "../../lib/mod.ts";
+import type { StagedObject, WriteCondition } from "../backend.ts";
 import type { EarlyWriteback } from "./early-writeback.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
 import {
@@ -15,6 +16,7 @@ import {
   type Placement,
 } from "./fs-keys.ts";
 import { fitsAttribute, writeNewMetaSync } from "./fs-meta-spill.ts";
+import { type StoredObject, versionOf } from "./fs-object-meta.ts";
 import { RETIRE_MIN_BYTES, type RetiredFiles } from "./retired-files.ts";
 
 /** What a commit works with besides the upload itself: the backend's shared stores. */
@@ -43,7 +45,7 @@ export function stagedFile(
   };
   return {
     size,
-    commit: async (meta) => {
+    commit: async (meta, condition) => {
       if (state !== "staged") throw new Error(`Staged object "${parsed.key}" was already used`);
       state = "failed"; // until the rename succeeds; abort() then still cleans up
       // Metadata first, so one fsync makes bytes and metadata durable before the name exists.
@@ -54,21 +56,30 @@ export function stagedFile(
       await writeback?.settle();
       await file.sync();
       closeFile();
-      // The object this commit replaces may have extents: released once the rename is done.
-      const replaced = locateObjectSync(bucketDir, parsed);
-      // A large replaced file keeps a second name, so the rename does not free its blocks.
-      const held = replaced?.file && replaced.extents === undefined &&
-          replaced.storedSize >= RETIRE_MIN_BYTES
-        ? await context.retired.hold(replaced.file.path)
-        : null;
-      try {
-        await placeFile(tmpPath, bucketDir, parsed, context);
-      } finally {
-        if (held !== null) context.retired.release(held);
-      }
-      state = "done";
-      if (replaced?.extents !== extents) await context.extents.release(replaced?.extents);
-      return { key: parsed.key, storedSize: size, meta };
+      const place = async () => {
+        // The object this commit replaces may have extents: released once the rename is done.
+        const replaced = locateObjectSync(bucketDir, parsed);
+        checkCondition(parsed.key, replaced, condition);
+        // A large replaced file keeps a second name, so the rename does not free its blocks.
+        const held = replaced?.file && replaced.extents === undefined &&
+            replaced.storedSize >= RETIRE_MIN_BYTES
+          ? await context.retired.hold(replaced.file.path)
+          : null;
+        try {
+          await placeFile(tmpPath, bucketDir, parsed, context);
+        } finally {
+          if (held !== null) context.retired.release(held);
+        }
+        state = "done";
+        if (replaced?.extents !== extents) await context.extents.release(replaced?.extents);
+        if (!condition) return { key: parsed.key, storedSize: size, meta };
+        const placed = locateObjectSync(bucketDir, parsed);
+        const version = placed ? { version: versionOf(placed) } : {};
+        return { key: parsed.key, storedSize: size, meta, ...version };
+      };
+      // One process per root: a key lock makes the check and the rename one step for every
+      // conditional commit of the key (unconditional ones need no check).
+      return condition ? await conditionLocks.run(`${bucketDir}\0${parsed.key}`, place) : place();
     },
     abort: async () => {
       if (state === "done") return;
@@ -79,6 +90,25 @@ export function stagedFile(
       await context.extents.release(extents);
     },
   };
+}
+
+const conditionLocks = new KeyLock();
+
+/** Throws PreconditionFailed when `condition` does not hold for the stored object `current`. */
+export function checkCondition(
+  key: string,
+  current: StoredObject | null,
+  condition: WriteCondition | undefined,
+): void {
+  if (!condition) return;
+  const holds = "ifNoneMatch" in condition
+    ? current === null
+    : current !== null && versionOf(current) === condition.ifMatch;
+  if (holds) return;
+  const header = "ifNoneMatch" in condition ? "If-None-Match" : "If-Match";
+  throw new SvcError("PreconditionFailed", `Write of "${key}" refused: ${header} did not hold`, {
+    Condition: header,
+  });
 }
 
 /**
@@ -94,9 +124,10 @@ export function stagedMarker(
   let used = false;
   return {
     size: 0,
-    commit: async (meta) => {
+    commit: async (meta, condition) => {
       if (used) throw new Error(`Staged object "${parsed.key}" was already used`);
       used = true;
+      checkCondition(parsed.key, locateObjectSync(bucketDir, parsed), condition);
       if (fitsAttribute(meta)) await placeMarker(bucketDir, parsed, meta, placement);
       else await placeFile(await markerFileOfMeta(tmpDir, meta), bucketDir, parsed, placement);
       return { key: parsed.key, storedSize: 0, meta };

@@ -22,6 +22,7 @@ import type {
   ObjectInfo,
   ObjectMeta,
   StagedObject,
+  WriteCondition,
 } from "../backend.ts";
 import { S3Client } from "./s3-client.ts";
 import { BUCKET_NAME, noSuchBucket, S3Buckets } from "./s3-buckets.ts";
@@ -39,7 +40,7 @@ import {
   uploadFiles,
   uploadSpool,
 } from "./s3-upload.ts";
-import { escapeXmlText } from "./s3-xml.ts";
+import { escapeXmlText, unquoteEtag } from "./s3-xml.ts";
 
 const MAX_KEY_BYTES = 1024;
 
@@ -85,7 +86,8 @@ export class S3Backend implements Backend {
     try {
       const response = await this.client.send({ method: "HEAD", bucket, key, idempotent: true });
       const storedSize = Number(response.headers.get("content-length") ?? 0);
-      return { key, storedSize, meta: metaFromHeaders(response.headers, storedSize) };
+      const meta = metaFromHeaders(response.headers, storedSize);
+      return { key, storedSize, meta, ...versionOf(response.headers) };
     } catch (err) {
       if (isMissingKey(err)) return this.buckets.absent(bucket);
       throw svcErrorFromBackend(err, bucket, key);
@@ -140,7 +142,8 @@ export class S3Backend implements Backend {
       );
     }
     const storedSize = Number(total ?? response.headers.get("content-length") ?? 0);
-    return { info: { key, storedSize, meta: metaFromHeaders(response.headers, storedSize) }, body };
+    const meta = metaFromHeaders(response.headers, storedSize);
+    return { info: { key, storedSize, meta, ...versionOf(response.headers) }, body };
   }
 
   async stageObject(
@@ -164,15 +167,17 @@ export class S3Backend implements Backend {
     let used = false;
     return {
       size,
-      commit: async (meta: ObjectMeta) => {
+      commit: async (meta: ObjectMeta, condition?: WriteCondition) => {
         if (used) throw new Error(`Staged object "${key}" was already used`);
         used = true;
+        let etag: string;
         try {
-          await uploadFiles(this.client, this.options, { bucket, key }, extents, meta);
+          const target = { bucket, key };
+          etag = await uploadFiles(this.client, this.options, target, extents, meta, condition);
         } catch (err) {
-          throw isNoSuchBucket(err) ? noSuchBucket(bucket) : svcErrorFromBackend(err, bucket, key);
+          throw commitError(err, bucket, key, condition);
         }
-        return { key, storedSize: size, meta };
+        return { key, storedSize: size, meta, ...(etag ? { version: etag } : {}) };
       },
       abort: () => {
         used = true;
@@ -293,17 +298,19 @@ export class S3Backend implements Backend {
     const discard = () => Deno.remove(spool.path).catch(() => {});
     return {
       size: spool.size,
-      commit: async (meta: ObjectMeta) => {
+      commit: async (meta: ObjectMeta, condition?: WriteCondition) => {
         if (used) throw new Error(`Staged object "${key}" was already used`);
         used = true;
+        let etag: string;
         try {
-          await uploadSpool(this.client, this.options, { bucket, key }, spool, meta);
+          const target = { bucket, key };
+          etag = await uploadSpool(this.client, this.options, target, spool, meta, condition);
         } catch (err) {
-          throw isNoSuchBucket(err) ? noSuchBucket(bucket) : svcErrorFromBackend(err, bucket, key);
+          throw commitError(err, bucket, key, condition);
         } finally {
           await discard();
         }
-        return { key, storedSize: spool.size, meta };
+        return { key, storedSize: spool.size, meta, ...(etag ? { version: etag } : {}) };
       },
       abort: async () => {
         used = true;
@@ -311,6 +318,42 @@ export class S3Backend implements Backend {
       },
     };
   }
+}
+
+/** The version token of a HEAD or GET answer: the backend's ETag. */
+function versionOf(headers: Headers): { version?: string } {
+  const etag = headers.get("etag");
+  return etag ? { version: unquoteEtag(etag) } : {};
+}
+
+/**
+ * What a failed commit means. With a condition: 412, a 409 ConditionalRequestConflict (S3's
+ * answer to a conditional write racing another) and, for `ifMatch`, a 404 (no object to match)
+ * are PreconditionFailed, the distinct failure callers act on.
+ */
+function commitError(
+  err: unknown,
+  bucket: string,
+  key: string,
+  condition: WriteCondition | undefined,
+): Error {
+  if (isNoSuchBucket(err)) return noSuchBucket(bucket);
+  if (condition && err instanceof BackendError) {
+    const failed = err.status === 412 || err.code === "PreconditionFailed" ||
+      err.code === "ConditionalRequestConflict" ||
+      ("ifMatch" in condition && err.status === 404);
+    if (failed) {
+      const wanted = "ifNoneMatch" in condition
+        ? "If-None-Match: *"
+        : `If-Match: ${condition.ifMatch}`;
+      return new SvcError(
+        "PreconditionFailed",
+        `Backend refused the write of "${key}": ${wanted} did not hold`,
+        { Condition: "ifNoneMatch" in condition ? "If-None-Match" : "If-Match" },
+      );
+    }
+  }
+  return svcErrorFromBackend(err, bucket, key);
 }
 
 /** A 404 that means "no such key": NoSuchKey, or a bare 404 (HEAD has no body). */

@@ -20,12 +20,13 @@
  */
 import { getLogger } from "../../observability/mod.ts";
 import { PRIVATE_FILE_MODE, writeStreamToFile } from "../../lib/mod.ts";
-import type { LocalExtent, ObjectMeta } from "../backend.ts";
+import type { LocalExtent, ObjectMeta, WriteCondition } from "../backend.ts";
 import type { S3Client } from "./s3-client.ts";
 import { BackendError } from "./s3-errors.ts";
 import { metaToHeaders } from "./s3-meta.ts";
 import {
   completeMultipartXml,
+  decodeXmlText,
   parseErrorDocument,
   parseInitiateMultipart,
   unquoteEtag,
@@ -85,24 +86,42 @@ export function isListable(meta: ObjectMeta, storedSize: number): boolean {
   return meta.size === storedSize && meta.md5 !== "" && meta.etag === meta.md5;
 }
 
-/** Uploads the spool as `bucket/key` with `meta`; visible when this resolves. */
+/**
+ * The request headers of a write condition (see WriteCondition): sent with a PUT or with the
+ * CompleteMultipartUpload that makes the object visible, where S3 checks them atomically.
+ */
+export function conditionHeaders(condition: WriteCondition | undefined): Record<string, string> {
+  if (!condition) return {};
+  return "ifNoneMatch" in condition
+    ? { "if-none-match": "*" }
+    : { "if-match": `"${condition.ifMatch}"` };
+}
+
+/**
+ * Uploads the spool as `bucket/key` with `meta`; visible when this resolves. Returns the
+ * backend's ETag of the new object (its version token), "" when the store did not send one.
+ */
 export async function uploadSpool(
   client: S3Client,
   settings: UploadSettings,
   target: { bucket: string; key: string },
   spool: Spool,
   meta: ObjectMeta,
-): Promise<void> {
+  condition?: WriteCondition,
+): Promise<string> {
   const headers = { ...metaToHeaders(meta), ...settings.writeHeaders };
   if (isListable(meta, spool.size) && spool.size < settings.streamCopyThreshold) {
     const response = await client.send({
       method: "PUT",
       ...target,
-      headers,
+      headers: { ...headers, ...conditionHeaders(condition) },
       body: { path: spool.path, start: 0, length: spool.size },
       idempotent: true,
     });
-    if (unquoteEtag(response.headers.get("etag") ?? "") === meta.etag) return;
+    const etag = unquoteEtag(response.headers.get("etag") ?? "");
+    if (etag === meta.etag) return etag;
+    // Sent again below as multipart: it replaces exactly the version this PUT wrote.
+    if (condition) condition = { ifMatch: etag };
   }
   const partSize = Math.max(settings.partSize, Math.ceil(spool.size / MAX_PARTS));
   const count = Math.max(1, Math.ceil(spool.size / partSize));
@@ -111,7 +130,7 @@ export async function uploadSpool(
     start: index * partSize,
     length: Math.min(partSize, spool.size - index * partSize),
   }));
-  await multipartUpload(client, settings, target, pieces, headers);
+  return await multipartUpload(client, settings, target, pieces, headers, condition);
 }
 
 /**
@@ -127,10 +146,11 @@ export async function uploadFiles(
   target: { bucket: string; key: string },
   files: LocalExtent[],
   meta: ObjectMeta,
-): Promise<void> {
+  condition?: WriteCondition,
+): Promise<string> {
   const pieces = files.map((file) => ({ path: file.path, start: 0, length: file.size }));
   const headers = { ...metaToHeaders(meta), ...settings.writeHeaders };
-  await multipartUpload(client, settings, target, pieces, headers);
+  return await multipartUpload(client, settings, target, pieces, headers, condition);
 }
 
 /**
@@ -165,7 +185,8 @@ async function multipartUpload(
   target: { bucket: string; key: string },
   pieces: FilePiece[],
   headers: Record<string, string>,
-): Promise<void> {
+  condition?: WriteCondition,
+): Promise<string> {
   const uploadId = await createMultipartUpload(client, target, headers);
   const stop = new AbortController();
   try {
@@ -201,7 +222,7 @@ async function multipartUpload(
       method: "POST",
       ...target,
       query: { uploadId },
-      headers: { "content-type": "application/xml" },
+      headers: { "content-type": "application/xml", ...conditionHeaders(condition) },
       body: completeMultipartXml(etags),
       idempotent: false,
     });
@@ -217,6 +238,8 @@ async function multipartUpload(
       );
     }
     warnIfPlainEtag(client, completed.text);
+    const etag = /<ETag>([^<]*)<\/ETag>/.exec(completed.text)?.[1];
+    return etag === undefined ? "" : unquoteEtag(decodeXmlText(etag));
   } catch (err) {
     stop.abort(err);
     await client.send({
