@@ -6,7 +6,7 @@
 import type { ObjectInfo } from "../../storage/mod.ts";
 import type { RawBackend } from "./object-checks.ts";
 import type { FindingKind } from "./scrub-state.ts";
-import { deltaDeltaspace, markerKeyOf } from "./stored-names.ts";
+import { deltaDeltaspace, markerKeyOf, recordedMarkerKey } from "./stored-names.ts";
 
 export interface ArtifactFinding {
   key: string;
@@ -22,13 +22,23 @@ export async function markerFinding(
   info: ObjectInfo,
   deltaspace: string,
 ): Promise<ArtifactFinding | null> {
-  const key = markerKeyOf(info);
   const at = (kind: FindingKind, detail: string) => ({
     key: info.key,
     storedName: info.key,
     kind,
     detail,
   });
+  if (recordedMarkerKey(info) === undefined) {
+    // Listed without its metadata (an S3 backend): the key it names is in its own record.
+    try {
+      const full = await raw.headObject(bucket, info.key);
+      if (full === null) return null; // removed since the listing
+      info = full;
+    } catch (err) {
+      return at("unreadable", err instanceof Error ? err.message : String(err));
+    }
+  }
+  const key = markerKeyOf(info);
   let delta: ObjectInfo | null;
   try {
     delta = await raw.headObject(bucket, `${key}.delta`);

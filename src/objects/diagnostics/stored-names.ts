@@ -57,13 +57,21 @@ export function roleOf(info: ObjectInfo, compressed: boolean): StoredRole | null
  * top-level `key` field, else the name after `refs/` (URL-decoded when it decodes).
  */
 export function markerKeyOf(info: ObjectInfo): string {
-  const raw = info.meta.userMeta?.key ?? metaString(info, "key") ??
+  const raw = recordedMarkerKey(info) ??
     info.key.slice(info.key.indexOf("/refs/") + "/refs/".length);
   try {
     return decodeURIComponent(raw);
   } catch {
     return raw;
   }
+}
+
+/**
+ * The key a marker's metadata records, undefined when the record at hand has none (an S3
+ * listing carries no user metadata: HEAD the marker for it).
+ */
+export function recordedMarkerKey(info: ObjectInfo): string | undefined {
+  return info.meta.userMeta?.key ?? metaString(info, "key");
 }
 
 /** Why an object went passthrough: its `storageReason`, `unknown` when older code wrote it. */
