@@ -45,8 +45,12 @@ import {
 
 interface Bucket {
   name: string;
-  /** The bucket's entry in the config file both versions get (YAML flow mapping). */
+  /** The bucket's entry in the old version's config file (YAML flow mapping). */
   policy: string;
+  /** Its entry in today's, when the operator changes it with the upgrade. */
+  newPolicy?: string;
+  /** New versions of the flat `.tar` series must be deltas against the baseline it had. */
+  keepsBaselines: boolean;
 }
 
 interface OldVersion {
@@ -70,15 +74,19 @@ function assertPlainLayout(dataDir: string) {
 const BEFORE_GROUPS: OldVersion = {
   commit: "439950039a01a5d42fff42e163745ae041db7192",
   what: "before deltaspace groups, token forms and compression",
-  buckets: [{ name: "artifacts", policy: "{}" }, {
-    name: "plain",
-    policy: "{ compression: false }",
-  }],
+  buckets: [
+    // The default moves from the parent rule to `auto`: new versions start groups under `.dg/`.
+    { name: "artifacts", policy: "{}", keepsBaselines: false },
+    // An operator who keeps the old layout says `parent` when upgrading.
+    { name: "legacy", policy: "{}", newPolicy: "{ deltaspace: parent }", keepsBaselines: true },
+    { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
+  ],
   checkOldLayout(dataDir) {
     const files = storedFiles(dataDir, "artifacts");
     const stored = files.map((f) => f.name);
-    // The parent rule: one baseline per folder, deltas beside their keys, no groups.
-    for (const folder of ["builds/", "releases/1.0.0/", "dist/2.0.0/"]) {
+    // The parent rule: one baseline per folder, deltas beside their keys, no groups (a `.tgz` was
+    // not a candidate yet: stored as it is).
+    for (const folder of ["builds/", "dist/2.0.0/", "dist/2.1.0/"]) {
       assert.ok(stored.includes(`${folder}reference.bin`), `${folder}: ${stored.join(" ")}`);
     }
     assert.ok(stored.includes("builds/app-1.1.tar.delta"), stored.join(" "));
@@ -92,9 +100,9 @@ const MAIN_BEFORE_V2: OldVersion = {
   commit: "58699f56f272afa6e9ad05a08ed79e48a6d95718",
   what: "groups, token form version 1, compressed baselines",
   buckets: [
-    { name: "artifacts", policy: "{}" },
-    { name: "legacy", policy: "{ deltaspace: parent }" },
-    { name: "plain", policy: "{ compression: false }" },
+    { name: "artifacts", policy: "{}", keepsBaselines: true },
+    { name: "legacy", policy: "{ deltaspace: parent }", keepsBaselines: true },
+    { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
   ],
   checkOldLayout(dataDir) {
     const files = storedFiles(dataDir, "artifacts");
@@ -141,10 +149,13 @@ async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
   const dataDir = await Deno.makeTempDir({ prefix: "svc-upgrade-data-" });
   const configDir = await Deno.makeTempDir({ prefix: "svc-upgrade-config-" });
   try {
-    const config = `${configDir}/svc.yaml`;
-    const entries = old.buckets.map((b) => `    ${b.name}: ${b.policy}\n`).join("");
-    await Deno.writeTextFile(config, `storage:\n  buckets:\n${entries}`);
-    const args = ["--config", config];
+    const configFile = async (name: string, policy: (b: Bucket) => string) => {
+      const entries = old.buckets.map((b) => `    ${b.name}: ${policy(b)}\n`).join("");
+      await Deno.writeTextFile(`${configDir}/${name}`, `storage:\n  buckets:\n${entries}`);
+      return ["--config", `${configDir}/${name}`];
+    };
+    const args = await configFile("old.yaml", (b) => b.policy);
+    const newArgs = await configFile("new.yaml", (b) => b.newPolicy ?? b.policy);
     // Under load a delta PUT could otherwise give up on a codec slot and store passthrough.
     const env = { SVC_CODEC_SLOT_WAIT_SECS: "250" };
     const before = new Map<string, Before>();
@@ -167,7 +178,7 @@ async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
     // No rebuilt-object cache: every GET decodes what the old code stored.
     await using svc = await startSvc({
       dataDir,
-      args,
+      args: newArgs,
       env: { ...env, SVC_REBUILT_CACHE_MB: "0" },
     });
     const s3 = svc.client();
@@ -218,6 +229,15 @@ async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
           .sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
         assert.deepEqual(now, expected, `${bucket}: listing after the new versions`);
         state.listing = now;
+      }
+      for (const bucket of old.buckets.filter((b) => b.keepsBaselines)) {
+        const files = storedFiles(dataDir, bucket.name);
+        const space = (key: string) => {
+          const delta = files.find((f) => f.name === `${key}.delta`);
+          assert.ok(delta, `${bucket.name}/${key} is a delta: ${files.map((f) => f.name)}`);
+          return delta.meta?.deltaspace ?? key.slice(0, key.lastIndexOf("/") + 1);
+        };
+        assert.equal(space(seriesKeys(3).tar), space(seriesKeys(1).tar), "the old baseline");
       }
     });
 
