@@ -11,6 +11,8 @@
  *   rule (`<folder>reference.bin`), raw xdelta3 deltas, nothing compressed.
  * - 58699f5, main before token form version 2: `.dg/<id>/` groups (auto) and `deltaspace: parent`,
  *   token form version 1 (`archive-tokens-1`), seekable-zstd baselines and passthrough objects.
+ * - both in turn: 58699f5 reads what 4399500 wrote and adds versions (groups beside the parent
+ *   rule's baselines in one bucket) before today's svc takes over.
  *
  * The data dir is read before the upgrade to prove the old format is really there. Skipped (with
  * the reason) where git or the commits are missing, e.g. a shallow clone.
@@ -53,8 +55,12 @@ interface Bucket {
   keepsBaselines: boolean;
 }
 
-interface OldVersion {
-  commit: string;
+interface Scenario {
+  /**
+   * The old versions in the order they ran on the data dir: the first writes the fixture, each
+   * later one reads it all and adds a version of each series (an operator who upgraded twice).
+   */
+  commits: string[];
   what: string;
   buckets: Bucket[];
   /** Proves, from the data dir, that the old code wrote the format this test is about. */
@@ -71,8 +77,13 @@ function assertPlainLayout(dataDir: string) {
   assert.equal(stored.filter((n) => INTERNAL_NAME.test(n)).length, 0, stored.join(" "));
 }
 
-const BEFORE_GROUPS: OldVersion = {
-  commit: "439950039a01a5d42fff42e163745ae041db7192",
+/** 4399500: the commit before the first of deltaspace groups and archive token forms. */
+const BEFORE_GROUPS_COMMIT = "439950039a01a5d42fff42e163745ae041db7192";
+/** 58699f5: main before token form version 2. */
+const MAIN_BEFORE_V2_COMMIT = "58699f56f272afa6e9ad05a08ed79e48a6d95718";
+
+const BEFORE_GROUPS: Scenario = {
+  commits: [BEFORE_GROUPS_COMMIT],
   what: "before deltaspace groups, token forms and compression",
   buckets: [
     // The default moves from the parent rule to `auto`: new versions start groups under `.dg/`.
@@ -82,22 +93,14 @@ const BEFORE_GROUPS: OldVersion = {
     { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
   ],
   checkOldLayout(dataDir) {
-    const files = storedFiles(dataDir, "artifacts");
-    const stored = files.map((f) => f.name);
-    // The parent rule: one baseline per folder, deltas beside their keys, no groups (a `.tgz` was
-    // not a candidate yet: stored as it is).
-    for (const folder of ["builds/", "dist/2.0.0/", "dist/2.1.0/"]) {
-      assert.ok(stored.includes(`${folder}reference.bin`), `${folder}: ${stored.join(" ")}`);
-    }
-    assert.ok(stored.includes("builds/app-1.1.tar.delta"), stored.join(" "));
-    assert.ok(!stored.some((n) => n.startsWith(".dg/")), stored.join(" "));
-    assert.ok(!files.some((f) => f.meta?.compression !== undefined), "nothing compressed yet");
+    assertParentLayout(dataDir, "artifacts");
+    assertParentLayout(dataDir, "legacy");
     assertPlainLayout(dataDir);
   },
 };
 
-const MAIN_BEFORE_V2: OldVersion = {
-  commit: "58699f56f272afa6e9ad05a08ed79e48a6d95718",
+const MAIN_BEFORE_V2: Scenario = {
+  commits: [MAIN_BEFORE_V2_COMMIT],
   what: "groups, token form version 1, compressed baselines",
   buckets: [
     { name: "artifacts", policy: "{}", keepsBaselines: true },
@@ -109,6 +112,9 @@ const MAIN_BEFORE_V2: OldVersion = {
     const stored = files.map((f) => f.name);
     assert.ok(stored.some((n) => GROUP_BASELINE.test(n)), `a group baseline: ${stored.join(" ")}`);
     assert.ok(!stored.some((n) => /(^|\/)(builds|dist|releases)\/.*reference\.bin$/.test(n)));
+    // The .tgz versions differ enough (gzip(1) output in token form version 1) that the third
+    // one started re-baselining generation 1: old generations are read too.
+    assert.ok(stored.some((n) => /^\.dg\/[0-9a-f]{32}\/g1\/reference\.bin$/.test(n)), "g1");
     const tokenDeltas = files.filter((f) =>
       f.name.endsWith(".delta") && f.meta?.transform === "archive-tokens-1"
     );
@@ -122,6 +128,37 @@ const MAIN_BEFORE_V2: OldVersion = {
     assertPlainLayout(dataDir);
   },
 };
+
+/** Upgraded twice: the parent rule's baselines, then groups beside them in the same bucket. */
+const UPGRADED_TWICE: Scenario = {
+  commits: [BEFORE_GROUPS_COMMIT, MAIN_BEFORE_V2_COMMIT],
+  what: "upgraded twice: parent-rule baselines, then groups beside them",
+  buckets: [
+    { name: "artifacts", policy: "{}", keepsBaselines: true },
+    { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
+  ],
+  checkOldLayout(dataDir) {
+    const files = storedFiles(dataDir, "artifacts");
+    const stored = files.map((f) => f.name);
+    assert.ok(stored.includes("builds/reference.bin"), stored.join(" "));
+    const v3 = files.find((f) => f.name === `${seriesKeys(3).tar}.delta`);
+    assert.match(String(v3?.meta?.deltaspace), /^\.dg\//, "58699f5 started a group");
+    assertPlainLayout(dataDir);
+  },
+};
+
+/** The parent rule: one baseline per folder, deltas beside their keys, no groups. */
+function assertParentLayout(dataDir: string, bucket: string) {
+  const files = storedFiles(dataDir, bucket);
+  const stored = files.map((f) => f.name);
+  // A `.tgz` was no candidate yet: stored as it is.
+  for (const folder of ["builds/", "dist/2.0.0/", "dist/2.1.0/"]) {
+    assert.ok(stored.includes(`${folder}reference.bin`), `${folder}: ${stored.join(" ")}`);
+  }
+  assert.ok(stored.includes("builds/app-1.1.tar.delta"), stored.join(" "));
+  assert.ok(!stored.some((n) => n.startsWith(".dg/")), stored.join(" "));
+  assert.ok(!files.some((f) => f.meta?.compression !== undefined), "nothing compressed yet");
+}
 
 /** What a bucket held before the upgrade, as the old server answered. */
 interface Before {
@@ -144,13 +181,65 @@ function assertListingClean(listing: Entry[], where: string) {
   assert.deepEqual(internal, [], `${where}: internal names listed`);
 }
 
-async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
-  await using tree = await checkoutTree(old.commit);
+const byKey = (a: Entry, b: Entry) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+
+/** A server's warnings and errors, printed when a check against it fails. */
+function withLogs(logs: string[]) {
+  return (err: unknown): never => {
+    const lines = logs.filter((l) => /\b(WARN|ERROR)\b/.test(l));
+    console.error(`the server logged:\n${lines.slice(-40).join("\n")}`);
+    throw err;
+  };
+}
+
+/** Every object reads back exactly; every listing is the one recorded. */
+async function assertAllRead(s3: S3Client, before: Map<string, Before>, logs: string[]) {
+  for (const [bucket, { objects, listing, levels }] of before) {
+    for (const object of objects) await assertReadsBack(s3, bucket, object).catch(withLogs(logs));
+    const now = await listAll(s3, bucket);
+    assertListingClean(now, bucket);
+    assert.deepEqual(now, listing, `${bucket}: listing`);
+    for (const prefix of LEVELS) {
+      assert.deepEqual(await listLevel(s3, bucket, prefix), levels[prefix], `${bucket}/${prefix}`);
+    }
+  }
+}
+
+/** PUTs version `n` of each series; it and every older object read back, the listing grows. */
+async function addVersions(s3: S3Client, before: Map<string, Before>, n: number, logs: string[]) {
+  for (const [bucket, state] of before) {
+    const keys = seriesKeys(n);
+    const added = [
+      await putOne(s3, bucket, keys.tgz, await tgzOf(n)),
+      await putOne(s3, bucket, keys.zip, zipOf(n)),
+      await putOne(s3, bucket, keys.tar, state.tars.next()),
+    ];
+    for (const object of [...added, ...state.objects]) {
+      await assertReadsBack(s3, bucket, object).catch(withLogs(logs));
+    }
+    state.objects.push(...added);
+    const now = await listAll(s3, bucket);
+    assertListingClean(now, bucket);
+    const expected = [...state.listing, ...added.map(entryOf)].sort(byKey);
+    assert.deepEqual(now, expected, `${bucket}: listing after version ${n}`);
+    state.listing = now;
+    for (const prefix of LEVELS) state.levels[prefix] = await listLevel(s3, bucket, prefix);
+  }
+}
+
+/** The deltaspace (baseline folder) the delta of `key` was made against. */
+function deltaspaceOf(dataDir: string, bucket: string, key: string): unknown {
+  const delta = storedFiles(dataDir, bucket).find((f) => f.name === `${key}.delta`);
+  assert.ok(delta, `${bucket}/${key} is stored as a delta`);
+  return delta.meta?.deltaspace ?? key.slice(0, key.lastIndexOf("/") + 1);
+}
+
+async function upgradeFrom(t: Deno.TestContext, scenario: Scenario) {
   const dataDir = await Deno.makeTempDir({ prefix: "svc-upgrade-data-" });
   const configDir = await Deno.makeTempDir({ prefix: "svc-upgrade-config-" });
   try {
     const configFile = async (name: string, policy: (b: Bucket) => string) => {
-      const entries = old.buckets.map((b) => `    ${b.name}: ${policy(b)}\n`).join("");
+      const entries = scenario.buckets.map((b) => `    ${b.name}: ${policy(b)}\n`).join("");
       await Deno.writeTextFile(`${configDir}/${name}`, `storage:\n  buckets:\n${entries}`);
       return ["--config", `${configDir}/${name}`];
     };
@@ -159,21 +248,32 @@ async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
     // Under load a delta PUT could otherwise give up on a codec slot and store passthrough.
     const env = { SVC_CODEC_SLOT_WAIT_SECS: "250" };
     const before = new Map<string, Before>();
+    // Versions 0-2 of each series come with the fixture; each later server adds one.
+    let version = 3;
 
-    await t.step(`svc ${old.commit.slice(0, 7)} (${old.what}) writes the data dir`, async () => {
-      await using oldSvc = await startOldSvc(tree, { dataDir, args, env });
-      const s3 = oldSvc.client();
-      for (const bucket of old.buckets) {
-        await s3.send(new CreateBucketCommand({ Bucket: bucket.name }));
-        const tars = new TarSeries();
-        const objects = await writeFixture(s3, bucket.name, tars);
-        // Read back by the old code itself: what it answered is what today's must answer.
-        for (const object of objects) await assertReadsBack(s3, bucket.name, object);
-        before.set(bucket.name, await snapshot(s3, bucket.name, objects, tars));
-      }
-      s3.destroy();
-    });
-    old.checkOldLayout(dataDir);
+    for (const [hop, commit] of scenario.commits.entries()) {
+      const label = hop === 0 ? "writes the data dir" : `reads it all and adds version ${version}`;
+      await t.step(`svc ${commit.slice(0, 7)} ${label}`, async () => {
+        await using tree = await checkoutTree(commit);
+        await using old = await startOldSvc(tree, { dataDir, args, env });
+        const s3 = old.client();
+        if (hop > 0) {
+          await assertAllRead(s3, before, old.logs);
+          await addVersions(s3, before, version++, old.logs);
+        } else {
+          for (const bucket of scenario.buckets) {
+            await s3.send(new CreateBucketCommand({ Bucket: bucket.name }));
+            const tars = new TarSeries();
+            const objects = await writeFixture(s3, bucket.name, tars);
+            // Read back by the old code itself: what it answered is what today's must answer.
+            for (const object of objects) await assertReadsBack(s3, bucket.name, object);
+            before.set(bucket.name, await snapshot(s3, bucket.name, objects, tars));
+          }
+        }
+        s3.destroy();
+      });
+    }
+    scenario.checkOldLayout(dataDir);
 
     // No rebuilt-object cache: every GET decodes what the old code stored.
     await using svc = await startSvc({
@@ -182,62 +282,20 @@ async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
       env: { ...env, SVC_REBUILT_CACHE_MB: "0" },
     });
     const s3 = svc.client();
-    const dumpLogs = (err: unknown) => {
-      const lines = svc.logs.filter((l) => /\b(WARN|ERROR)\b/.test(l));
-      console.error(`today's svc logged:\n${lines.slice(-40).join("\n")}`);
-      throw err;
-    };
 
-    await t.step("today's svc reads every object back exactly", async () => {
-      for (const [bucket, { objects }] of before) {
-        for (const object of objects) {
-          await assertReadsBack(s3, bucket, object).catch(dumpLogs);
-        }
-      }
-    });
-
-    await t.step("listings are unchanged and show no internal names", async () => {
-      for (const [bucket, { listing, levels }] of before) {
-        const now = await listAll(s3, bucket);
-        assertListingClean(now, bucket);
-        assert.deepEqual(now, listing, `${bucket}: listing`);
-        for (const prefix of LEVELS) {
-          assert.deepEqual(
-            await listLevel(s3, bucket, prefix),
-            levels[prefix],
-            `${bucket}/${prefix}`,
-          );
-        }
-      }
+    await t.step("today's svc reads every object back exactly, listings unchanged", async () => {
+      await assertAllRead(s3, before, svc.logs);
     });
 
     await t.step("new versions land beside the old ones", async () => {
-      for (const [bucket, state] of before) {
-        const keys = seriesKeys(3);
-        const added = [
-          await putOne(s3, bucket, keys.tgz, await tgzOf(3)),
-          await putOne(s3, bucket, keys.zip, zipOf(3)),
-          await putOne(s3, bucket, keys.tar, state.tars.next()),
-        ];
-        for (const object of [...added, ...state.objects]) {
-          await assertReadsBack(s3, bucket, object).catch(dumpLogs);
-        }
-        state.objects.push(...added);
-        const now = await listAll(s3, bucket);
-        assertListingClean(now, bucket);
-        const expected = [...state.listing, ...added.map((o) => entryOf(o))]
-          .sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-        assert.deepEqual(now, expected, `${bucket}: listing after the new versions`);
-        state.listing = now;
-      }
-      for (const bucket of old.buckets.filter((b) => b.keepsBaselines)) {
-        const files = storedFiles(dataDir, bucket.name);
-        const space = (key: string) => {
-          const delta = files.find((f) => f.name === `${key}.delta`);
-          assert.ok(delta, `${bucket.name}/${key} is a delta: ${files.map((f) => f.name)}`);
-          return delta.meta?.deltaspace ?? key.slice(0, key.lastIndexOf("/") + 1);
-        };
-        assert.equal(space(seriesKeys(3).tar), space(seriesKeys(1).tar), "the old baseline");
+      await addVersions(s3, before, version, svc.logs);
+      for (const bucket of scenario.buckets.filter((b) => b.keepsBaselines)) {
+        const [previous, now] = [seriesKeys(version - 1).tar, seriesKeys(version).tar];
+        assert.equal(
+          deltaspaceOf(dataDir, bucket.name, now),
+          deltaspaceOf(dataDir, bucket.name, previous),
+          `${bucket.name}: ${now} is a delta against the baseline ${previous} used`,
+        );
       }
     });
 
@@ -251,12 +309,10 @@ async function upgradeFrom(t: Deno.TestContext, old: OldVersion) {
           "NoSuchKey",
         );
         state.objects = state.objects.filter((o) => o.key !== gone);
-        for (const object of state.objects) {
-          await assertReadsBack(s3, bucket, object).catch(dumpLogs);
-        }
-        const now = await listAll(s3, bucket);
-        assert.deepEqual(now, state.listing.filter((e) => e.key !== gone), `${bucket}: listing`);
+        state.listing = state.listing.filter((e) => e.key !== gone);
+        for (const prefix of LEVELS) state.levels[prefix] = await listLevel(s3, bucket, prefix);
       }
+      await assertAllRead(s3, before, svc.logs);
     });
 
     await t.step("the integrity scan finds no damage", async () => {
@@ -279,13 +335,14 @@ function entryOf(object: Stored): Entry {
   return { key: object.key, size: object.body.length, etag: object.etag };
 }
 
-for (const old of [BEFORE_GROUPS, MAIN_BEFORE_V2]) {
-  const problem = historyProblem(old.commit);
-  if (problem) console.warn(`upgrade test from ${old.commit.slice(0, 7)} skipped: ${problem}`);
+for (const scenario of [BEFORE_GROUPS, MAIN_BEFORE_V2, UPGRADED_TWICE]) {
+  const commits = scenario.commits.map((c) => c.slice(0, 7)).join(", ");
+  const problems = scenario.commits.map(historyProblem).filter((p) => p !== undefined);
+  if (problems.length) console.warn(`upgrade test from ${commits} skipped: ${problems[0]}`);
   Deno.test({
-    name: `upgrade: data written by svc ${old.commit.slice(0, 7)} (${old.what}) reads back exact`,
+    name: `upgrade: data written by svc ${commits} (${scenario.what}) reads back exact`,
     // Today's server must find the old objects in the data dir, not on a test backend.
-    ignore: problem !== undefined || !objectsOnLocalDisk,
-    fn: (t) => upgradeFrom(t, old),
+    ignore: problems.length > 0 || !objectsOnLocalDisk,
+    fn: (t) => upgradeFrom(t, scenario),
   });
 }
