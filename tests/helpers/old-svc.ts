@@ -115,6 +115,9 @@ export async function startOldSvc(
       SVC_LOG_LEVEL: "info",
       SVC_REPLAY_WINDOW_SECS: "0",
       SVC_BOOTSTRAP_PASSWORD_HASH: ADMIN_PASSWORD_HASH,
+      // Its transpiled modules go with the tree, not into the shared cache under a path that is
+      // new every run.
+      DENO_DIR: `${tree.dir}/.deno-cache`,
       ...options.env,
     },
     stdin: "null",
