@@ -183,11 +183,11 @@ function assertListingClean(listing: Entry[], where: string) {
 
 const byKey = (a: Entry, b: Entry) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 
-/** A server's warnings and errors, printed when a check against it fails. */
-function withLogs(logs: string[]) {
+/** A server's warnings and errors, printed when a check of `where` against it fails. */
+function withLogs(logs: string[], where: string) {
   return (err: unknown): never => {
     const lines = logs.filter((l) => /\b(WARN|ERROR)\b/.test(l));
-    console.error(`the server logged:\n${lines.slice(-40).join("\n")}`);
+    console.error(`${where} failed; the server logged:\n${lines.slice(-40).join("\n")}`);
     throw err;
   };
 }
@@ -195,7 +195,9 @@ function withLogs(logs: string[]) {
 /** Every object reads back exactly; every listing is the one recorded. */
 async function assertAllRead(s3: S3Client, before: Map<string, Before>, logs: string[]) {
   for (const [bucket, { objects, listing, levels }] of before) {
-    for (const object of objects) await assertReadsBack(s3, bucket, object).catch(withLogs(logs));
+    for (const object of objects) {
+      await assertReadsBack(s3, bucket, object).catch(withLogs(logs, `${bucket}/${object.key}`));
+    }
     const now = await listAll(s3, bucket);
     assertListingClean(now, bucket);
     assert.deepEqual(now, listing, `${bucket}: listing`);
@@ -215,7 +217,7 @@ async function addVersions(s3: S3Client, before: Map<string, Before>, n: number,
       await putOne(s3, bucket, keys.tar, state.tars.next()),
     ];
     for (const object of [...added, ...state.objects]) {
-      await assertReadsBack(s3, bucket, object).catch(withLogs(logs));
+      await assertReadsBack(s3, bucket, object).catch(withLogs(logs, `${bucket}/${object.key}`));
     }
     state.objects.push(...added);
     const now = await listAll(s3, bucket);
