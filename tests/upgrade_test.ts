@@ -5,7 +5,7 @@
  * each policy it has; today's svc then starts on the same data dir and must read every object back
  * byte for byte (whole, ranged, HEAD), list the same keys, sizes and ETags, take new versions of
  * each series beside the old ones, delete an old version without harming the rest, and pass the
- * integrity scan. The two old versions:
+ * integrity scan. The data dirs:
  *
  * - 4399500, before deltaspace groups, archive token forms and storage compression: the `parent`
  *   rule (`<folder>reference.bin`), raw xdelta3 deltas, nothing compressed.
