@@ -204,7 +204,8 @@ Deno.test("svc admin against a running server: sessions, IAM, buckets, jobs, bac
     const jobs = expect(await run(["jobs", "list"]), 0, "jobs list").stdout;
     assert.match(
       jobs,
-      new RegExp(`${id}\\s+reencrypt\\s+photos\\s+succeeded\\s+done\\s+\\d+ objects`),
+      // With the job's totals (progress fields): "100%, 3/3 objects, 21 B/21 B, eta 0s".
+      new RegExp(`${id}\\s+reencrypt\\s+photos\\s+succeeded\\s+done\\s+100%, (\\d+)/\\1 objects`),
     );
     assert.match(jobs, /lifecycle:tidy/);
     refused(await run(["jobs", "pause", id]), 1, /not supported by maintenance jobs/, "405");

@@ -84,7 +84,11 @@ export class Upload {
       query: { ...target, content_type: this.file.type || undefined },
     });
     this.#uploadId = created.upload_id;
-    if (this.#cancelled) return await this.#abort();
+    if (this.#cancelled) {
+      // Cancelled while the upload was being created: nothing sent yet, but it did not finish.
+      await this.#abort();
+      throw new ApiError(0, "cancelled", "Upload cancelled");
+    }
     const count = Math.ceil(this.file.size / PART_SIZE);
     const sent = new Array(count).fill(0);
     const etags: string[] = new Array(count);
