@@ -77,20 +77,29 @@ const enum Pending {
  */
 const sharedHead = new Int32Array(HASH_SIZE);
 const sharedHeadGeneration = new Uint32Array(HASH_SIZE);
-/** Written before read (a position's link is set when it is inserted), so never cleared. */
-const sharedPrev = new Int32Array(WSIZE);
+/**
+ * For each position in the window: how far back the previous position with its hash is, or FAR
+ * when there is none within MAX_DIST (a chain walk stops there either way). Distances rather than
+ * positions halve the table, which the walk reads once per step. Written before read (a position's
+ * link is set when it is inserted), so never cleared.
+ */
+const sharedPrev = new Uint16Array(WSIZE);
+/** Farther back than any window: `cur - FAR` is below every chain walk's limit. */
+const FAR = 0xffff;
 let generation = 0;
 
 export class DeflateModel {
   readonly #data: Uint8Array;
+  /** The same bytes, for two- and four-byte compares (little endian, unaligned). */
+  readonly #view: DataView;
   readonly #n: number;
-  readonly #p: ModelParams;
-  /** Most recent position with each hash (valid when its generation is #generation). */
-  readonly #head = sharedHead;
-  readonly #headGeneration = sharedHeadGeneration;
+  readonly #hash4: boolean;
+  readonly #maxChain: number;
+  readonly #good: number;
+  readonly #nice: number;
+  readonly #maxLazy: number;
+  /** Heads count only when their generation is this (see sharedHead). */
   readonly #generation: number;
-  /** For each position in the window: the previous position with its hash (-1: none). */
-  readonly #prev = sharedPrev;
   /** Next position to insert into the chains: every position before it is in. */
   #inserted = 0;
   #s = 0;
@@ -103,8 +112,13 @@ export class DeflateModel {
 
   constructor(data: Uint8Array, params: ModelParams) {
     this.#data = data;
+    this.#view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     this.#n = data.length;
-    this.#p = params;
+    this.#hash4 = params.hashBytes === 4;
+    this.#maxChain = params.maxChain;
+    this.#good = params.good;
+    this.#nice = params.nice;
+    this.#maxLazy = params.maxLazy;
     generation = (generation + 1) >>> 0;
     if (generation === 0) {
       sharedHeadGeneration.fill(0); // wrapped around: old generations must not match again
@@ -113,80 +127,90 @@ export class DeflateModel {
     this.#generation = generation;
   }
 
-  #hash(i: number): number {
-    const d = this.#data;
-    if (this.#p.hashBytes === 3) {
-      return ((((d[i] << 5) ^ d[i + 1]) << 5) ^ d[i + 2]) & HASH_MASK;
-    }
-    const word = d[i] | (d[i + 1] << 8) | (d[i + 2] << 16) | (d[i + 3] << 24);
-    return Math.imul(word, 0x9e3779b1) >>> (32 - HASH_BITS);
-  }
-
-  /** Inserts every position before `end` not yet in the chains (those with enough bytes). */
+  /**
+   * Inserts every position before `end` not yet in the chains (those with enough bytes): each
+   * position's link is the previous position with its hash (-1: none).
+   */
   #insertUpTo(end: number): void {
-    const last = this.#n - this.#p.hashBytes; // the last position with a whole hash
-    const stop = Math.min(end, last + 1);
-    const head = this.#head;
-    const headGeneration = this.#headGeneration;
+    let i = this.#inserted;
+    if (end <= i) return;
+    this.#inserted = end;
+    const hash4 = this.#hash4;
+    const last = this.#n - (hash4 ? 4 : 3); // the last position with a whole hash
+    const stop = end < last + 1 ? end : last + 1;
+    if (i >= stop) return;
+    const head = sharedHead;
+    const headGeneration = sharedHeadGeneration;
+    const prev = sharedPrev;
     const current = this.#generation;
-    const prev = this.#prev;
-    for (let i = this.#inserted; i < stop; i++) {
-      const h = this.#hash(i);
-      prev[i & WMASK] = headGeneration[h] === current ? head[h] : -1;
+    if (hash4) {
+      const view = this.#view;
+      for (; i < stop; i++) {
+        const h = Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS);
+        const dist = headGeneration[h] === current ? i - head[h] : FAR;
+        prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
+        head[h] = i;
+        headGeneration[h] = current;
+      }
+      return;
+    }
+    // zlib's rolling hash of three bytes: five bits a byte, the oldest shifted out of 15.
+    const d = this.#data;
+    let h = (d[i] << 5) ^ d[i + 1];
+    for (; i < stop; i++) {
+      h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
+      const dist = headGeneration[h] === current ? i - head[h] : FAR;
+      prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
       head[h] = i;
       headGeneration[h] = current;
     }
-    if (end > this.#inserted) this.#inserted = end;
-  }
-
-  /** The chain head for position s (inserting s first): the previous position with its hash. */
-  #headFor(s: number): number {
-    if (s + this.#p.hashBytes > this.#n) return -1;
-    if (s < this.#inserted) return this.#prev[s & WMASK];
-    this.#insertUpTo(s + 1);
-    return this.#prev[s & WMASK];
   }
 
   /** zlib's longest_match: the best match at s along the chain from `cur`, at least `best` long. */
   #longest(cur: number, s: number, best: number): number {
-    const d = this.#data;
-    const prev = this.#prev;
+    const view = this.#view;
+    const prev = sharedPrev;
     const lookahead = this.#n - s;
     const maxLen = lookahead < 258 ? lookahead : 258;
-    let chain = this.#p.maxChain;
-    if (best >= this.#p.good) chain >>= 2;
-    const nice = this.#p.nice < lookahead ? this.#p.nice : lookahead;
-    const limit = s > MAX_DIST ? s - MAX_DIST : 0;
-    let start = this.#matchStart;
     let bestLen = best;
     if (bestLen >= maxLen) return bestLen;
-    // The bytes a candidate must match to beat the best so far, checked first (most fail here).
-    let scanEnd = d[s + bestLen];
-    let scanEnd1 = d[s + bestLen - 1];
-    const scan0 = d[s];
-    const scan1 = d[s + 1];
+    let chain = this.#maxChain;
+    if (bestLen >= this.#good) chain >>= 2;
+    const nice = this.#nice < lookahead ? this.#nice : lookahead;
+    const limit = s > MAX_DIST ? s - MAX_DIST : 0;
+    let start = this.#matchStart;
+    // A candidate must match the two bytes that end the best so far (most fail there) and the
+    // first two; then four bytes a step while that cannot pass maxLen.
+    let scanEnd = view.getUint16(s + bestLen - 1, true);
+    const scanStart = view.getUint16(s, true);
+    const stop = maxLen - 4;
     for (;;) {
       if (
-        d[cur + bestLen] === scanEnd && d[cur + bestLen - 1] === scanEnd1 && d[cur] === scan0 &&
-        d[cur + 1] === scan1
+        view.getUint16(cur + bestLen - 1, true) === scanEnd &&
+        view.getUint16(cur, true) === scanStart
       ) {
         let len = 2;
-        const stop = maxLen - 4;
-        // Four bytes a step while that cannot pass maxLen, then one at a time.
-        while (
-          len <= stop && d[cur + len] === d[s + len] && d[cur + len + 1] === d[s + len + 1] &&
-          d[cur + len + 2] === d[s + len + 2] && d[cur + len + 3] === d[s + len + 3]
-        ) len += 4;
-        while (len < maxLen && d[cur + len] === d[s + len]) len++;
+        for (;;) {
+          if (len > stop) {
+            const d = this.#data;
+            while (len < maxLen && d[cur + len] === d[s + len]) len++;
+            break;
+          }
+          const x = view.getInt32(cur + len, true) ^ view.getInt32(s + len, true);
+          if (x !== 0) {
+            len += (31 - Math.clz32(x & -x)) >> 3; // the first differing byte (little endian)
+            break;
+          }
+          len += 4;
+        }
         if (len > bestLen) {
           start = cur;
           bestLen = len;
           if (len >= nice || len >= maxLen) break;
-          scanEnd = d[s + bestLen];
-          scanEnd1 = d[s + bestLen - 1];
+          scanEnd = view.getUint16(s + bestLen - 1, true);
         }
       }
-      cur = prev[cur & WMASK];
+      cur -= prev[cur & WMASK];
       if (cur <= limit || --chain === 0) break;
     }
     this.#matchStart = start;
@@ -197,7 +221,9 @@ export class DeflateModel {
   next(): boolean {
     if (this.#pending !== Pending.None) return this.#pending !== Pending.End;
     const n = this.#n;
-    const p = this.#p;
+    const hashBytes = this.#hash4 ? 4 : 3;
+    const maxLazy = this.#maxLazy;
+    const prev = sharedPrev;
     for (;;) {
       const s = this.#s;
       if (s >= n) {
@@ -208,11 +234,16 @@ export class DeflateModel {
         this.#pending = Pending.End;
         return false;
       }
-      const hashHead = this.#headFor(s);
+      // The chain head for s (inserting s first): the previous position with its hash.
+      let hashHead = -1;
+      if (s + hashBytes <= n) {
+        if (s >= this.#inserted) this.#insertUpTo(s + 1);
+        hashHead = s - prev[s & WMASK];
+      }
       const prevLength = this.#matchLength;
       const prevMatch = this.#matchStart;
       let matchLength = 2;
-      if (hashHead > 0 && prevLength < p.maxLazy && s - hashHead <= MAX_DIST) {
+      if (hashHead > 0 && prevLength < maxLazy && s - hashHead <= MAX_DIST) {
         matchLength = this.#longest(hashHead, s, prevLength);
         if (matchLength === 3 && s - this.#matchStart > TOO_FAR) matchLength = 2;
       }
