@@ -16,6 +16,18 @@
  * again. Never change what it proposes for an existing parameter set; add a set instead.
  */
 
+import {
+  insertPositions,
+  LONG,
+  longPrev,
+  matchLength,
+  MAX_DIST,
+  nextGeneration,
+  rankAt,
+  shortPrev,
+  WMASK,
+} from "./deflate-chains.ts";
+
 /** One parameter set: zlib's configuration table row plus the hash the producer used. */
 export interface ModelParams {
   /** 3: zlib's rolling hash of three bytes; 4: a hash of four bytes (Chromium's zlib, Node). */
@@ -43,15 +55,16 @@ export const MODEL_PARAMS: readonly ModelParams[] = [
   { hashBytes: 4, good: 8, maxLazy: 32, nice: 128, maxChain: 256 }, // 9: Chromium -7
 ];
 
-const WSIZE = 32768;
-const WMASK = WSIZE - 1;
-/** zlib's MAX_DIST: the window less the lookahead it keeps (MIN_LOOKAHEAD = 258 + 3 + 1). */
-const MAX_DIST = WSIZE - 262;
 /** A three-byte match this far back is not worth its bits (zlib's TOO_FAR). */
 const TOO_FAR = 4096;
-const HASH_BITS = 15;
-const HASH_SIZE = 1 << HASH_BITS;
-const HASH_MASK = HASH_SIZE - 1;
+/**
+ * Positions are inserted this far ahead of the search, in batches: a walk from s reads only links
+ * of positions before s, and a slot of the window is reused only by a position 32 KiB on, beyond
+ * s + 262 for every candidate the walk may reach (zlib's MAX_DIST keeps that lookahead).
+ */
+const INSERT_AHEAD = 256;
+/** The chain budget from which the long chains (deflate-chains.ts) pay for keeping them. */
+const LONG_CHAINS_FROM = 1024;
 
 /** What `next()` proposes: a literal (length 0) or a match, at position `at` of the content. */
 export interface Proposal {
@@ -70,24 +83,6 @@ const enum Pending {
   End,
 }
 
-/**
- * The chain heads, shared by every model of this thread (one runs at a time: the codec is
- * synchronous): a zip of thousands of small members would otherwise clear 128 KiB per member and
- * candidate model. A head counts only when its generation is the running model's.
- */
-const sharedHead = new Int32Array(HASH_SIZE);
-const sharedHeadGeneration = new Uint32Array(HASH_SIZE);
-/**
- * For each position in the window: how far back the previous position with its hash is, or FAR
- * when there is none within MAX_DIST (a chain walk stops there either way). Distances rather than
- * positions halve the table, which the walk reads once per step. Written before read (a position's
- * link is set when it is inserted), so never cleared.
- */
-const sharedPrev = new Uint16Array(WSIZE);
-/** Farther back than any window: `cur - FAR` is below every chain walk's limit. */
-const FAR = 0xffff;
-let generation = 0;
-
 export class DeflateModel {
   readonly #data: Uint8Array;
   /** The same bytes, for two- and four-byte compares (little endian, unaligned). */
@@ -98,7 +93,9 @@ export class DeflateModel {
   readonly #good: number;
   readonly #nice: number;
   readonly #maxLazy: number;
-  /** Heads count only when their generation is this (see sharedHead). */
+  /** Whether the long chains are kept: they pay off only for long chain budgets. */
+  readonly #useLong: boolean;
+  /** Chain entries count only when their generation is this (deflate-chains.ts). */
   readonly #generation: number;
   /** Next position to insert into the chains: every position before it is in. */
   #inserted = 0;
@@ -119,63 +116,37 @@ export class DeflateModel {
     this.#good = params.good;
     this.#nice = params.nice;
     this.#maxLazy = params.maxLazy;
-    generation = (generation + 1) >>> 0;
-    if (generation === 0) {
-      sharedHeadGeneration.fill(0); // wrapped around: old generations must not match again
-      generation = 1;
-    }
-    this.#generation = generation;
+    this.#useLong = params.maxChain >= LONG_CHAINS_FROM;
+    this.#generation = nextGeneration();
   }
 
-  /**
-   * Inserts every position before `end` not yet in the chains (those with enough bytes): each
-   * position's link is the previous position with its hash (-1: none).
-   */
+  /** Inserts every position before `end` not yet in the chains (those with enough bytes). */
   #insertUpTo(end: number): void {
-    let i = this.#inserted;
-    if (end <= i) return;
+    const from = this.#inserted;
+    if (end <= from) return;
     this.#inserted = end;
-    const hash4 = this.#hash4;
-    const last = this.#n - (hash4 ? 4 : 3); // the last position with a whole hash
+    const n = this.#n;
+    const last = n - (this.#hash4 ? 4 : 3); // the last position with a whole hash
     const stop = end < last + 1 ? end : last + 1;
-    if (i >= stop) return;
-    const head = sharedHead;
-    const headGeneration = sharedHeadGeneration;
-    const prev = sharedPrev;
-    const current = this.#generation;
-    if (hash4) {
-      const view = this.#view;
-      for (; i < stop; i++) {
-        const h = Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS);
-        const dist = headGeneration[h] === current ? i - head[h] : FAR;
-        prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-        head[h] = i;
-        headGeneration[h] = current;
-      }
-      return;
-    }
-    // zlib's rolling hash of three bytes: five bits a byte, the oldest shifted out of 15.
-    const d = this.#data;
-    let h = (d[i] << 5) ^ d[i + 1];
-    for (; i < stop; i++) {
-      h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
-      const dist = headGeneration[h] === current ? i - head[h] : FAR;
-      prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-      head[h] = i;
-      headGeneration[h] = current;
-    }
+    if (from >= stop) return;
+    const longStop = this.#useLong ? Math.min(stop, n - LONG + 1) : 0;
+    insertPositions(this.#view, this.#data, from, stop, longStop, this.#hash4, this.#generation);
+  }
+
+  /** zlib's chain budget: max_chain, quartered once a match of `good` bytes is held. */
+  #chainFor(best: number): number {
+    return best >= this.#good ? this.#maxChain >> 2 : this.#maxChain;
   }
 
   /** zlib's longest_match: the best match at s along the chain from `cur`, at least `best` long. */
   #longest(cur: number, s: number, best: number): number {
     const view = this.#view;
-    const prev = sharedPrev;
+    const prev = shortPrev;
     const lookahead = this.#n - s;
     const maxLen = lookahead < 258 ? lookahead : 258;
     let bestLen = best;
     if (bestLen >= maxLen) return bestLen;
-    let chain = this.#maxChain;
-    if (bestLen >= this.#good) chain >>= 2;
+    let chain = this.#chainFor(bestLen);
     const nice = this.#nice < lookahead ? this.#nice : lookahead;
     const limit = s > MAX_DIST ? s - MAX_DIST : 0;
     let start = this.#matchStart;
@@ -183,35 +154,58 @@ export class DeflateModel {
     // first two; then four bytes a step while that cannot pass maxLen.
     let scanEnd = view.getUint16(s + bestLen - 1, true);
     const scanStart = view.getUint16(s, true);
-    const stop = maxLen - 4;
-    for (;;) {
-      if (
-        view.getUint16(cur + bestLen - 1, true) === scanEnd &&
-        view.getUint16(cur, true) === scanStart
-      ) {
-        let len = 2;
-        for (;;) {
-          if (len > stop) {
-            const d = this.#data;
-            while (len < maxLen && d[cur + len] === d[s + len]) len++;
-            break;
+    const d = this.#data;
+    const useLong = this.#useLong;
+    let long = useLong && bestLen >= LONG;
+    if (long) cur = s; // the long chain from s itself: the short head may not share LONG bytes
+    else {
+      for (;;) {
+        if (
+          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
+          view.getUint16(cur, true) === scanStart
+        ) {
+          const len = matchLength(view, d, cur, s, maxLen);
+          if (len > bestLen) {
+            start = cur;
+            bestLen = len;
+            if (len >= nice || len >= maxLen) break;
+            scanEnd = view.getUint16(s + bestLen - 1, true);
+            if (useLong && bestLen >= LONG) {
+              long = true; // cur shares s's first LONG bytes: it is on s's long chain
+              break;
+            }
           }
-          const x = view.getInt32(cur + len, true) ^ view.getInt32(s + len, true);
-          if (x !== 0) {
-            len += (31 - Math.clz32(x & -x)) >> 3; // the first differing byte (little endian)
-            break;
-          }
-          len += 4;
         }
-        if (len > bestLen) {
-          start = cur;
-          bestLen = len;
-          if (len >= nice || len >= maxLen) break;
-          scanEnd = view.getUint16(s + bestLen - 1, true);
+        cur -= prev[cur & WMASK];
+        if (cur <= limit || --chain === 0) break;
+      }
+    }
+    if (long && bestLen < nice && bestLen < maxLen) {
+      // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
+      const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
+      const ranks = rankAt;
+      const links = longPrev;
+      const scanWord = view.getInt32(s, true);
+      for (;;) {
+        cur -= links[cur & WMASK];
+        if (cur <= limit) break;
+        // Other first four bytes: perhaps another short hash (its rank means nothing here), and
+        // a candidate that cannot share LONG bytes.
+        if (view.getInt32(cur, true) !== scanWord) continue;
+        if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
+        if (
+          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
+          view.getUint16(cur, true) === scanStart
+        ) {
+          const len = matchLength(view, d, cur, s, maxLen);
+          if (len > bestLen) {
+            start = cur;
+            bestLen = len;
+            if (len >= nice || len >= maxLen) break;
+            scanEnd = view.getUint16(s + bestLen - 1, true);
+          }
         }
       }
-      cur -= prev[cur & WMASK];
-      if (cur <= limit || --chain === 0) break;
     }
     this.#matchStart = start;
     return bestLen;
@@ -223,7 +217,7 @@ export class DeflateModel {
     const n = this.#n;
     const hashBytes = this.#hash4 ? 4 : 3;
     const maxLazy = this.#maxLazy;
-    const prev = sharedPrev;
+    const prev = shortPrev;
     for (;;) {
       const s = this.#s;
       if (s >= n) {
@@ -237,7 +231,7 @@ export class DeflateModel {
       // The chain head for s (inserting s first): the previous position with its hash.
       let hashHead = -1;
       if (s + hashBytes <= n) {
-        if (s >= this.#inserted) this.#insertUpTo(s + 1);
+        if (s >= this.#inserted) this.#insertUpTo(s + INSERT_AHEAD);
         hashHead = s - prev[s & WMASK];
       }
       const prevLength = this.#matchLength;
