@@ -37,11 +37,23 @@ export interface ModelParams {
   good: number;
   /** A match this long is taken without looking further (nice_length). */
   nice: number;
-  /** No lazy search once a match this long is held (max_lazy). */
+  /**
+   * No lazy search once a match this long is held (max_lazy); with `kind: "fast"`, the longest
+   * match whose positions are inserted into the chains (max_insert_length).
+   */
   maxLazy: number;
+  /**
+   * "fast": zlib's deflate_fast (levels 1-3): greedy, no lazy step, and the positions inside a
+   * match longer than maxLazy are not inserted. Otherwise deflate_slow (levels 4-9).
+   */
+  kind?: "fast";
 }
 
-/** Parameter sets by the id stored in a predicted record. Append only. */
+/**
+ * Parameter sets by the id stored in a predicted record. Append only. zlib's levels 1-3 (10-12)
+ * predict zlib, gzip(1) and what builds on them; Node's levels 1-3 (Chromium's zlib) follow none
+ * of these and keep their tokens.
+ */
 export const MODEL_PARAMS: readonly ModelParams[] = [
   { hashBytes: 4, good: 32, maxLazy: 258, nice: 258, maxChain: 4096 }, // 0: Node/Chromium -9
   { hashBytes: 3, good: 32, maxLazy: 258, nice: 258, maxChain: 4096 }, // 1: zlib -9
@@ -53,6 +65,9 @@ export const MODEL_PARAMS: readonly ModelParams[] = [
   { hashBytes: 3, good: 4, maxLazy: 4, nice: 16, maxChain: 16 }, // 7: zlib -4
   { hashBytes: 4, good: 32, maxLazy: 128, nice: 258, maxChain: 1024 }, // 8: Chromium -8
   { hashBytes: 4, good: 8, maxLazy: 32, nice: 128, maxChain: 256 }, // 9: Chromium -7
+  { hashBytes: 3, good: 4, maxLazy: 4, nice: 8, maxChain: 4, kind: "fast" }, // 10: zlib -1
+  { hashBytes: 3, good: 4, maxLazy: 5, nice: 16, maxChain: 8, kind: "fast" }, // 11: zlib -2
+  { hashBytes: 3, good: 4, maxLazy: 6, nice: 32, maxChain: 32, kind: "fast" }, // 12: zlib -3
 ];
 
 /** A three-byte match this far back is not worth its bits (zlib's TOO_FAR). */
@@ -93,7 +108,12 @@ export class DeflateModel {
   readonly #good: number;
   readonly #nice: number;
   readonly #maxLazy: number;
-  /** Whether the long chains are kept: they pay off only for long chain budgets. */
+  /** deflate_fast rather than deflate_slow (ModelParams.kind). */
+  readonly #fast: boolean;
+  /**
+   * Whether the long chains are kept: they pay off only for long chain budgets, and their ranks
+   * need every position inserted (deflate_slow).
+   */
   readonly #useLong: boolean;
   /** Chain entries count only when their generation is this (deflate-chains.ts). */
   readonly #generation: number;
@@ -116,7 +136,8 @@ export class DeflateModel {
     this.#good = params.good;
     this.#nice = params.nice;
     this.#maxLazy = params.maxLazy;
-    this.#useLong = params.maxChain >= LONG_CHAINS_FROM;
+    this.#fast = params.kind === "fast";
+    this.#useLong = !this.#fast && params.maxChain >= LONG_CHAINS_FROM;
     this.#generation = nextGeneration();
   }
 
@@ -214,6 +235,7 @@ export class DeflateModel {
   /** Proposes the next token (sets `proposal`); false at the end of the content. */
   next(): boolean {
     if (this.#pending !== Pending.None) return this.#pending !== Pending.End;
+    if (this.#fast) return this.#nextFast();
     const n = this.#n;
     const hashBytes = this.#hash4 ? 4 : 3;
     const maxLazy = this.#maxLazy;
@@ -255,6 +277,43 @@ export class DeflateModel {
     }
   }
 
+  /** deflate_fast: the longest match at s if it is 3 bytes or more, else a literal. */
+  #nextFast(): boolean {
+    const s = this.#s;
+    const n = this.#n;
+    if (s >= n) {
+      this.#pending = Pending.End;
+      return false;
+    }
+    // Only s itself: positions inside long matches are skipped, not inserted ahead.
+    let hashHead = -1;
+    if (s + (this.#hash4 ? 4 : 3) <= n) {
+      this.#insertUpTo(s + 1);
+      hashHead = s - shortPrev[s & WMASK];
+    }
+    if (hashHead > 0 && s - hashHead <= MAX_DIST) {
+      const length = this.#longest(hashHead, s, 2);
+      if (length >= 3) {
+        this.#propose(Pending.Match, s, length, s - this.#matchStart);
+        return true;
+      }
+    }
+    this.#propose(Pending.Literal, s, 0, 0);
+    return true;
+  }
+
+  /**
+   * Inserts what a match of `length` at `at` inserts (deflate_slow: every position; deflate_fast:
+   * those of a match up to max_insert_length with three bytes after it) and skips the rest.
+   */
+  #insertMatch(at: number, length: number): void {
+    const end = at + length;
+    const n = this.#n;
+    if (!this.#fast || (length <= this.#maxLazy && n - end >= 3)) {
+      this.#insertUpTo(end < n ? end : n);
+    } else if (end > this.#inserted) this.#inserted = end;
+  }
+
   #propose(kind: Pending, at: number, length: number, distance: number): void {
     this.#pending = kind;
     this.proposal.at = at;
@@ -268,7 +327,7 @@ export class DeflateModel {
     this.#pending = Pending.None;
     if (kind === Pending.Match) {
       const end = this.proposal.at + this.proposal.length;
-      this.#insertUpTo(Math.min(end, this.#n));
+      this.#insertMatch(this.proposal.at, this.proposal.length);
       this.#s = end;
       this.#matchAvailable = false;
       this.#matchLength = 2;
@@ -290,7 +349,7 @@ export class DeflateModel {
     const at = this.#pending === Pending.End ? this.#n : this.proposal.at;
     this.#pending = Pending.None;
     const end = at + (length === 0 ? 1 : length);
-    this.#insertUpTo(Math.min(end, this.#n));
+    this.#insertMatch(at, end - at);
     this.#s = end;
     this.#matchAvailable = false;
     this.#matchLength = 2;
