@@ -16,6 +16,18 @@
  * again. Never change what it proposes for an existing parameter set; add a set instead.
  */
 
+import {
+  insertPositions,
+  LONG,
+  longPrev,
+  matchLength,
+  MAX_DIST,
+  nextGeneration,
+  rankAt,
+  shortPrev,
+  WMASK,
+} from "./deflate-chains.ts";
+
 /** One parameter set: zlib's configuration table row plus the hash the producer used. */
 export interface ModelParams {
   /** 3: zlib's rolling hash of three bytes; 4: a hash of four bytes (Chromium's zlib, Node). */
@@ -25,11 +37,23 @@ export interface ModelParams {
   good: number;
   /** A match this long is taken without looking further (nice_length). */
   nice: number;
-  /** No lazy search once a match this long is held (max_lazy). */
+  /**
+   * No lazy search once a match this long is held (max_lazy); with `kind: "fast"`, the longest
+   * match whose positions are inserted into the chains (max_insert_length).
+   */
   maxLazy: number;
+  /**
+   * "fast": zlib's deflate_fast (levels 1-3): greedy, no lazy step, and the positions inside a
+   * match longer than maxLazy are not inserted. Otherwise deflate_slow (levels 4-9).
+   */
+  kind?: "fast";
 }
 
-/** Parameter sets by the id stored in a predicted record. Append only. */
+/**
+ * Parameter sets by the id stored in a predicted record. Append only. zlib's levels 1-3 (10-12)
+ * predict zlib, gzip(1) and what builds on them; Node's levels 1-3 (Chromium's zlib) follow none
+ * of these and keep their tokens.
+ */
 export const MODEL_PARAMS: readonly ModelParams[] = [
   { hashBytes: 4, good: 32, maxLazy: 258, nice: 258, maxChain: 4096 }, // 0: Node/Chromium -9
   { hashBytes: 3, good: 32, maxLazy: 258, nice: 258, maxChain: 4096 }, // 1: zlib -9
@@ -41,17 +65,21 @@ export const MODEL_PARAMS: readonly ModelParams[] = [
   { hashBytes: 3, good: 4, maxLazy: 4, nice: 16, maxChain: 16 }, // 7: zlib -4
   { hashBytes: 4, good: 32, maxLazy: 128, nice: 258, maxChain: 1024 }, // 8: Chromium -8
   { hashBytes: 4, good: 8, maxLazy: 32, nice: 128, maxChain: 256 }, // 9: Chromium -7
+  { hashBytes: 3, good: 4, maxLazy: 4, nice: 8, maxChain: 4, kind: "fast" }, // 10: zlib -1
+  { hashBytes: 3, good: 4, maxLazy: 5, nice: 16, maxChain: 8, kind: "fast" }, // 11: zlib -2
+  { hashBytes: 3, good: 4, maxLazy: 6, nice: 32, maxChain: 32, kind: "fast" }, // 12: zlib -3
 ];
 
-const WSIZE = 32768;
-const WMASK = WSIZE - 1;
-/** zlib's MAX_DIST: the window less the lookahead it keeps (MIN_LOOKAHEAD = 258 + 3 + 1). */
-const MAX_DIST = WSIZE - 262;
 /** A three-byte match this far back is not worth its bits (zlib's TOO_FAR). */
 const TOO_FAR = 4096;
-const HASH_BITS = 15;
-const HASH_SIZE = 1 << HASH_BITS;
-const HASH_MASK = HASH_SIZE - 1;
+/**
+ * Positions are inserted this far ahead of the search, in batches: a walk from s reads only links
+ * of positions before s, and a slot of the window is reused only by a position 32 KiB on, beyond
+ * s + 262 for every candidate the walk may reach (zlib's MAX_DIST keeps that lookahead).
+ */
+const INSERT_AHEAD = 256;
+/** The chain budget from which the long chains (deflate-chains.ts) pay for keeping them. */
+const LONG_CHAINS_FROM = 1024;
 
 /** What `next()` proposes: a literal (length 0) or a match, at position `at` of the content. */
 export interface Proposal {
@@ -70,27 +98,25 @@ const enum Pending {
   End,
 }
 
-/**
- * The chain heads, shared by every model of this thread (one runs at a time: the codec is
- * synchronous): a zip of thousands of small members would otherwise clear 128 KiB per member and
- * candidate model. A head counts only when its generation is the running model's.
- */
-const sharedHead = new Int32Array(HASH_SIZE);
-const sharedHeadGeneration = new Uint32Array(HASH_SIZE);
-/** Written before read (a position's link is set when it is inserted), so never cleared. */
-const sharedPrev = new Int32Array(WSIZE);
-let generation = 0;
-
 export class DeflateModel {
   readonly #data: Uint8Array;
+  /** The same bytes, for two- and four-byte compares (little endian, unaligned). */
+  readonly #view: DataView;
   readonly #n: number;
-  readonly #p: ModelParams;
-  /** Most recent position with each hash (valid when its generation is #generation). */
-  readonly #head = sharedHead;
-  readonly #headGeneration = sharedHeadGeneration;
+  readonly #hash4: boolean;
+  readonly #maxChain: number;
+  readonly #good: number;
+  readonly #nice: number;
+  readonly #maxLazy: number;
+  /** deflate_fast rather than deflate_slow (ModelParams.kind). */
+  readonly #fast: boolean;
+  /**
+   * Whether the long chains are kept: they pay off only for long chain budgets, and their ranks
+   * need every position inserted (deflate_slow).
+   */
+  readonly #useLong: boolean;
+  /** Chain entries count only when their generation is this (deflate-chains.ts). */
   readonly #generation: number;
-  /** For each position in the window: the previous position with its hash (-1: none). */
-  readonly #prev = sharedPrev;
   /** Next position to insert into the chains: every position before it is in. */
   #inserted = 0;
   #s = 0;
@@ -103,91 +129,104 @@ export class DeflateModel {
 
   constructor(data: Uint8Array, params: ModelParams) {
     this.#data = data;
+    this.#view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     this.#n = data.length;
-    this.#p = params;
-    generation = (generation + 1) >>> 0;
-    if (generation === 0) {
-      sharedHeadGeneration.fill(0); // wrapped around: old generations must not match again
-      generation = 1;
-    }
-    this.#generation = generation;
-  }
-
-  #hash(i: number): number {
-    const d = this.#data;
-    if (this.#p.hashBytes === 3) {
-      return ((((d[i] << 5) ^ d[i + 1]) << 5) ^ d[i + 2]) & HASH_MASK;
-    }
-    const word = d[i] | (d[i + 1] << 8) | (d[i + 2] << 16) | (d[i + 3] << 24);
-    return Math.imul(word, 0x9e3779b1) >>> (32 - HASH_BITS);
+    this.#hash4 = params.hashBytes === 4;
+    this.#maxChain = params.maxChain;
+    this.#good = params.good;
+    this.#nice = params.nice;
+    this.#maxLazy = params.maxLazy;
+    this.#fast = params.kind === "fast";
+    this.#useLong = !this.#fast && params.maxChain >= LONG_CHAINS_FROM;
+    this.#generation = nextGeneration();
   }
 
   /** Inserts every position before `end` not yet in the chains (those with enough bytes). */
   #insertUpTo(end: number): void {
-    const last = this.#n - this.#p.hashBytes; // the last position with a whole hash
-    const stop = Math.min(end, last + 1);
-    const head = this.#head;
-    const headGeneration = this.#headGeneration;
-    const current = this.#generation;
-    const prev = this.#prev;
-    for (let i = this.#inserted; i < stop; i++) {
-      const h = this.#hash(i);
-      prev[i & WMASK] = headGeneration[h] === current ? head[h] : -1;
-      head[h] = i;
-      headGeneration[h] = current;
-    }
-    if (end > this.#inserted) this.#inserted = end;
+    const from = this.#inserted;
+    if (end <= from) return;
+    this.#inserted = end;
+    const n = this.#n;
+    const last = n - (this.#hash4 ? 4 : 3); // the last position with a whole hash
+    const stop = end < last + 1 ? end : last + 1;
+    if (from >= stop) return;
+    const longStop = this.#useLong ? Math.min(stop, n - LONG + 1) : 0;
+    insertPositions(this.#view, this.#data, from, stop, longStop, this.#hash4, this.#generation);
   }
 
-  /** The chain head for position s (inserting s first): the previous position with its hash. */
-  #headFor(s: number): number {
-    if (s + this.#p.hashBytes > this.#n) return -1;
-    if (s < this.#inserted) return this.#prev[s & WMASK];
-    this.#insertUpTo(s + 1);
-    return this.#prev[s & WMASK];
+  /** zlib's chain budget: max_chain, quartered once a match of `good` bytes is held. */
+  #chainFor(best: number): number {
+    return best >= this.#good ? this.#maxChain >> 2 : this.#maxChain;
   }
 
   /** zlib's longest_match: the best match at s along the chain from `cur`, at least `best` long. */
   #longest(cur: number, s: number, best: number): number {
-    const d = this.#data;
-    const prev = this.#prev;
+    const view = this.#view;
+    const prev = shortPrev;
     const lookahead = this.#n - s;
     const maxLen = lookahead < 258 ? lookahead : 258;
-    let chain = this.#p.maxChain;
-    if (best >= this.#p.good) chain >>= 2;
-    const nice = this.#p.nice < lookahead ? this.#p.nice : lookahead;
-    const limit = s > MAX_DIST ? s - MAX_DIST : 0;
-    let start = this.#matchStart;
     let bestLen = best;
     if (bestLen >= maxLen) return bestLen;
-    // The bytes a candidate must match to beat the best so far, checked first (most fail here).
-    let scanEnd = d[s + bestLen];
-    let scanEnd1 = d[s + bestLen - 1];
-    const scan0 = d[s];
-    const scan1 = d[s + 1];
-    for (;;) {
-      if (
-        d[cur + bestLen] === scanEnd && d[cur + bestLen - 1] === scanEnd1 && d[cur] === scan0 &&
-        d[cur + 1] === scan1
-      ) {
-        let len = 2;
-        const stop = maxLen - 4;
-        // Four bytes a step while that cannot pass maxLen, then one at a time.
-        while (
-          len <= stop && d[cur + len] === d[s + len] && d[cur + len + 1] === d[s + len + 1] &&
-          d[cur + len + 2] === d[s + len + 2] && d[cur + len + 3] === d[s + len + 3]
-        ) len += 4;
-        while (len < maxLen && d[cur + len] === d[s + len]) len++;
-        if (len > bestLen) {
-          start = cur;
-          bestLen = len;
-          if (len >= nice || len >= maxLen) break;
-          scanEnd = d[s + bestLen];
-          scanEnd1 = d[s + bestLen - 1];
+    let chain = this.#chainFor(bestLen);
+    const nice = this.#nice < lookahead ? this.#nice : lookahead;
+    const limit = s > MAX_DIST ? s - MAX_DIST : 0;
+    let start = this.#matchStart;
+    // A candidate must match the two bytes that end the best so far (most fail there) and the
+    // first two; then four bytes a step while that cannot pass maxLen.
+    let scanEnd = view.getUint16(s + bestLen - 1, true);
+    const scanStart = view.getUint16(s, true);
+    const d = this.#data;
+    const useLong = this.#useLong;
+    let long = useLong && bestLen >= LONG;
+    if (long) cur = s; // the long chain from s itself: the short head may not share LONG bytes
+    else {
+      for (;;) {
+        if (
+          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
+          view.getUint16(cur, true) === scanStart
+        ) {
+          const len = matchLength(view, d, cur, s, maxLen);
+          if (len > bestLen) {
+            start = cur;
+            bestLen = len;
+            if (len >= nice || len >= maxLen) break;
+            scanEnd = view.getUint16(s + bestLen - 1, true);
+            if (useLong && bestLen >= LONG) {
+              long = true; // cur shares s's first LONG bytes: it is on s's long chain
+              break;
+            }
+          }
+        }
+        cur -= prev[cur & WMASK];
+        if (cur <= limit || --chain === 0) break;
+      }
+    }
+    if (long && bestLen < nice && bestLen < maxLen) {
+      // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
+      const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
+      const ranks = rankAt;
+      const links = longPrev;
+      const scanWord = view.getInt32(s, true);
+      for (;;) {
+        cur -= links[cur & WMASK];
+        if (cur <= limit) break;
+        // Other first four bytes: perhaps another short hash (its rank means nothing here), and
+        // a candidate that cannot share LONG bytes.
+        if (view.getInt32(cur, true) !== scanWord) continue;
+        if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
+        if (
+          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
+          view.getUint16(cur, true) === scanStart
+        ) {
+          const len = matchLength(view, d, cur, s, maxLen);
+          if (len > bestLen) {
+            start = cur;
+            bestLen = len;
+            if (len >= nice || len >= maxLen) break;
+            scanEnd = view.getUint16(s + bestLen - 1, true);
+          }
         }
       }
-      cur = prev[cur & WMASK];
-      if (cur <= limit || --chain === 0) break;
     }
     this.#matchStart = start;
     return bestLen;
@@ -196,8 +235,11 @@ export class DeflateModel {
   /** Proposes the next token (sets `proposal`); false at the end of the content. */
   next(): boolean {
     if (this.#pending !== Pending.None) return this.#pending !== Pending.End;
+    if (this.#fast) return this.#nextFast();
     const n = this.#n;
-    const p = this.#p;
+    const hashBytes = this.#hash4 ? 4 : 3;
+    const maxLazy = this.#maxLazy;
+    const prev = shortPrev;
     for (;;) {
       const s = this.#s;
       if (s >= n) {
@@ -208,11 +250,16 @@ export class DeflateModel {
         this.#pending = Pending.End;
         return false;
       }
-      const hashHead = this.#headFor(s);
+      // The chain head for s (inserting s first): the previous position with its hash.
+      let hashHead = -1;
+      if (s + hashBytes <= n) {
+        if (s >= this.#inserted) this.#insertUpTo(s + INSERT_AHEAD);
+        hashHead = s - prev[s & WMASK];
+      }
       const prevLength = this.#matchLength;
       const prevMatch = this.#matchStart;
       let matchLength = 2;
-      if (hashHead > 0 && prevLength < p.maxLazy && s - hashHead <= MAX_DIST) {
+      if (hashHead > 0 && prevLength < maxLazy && s - hashHead <= MAX_DIST) {
         matchLength = this.#longest(hashHead, s, prevLength);
         if (matchLength === 3 && s - this.#matchStart > TOO_FAR) matchLength = 2;
       }
@@ -230,6 +277,43 @@ export class DeflateModel {
     }
   }
 
+  /** deflate_fast: the longest match at s if it is 3 bytes or more, else a literal. */
+  #nextFast(): boolean {
+    const s = this.#s;
+    const n = this.#n;
+    if (s >= n) {
+      this.#pending = Pending.End;
+      return false;
+    }
+    // Only s itself: positions inside long matches are skipped, not inserted ahead.
+    let hashHead = -1;
+    if (s + (this.#hash4 ? 4 : 3) <= n) {
+      this.#insertUpTo(s + 1);
+      hashHead = s - shortPrev[s & WMASK];
+    }
+    if (hashHead > 0 && s - hashHead <= MAX_DIST) {
+      const length = this.#longest(hashHead, s, 2);
+      if (length >= 3) {
+        this.#propose(Pending.Match, s, length, s - this.#matchStart);
+        return true;
+      }
+    }
+    this.#propose(Pending.Literal, s, 0, 0);
+    return true;
+  }
+
+  /**
+   * Inserts what a match of `length` at `at` inserts (deflate_slow: every position; deflate_fast:
+   * those of a match up to max_insert_length with three bytes after it) and skips the rest.
+   */
+  #insertMatch(at: number, length: number): void {
+    const end = at + length;
+    const n = this.#n;
+    if (!this.#fast || (length <= this.#maxLazy && n - end >= 3)) {
+      this.#insertUpTo(end < n ? end : n);
+    } else if (end > this.#inserted) this.#inserted = end;
+  }
+
   #propose(kind: Pending, at: number, length: number, distance: number): void {
     this.#pending = kind;
     this.proposal.at = at;
@@ -243,7 +327,7 @@ export class DeflateModel {
     this.#pending = Pending.None;
     if (kind === Pending.Match) {
       const end = this.proposal.at + this.proposal.length;
-      this.#insertUpTo(Math.min(end, this.#n));
+      this.#insertMatch(this.proposal.at, this.proposal.length);
       this.#s = end;
       this.#matchAvailable = false;
       this.#matchLength = 2;
@@ -265,7 +349,7 @@ export class DeflateModel {
     const at = this.#pending === Pending.End ? this.#n : this.proposal.at;
     this.#pending = Pending.None;
     const end = at + (length === 0 ? 1 : length);
-    this.#insertUpTo(Math.min(end, this.#n));
+    this.#insertMatch(at, end - at);
     this.#s = end;
     this.#matchAvailable = false;
     this.#matchLength = 2;
