@@ -81,19 +81,31 @@ function pickModel(
   return best;
 }
 
-/** Rewrites the version 1 token form at `inPath` as version 2 at `outPath`. */
-export function predictForm(inPath: string, outPath: string): PredictResult {
+/** What a rewrite does with the records that differ between the versions. */
+interface RecordRewriter {
+  deflate(src: ByteSource, out: ByteSink): void;
+  predicted?(src: ByteSource, out: ByteSink): void;
+}
+
+/**
+ * Copies a token form from version `from` to version `to`, RAW and END records as they are, the
+ * others through `rewrite`; returns the output's size.
+ */
+function rewriteForm(
+  inPath: string,
+  outPath: string,
+  from: number,
+  to: number,
+  rewrite: RecordRewriter,
+): number {
   using input = Deno.openSync(inPath);
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
   const src = new ByteSource(input);
   const out = new ByteSink(output);
   const head = header(src, inPath);
-  if (head[4] !== VERSION) throw formatProblem(`Token form version ${head[4]} is not 1`);
-  head[4] = VERSION_PREDICTED;
+  if (head[4] !== from) throw formatProblem(`Token form version ${head[4]} is not ${from}`);
+  head[4] = to;
   out.bytes(head);
-  let predicted = 0;
-  let kept = 0;
-  let preferred = 0;
   for (;;) {
     const tag = src.byte();
     if (tag === TAG_RAW) {
@@ -102,81 +114,69 @@ export function predictForm(inPath: string, outPath: string): PredictResult {
       out.varint(n);
       copyBytes(src, out, n, "a RAW record");
     } else if (tag === TAG_DEFLATE) {
-      const start = src.offset;
-      const stream = readTokenStream(src, PREDICT_MAX_CONTENT);
-      let fixes: Correction[] | null = null;
-      let model: number | null = null;
-      let as284 = false;
-      if (!("skip" in stream) && stream.tokenCount > 0) {
-        as284 = codes258As284(stream);
-        model = pickModel(stream, as284, preferred);
-        if (model !== null) {
-          const limit = Math.floor(stream.tokenCount / MAX_CORRECTION_SHARE) + 8;
-          fixes = corrections(stream, model, as284, limit);
-        }
-      }
-      if (fixes !== null && model !== null && !("skip" in stream)) {
-        writePredicted(out, stream, model, as284, fixes);
-        preferred = model;
-        predicted++;
-      } else {
-        const end = src.offset;
-        src.seek(start);
-        out.byte(TAG_DEFLATE);
-        copyBytes(src, out, end - start, "a deflate record");
-        kept++;
-      }
+      rewrite.deflate(src, out);
+    } else if (tag === TAG_PREDICTED && rewrite.predicted) {
+      rewrite.predicted(src, out);
     } else if (tag === TAG_END) {
       out.byte(tag);
       out.varint(readVarint(src));
       copyBytes(src, out, 32, "the END record");
       if (src.byte() !== -1) throw formatProblem("The token form has bytes after its END record");
       out.flush();
-      return { size: out.size, predicted, kept };
-    } else {
-      throw formatProblem(`The token form has an unknown record tag ${tag}`);
-    }
-  }
-}
-
-/** Rewrites the version 2 token form at `inPath` as version 1 at `outPath` (for contraction). */
-export function unpredictForm(inPath: string, outPath: string): void {
-  using input = Deno.openSync(inPath);
-  using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
-  const src = new ByteSource(input);
-  const out = new ByteSink(output);
-  const head = header(src, inPath);
-  if (head[4] !== VERSION_PREDICTED) throw formatProblem(`Token form version ${head[4]} is not 2`);
-  head[4] = VERSION;
-  out.bytes(head);
-  for (;;) {
-    const tag = src.byte();
-    if (tag === TAG_RAW) {
-      out.byte(tag);
-      const n = readVarint(src);
-      out.varint(n);
-      copyBytes(src, out, n, "a RAW record");
-    } else if (tag === TAG_DEFLATE) {
-      const start = src.offset;
-      readTokenStream(src, 0); // only to find the record's end
-      const end = src.offset;
-      src.seek(start);
-      out.byte(TAG_DEFLATE);
-      copyBytes(src, out, end - start, "a deflate record");
-    } else if (tag === TAG_PREDICTED) {
-      writeTokenStream(out, readPredicted(src, PREDICT_MAX_CONTENT));
-    } else if (tag === TAG_END) {
-      out.byte(tag);
-      out.varint(readVarint(src));
-      copyBytes(src, out, 32, "the END record");
-      out.flush();
-      return;
+      return out.size;
     } else if (tag < 0) {
       throw truncated("the token form");
     } else {
       throw formatProblem(`The token form has an unknown record tag ${tag}`);
     }
   }
+}
+
+/** Copies the `D` record at the source's position (its tag read) as it is. */
+function copyDeflate(src: ByteSource, out: ByteSink, start = src.offset): void {
+  if (src.offset === start) readTokenStream(src, 0); // only to find the record's end
+  const end = src.offset;
+  src.seek(start);
+  out.byte(TAG_DEFLATE);
+  copyBytes(src, out, end - start, "a deflate record");
+}
+
+/** Rewrites the version 1 token form at `inPath` as version 2 at `outPath`. */
+export function predictForm(inPath: string, outPath: string): PredictResult {
+  let predicted = 0;
+  let kept = 0;
+  let preferred = 0;
+  const size = rewriteForm(inPath, outPath, VERSION, VERSION_PREDICTED, {
+    deflate(src, out) {
+      const start = src.offset;
+      const stream = readTokenStream(src, PREDICT_MAX_CONTENT);
+      if (!("skip" in stream) && stream.tokenCount > 0) {
+        const as284 = codes258As284(stream);
+        const model = pickModel(stream, as284, preferred);
+        if (model !== null) {
+          const limit = Math.floor(stream.tokenCount / MAX_CORRECTION_SHARE) + 8;
+          const fixes: Correction[] | null = corrections(stream, model, as284, limit);
+          if (fixes !== null) {
+            writePredicted(out, stream, model, as284, fixes);
+            preferred = model;
+            predicted++;
+            return;
+          }
+        }
+      }
+      copyDeflate(src, out, start);
+      kept++;
+    },
+  });
+  return { size, predicted, kept };
+}
+
+/** Rewrites the version 2 token form at `inPath` as version 1 at `outPath` (for contraction). */
+export function unpredictForm(inPath: string, outPath: string): void {
+  rewriteForm(inPath, outPath, VERSION_PREDICTED, VERSION, {
+    deflate: (src, out) => copyDeflate(src, out),
+    predicted: (src, out) => writeTokenStream(out, readPredicted(src, PREDICT_MAX_CONTENT)),
+  });
 }
 
 /** The version byte of a token form (`path`), for contraction to pick its path. */
