@@ -1,7 +1,7 @@
 /**
  * Issue 30: read-your-acknowledged-writes across a fleet (three svc instances over one S3 store,
  * tests/helpers/fleet.ts). 20 writers overwrite 10 keys, each writer through its own instance,
- * while readers GET them through a client that sends every request to the next instance. Keys
+ * while readers GET (and HEAD) them through a client that sends every request to the next instance. Keys
  * are plain text, delta-eligible dumps (.sql), .tgz and .zip archives, each version a realistic
  * small change of the last. No read may return a body older than the last write acknowledged
  * before the read started: a version whose PUT was acknowledged before another's PUT began is
@@ -11,7 +11,12 @@
  * Runs 60 s (SVC_FLEET_OVERWRITE_SECS overrides, for a quick local run).
  */
 import assert from "node:assert/strict";
-import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
 import { zipSync } from "fflate";
 import { createHash } from "node:crypto";
 import { fleetReason, startFleet } from "./helpers/fleet.ts";
@@ -79,6 +84,7 @@ interface Write {
 
 interface Read {
   key: string;
+  method: "GET" | "HEAD";
   start: number;
   /** Which write the body is (undefined: 404 or an unknown body). */
   version?: string;
@@ -95,6 +101,7 @@ Deno.test({
     const contents = new Map(KEYS.map((key) => [key, new KeyContent(key)]));
     const writes = new Map<string, Write>(); // by version
     const bySha = new Map<string, string>(); // body sha256 -> version
+    const byMd5 = new Map<string, string>(); // body md5 (a PUT's ETag) -> version
     const writeErrors: string[] = [];
     const readErrors: string[] = [];
     const reads: Read[] = [];
@@ -103,6 +110,7 @@ Deno.test({
     const put = async (s3: S3Client, key: string, version: string) => {
       const body = await contents.get(key)!.body(version);
       bySha.set(sha256(body), version);
+      byMd5.set(createHash("md5").update(body).digest("hex"), version);
       const write: Write = { key, version, start: now() };
       writes.set(version, write);
       await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
@@ -138,15 +146,23 @@ Deno.test({
       try {
         for (let seq = 0; Date.now() < deadline; seq++) {
           const key = KEYS[(r * 7 + seq) % KEYS.length];
-          const read: Read = { key, start: now(), detail: "" };
+          // Every third read is a HEAD (what sync tools ask first), judged by its ETag.
+          const method = seq % 3 === 2 ? "HEAD" : "GET";
+          const read: Read = { key, method, start: now(), detail: "" };
           try {
-            const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-            const body = await out.Body!.transformToByteArray();
-            const sha = sha256(body);
-            read.version = bySha.get(sha);
-            if (read.version === undefined) read.detail = `unknown body (${body.length} bytes)`;
+            if (method === "HEAD") {
+              const out = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+              read.version = byMd5.get(out.ETag?.replaceAll('"', "") ?? "");
+              if (read.version === undefined) read.detail = `unknown ETag ${out.ETag}`;
+            } else {
+              const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+              const body = await out.Body!.transformToByteArray();
+              read.version = bySha.get(sha256(body));
+              if (read.version === undefined) read.detail = `unknown body (${body.length} bytes)`;
+            }
           } catch (err) {
-            read.detail = `${(err as Error).name}: ${(err as Error).message.slice(0, 160)}`;
+            const error = err as Error;
+            read.detail = `${method} ${error.name}: ${error.message.slice(0, 160)}`;
             readErrors.push(`${key}: ${read.detail}`);
           }
           reads.push(read);
@@ -184,7 +200,7 @@ Deno.test({
       }
       if (got.ack !== undefined && got.ack < floor) {
         violations.push(
-          `${read.key}: read at ${read.start.toFixed(0)} ms got ${got.version} (acked ` +
+          `${read.key}: ${read.method} at ${read.start.toFixed(0)} ms got ${got.version} (acked ` +
             `${got.ack.toFixed(0)}) though ${floorVersion} (started ${floor.toFixed(0)}) ` +
             `was acknowledged before`,
         );
