@@ -57,31 +57,43 @@ Deno.test({
     };
 
     const s3 = fleet.client({ maxAttempts: 10 });
+    let retried = 0;
+    /** Counts answers the SDK needed more than one attempt for. */
+    const counted = <T extends { $metadata: { attempts?: number } }>(out: T): T => {
+      if ((out.$metadata.attempts ?? 1) > 1) retried++;
+      return out;
+    };
     const upload = async (index: number) => {
       const Key = `obj-${index}.bin`;
-      const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key }));
+      const created = counted(
+        await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key })),
+      );
       const UploadId = created.UploadId!;
       const parts: { PartNumber: number; ETag: string }[] = [];
       for (let part = 0; part < PART_SIZES.length; part++) {
-        const out = await s3.send(
-          new UploadPartCommand({
-            Bucket: BUCKET,
-            Key,
-            UploadId,
-            PartNumber: part + 1,
-            Body: partBytes(index, part),
-          }),
+        const out = counted(
+          await s3.send(
+            new UploadPartCommand({
+              Bucket: BUCKET,
+              Key,
+              UploadId,
+              PartNumber: part + 1,
+              Body: partBytes(index, part),
+            }),
+          ),
         );
         parts.push({ PartNumber: part + 1, ETag: out.ETag! });
         onPartAcked();
       }
-      await s3.send(
-        new CompleteMultipartUploadCommand({
-          Bucket: BUCKET,
-          Key,
-          UploadId,
-          MultipartUpload: { Parts: parts },
-        }),
+      counted(
+        await s3.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: BUCKET,
+            Key,
+            UploadId,
+            MultipartUpload: { Parts: parts },
+          }),
+        ),
       );
     };
     try {
@@ -89,6 +101,12 @@ Deno.test({
         Array.from({ length: UPLOADS }, (_, i) => upload(i)),
       );
       await killing;
+      const answers = await fleet.requests();
+      const victimAnswers = answers.filter((r) => r.instance === VICTIM).length;
+      console.log(
+        `killed svc${VICTIM} after ${killedAfter} of ${total} parts; ${retried} requests ` +
+          `needed a retry; svc${VICTIM} answered ${victimAnswers} of ${answers.length}`,
+      );
       const failed = results.flatMap((r, i) =>
         r.status === "rejected"
           ? [`obj-${i}.bin: ${(r.reason as Error).name}: ${(r.reason as Error).message}`]

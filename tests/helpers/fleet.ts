@@ -65,9 +65,20 @@ export interface Fleet extends AsyncDisposable {
   restart(index: number): Promise<void>;
   /** Waits until haproxy routes to every live instance (its health checks passed). */
   waitBalanced(timeoutMs?: number): Promise<void>;
-  /** Which instance answered each request so far through the load balancer, by index. */
-  served(): Promise<number[]>;
+  /**
+   * Every request so far that haproxy passed to an instance (from its log, in order) or a
+   * rotating client sent to one: which instance, the method and the path with its query.
+   */
+  requests(): Promise<RoutedRequest[]>;
   stop(): Promise<void>;
+}
+
+export interface RoutedRequest {
+  via: "lb" | "rotating";
+  instance: number;
+  method: string;
+  /** Path and query as sent (the query's parameter names only, for a rotating client). */
+  target: string;
 }
 
 export interface ClientOptions {
@@ -282,6 +293,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     if (haproxy) await waitBalanced();
 
     let turn = 0;
+    const rotated: RoutedRequest[] = [];
     const fleet: Fleet = {
       url: lbUrl,
       store,
@@ -300,6 +312,13 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
             args.request.hostname = "127.0.0.1";
             args.request.port = target.port;
             args.request.headers.host = `127.0.0.1:${target.port}`;
+            const query = Object.keys(args.request.query ?? {}).join("&");
+            rotated.push({
+              via: "rotating",
+              instance: target.index,
+              method: args.request.method,
+              target: query ? `${args.request.path}?${query}` : args.request.path,
+            });
             return next(args);
           },
           {
@@ -325,13 +344,17 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         instance.process = await launch(instance);
       },
       waitBalanced,
-      served() {
-        const out: number[] = [];
+      async requests() {
+        // haproxy writes a request's log line once it is done: let the last ones arrive.
+        await new Promise((r) => setTimeout(r, 200));
+        const out: RoutedRequest[] = [];
         for (const line of haproxy?.logs ?? []) {
-          const match = / svc\/svc(\d+) /.exec(line);
-          if (match) out.push(Number(match[1]));
+          const match = / svc\/svc(\d+) .*"([A-Z]+) (\S+) HTTP\//.exec(line);
+          if (match) {
+            out.push({ via: "lb", instance: Number(match[1]), method: match[2], target: match[3] });
+          }
         }
-        return Promise.resolve(out);
+        return [...out, ...rotated];
       },
       stop,
       [Symbol.asyncDispose]: stop,
@@ -344,21 +367,22 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
 }
 
 /**
- * How many requests of `operation` each instance answered with a 2xx, from its own
- * `svc_http_requests_total` (a killed instance counts 0).
+ * How many part uploads (UploadPart, UploadPartCopy: a PUT with `partNumber`) each instance took
+ * while `work` ran, through the load balancer and rotating clients.
  */
-export async function operationCounts(fleet: Fleet, operation: string): Promise<number[]> {
-  return await Promise.all(fleet.instances.map(async (instance) => {
-    if (!instance.process) return 0;
-    const text = await (await fetch(`${instance.url}/_/metrics`)).text();
-    let total = 0;
-    for (const line of text.split("\n")) {
-      if (!line.startsWith("svc_http_requests_total{")) continue;
-      if (!line.includes(`operation="${operation}"`) || !/status="2\d\d"/.test(line)) continue;
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+export async function partsPerInstance(fleet: Fleet, work: () => Promise<void>): Promise<number[]> {
+  const count = async () => {
+    const counts = fleet.instances.map(() => 0);
+    for (const request of await fleet.requests()) {
+      if (request.method === "PUT" && /[?&]partNumber(=|&|$)/.test(request.target)) {
+        counts[request.instance]++;
+      }
     }
-    return total;
-  }));
+    return counts;
+  };
+  const before = await count();
+  await work();
+  return (await count()).map((n, i) => n - before[i]);
 }
 
 /** Writes `size` random bytes to `path` in 1 MiB pieces; answers their sha256 (hex). */
