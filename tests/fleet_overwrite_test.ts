@@ -132,8 +132,10 @@ Deno.test({
           try {
             await put(s3, key, version);
           } catch (err) {
+            const error = err as Error;
             writeErrors.push(
-              `${version} via svc${w % fleet.instances.length}: ${(err as Error).name}`,
+              `${version} via svc${w % fleet.instances.length}: ${error.name}: ` +
+                error.message.slice(0, 160),
             );
           }
         }
