@@ -99,6 +99,11 @@ export interface FleetOptions {
   env?: Record<string, string>;
   /** Start haproxy (default true). */
   loadBalancer?: boolean;
+  /**
+   * Seal every stored byte with aes256-gcm-proxy under this key (64 hex characters), the same on
+   * every instance (SVC_ENCRYPTION_KEY), as a fleet must be configured.
+   */
+  encryptionKey?: string;
 }
 
 function s3Client(endpoint: string, options: ClientOptions = {}): S3Client {
@@ -209,12 +214,13 @@ async function startHaproxy(dir: string, port: number, config: string): Promise<
 }
 
 /** The instances' shared config file: the store as S3 backend, config sync, proxy headers. */
-function instanceYaml(store: S3Server, advancedYaml: string): string {
+function instanceYaml(store: S3Server, advancedYaml: string, encrypted: boolean): string {
+  const encryption = encrypted ? "  backend_encryption:\n    mode: aes256-gcm-proxy\n" : "";
   return `storage:
   s3: ${store.endpoint}
   access_key_id: ${store.accessKeyId}
   secret_access_key: ${store.secretAccessKey}
-advanced:
+${encryption}advanced:
   config_sync_bucket: ${COORD_BUCKET}
   config_sync_poll_secs: 1
   trust_proxy_headers: true
@@ -241,8 +247,15 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     }
     storeClient.destroy();
     const configFile = `${dir}/svc.yaml`;
-    await Deno.writeTextFile(configFile, instanceYaml(store, options.advancedYaml ?? ""));
-    const env = { SVC_BACKEND_LIST_FRESH_SECS: "0", ...options.env };
+    await Deno.writeTextFile(
+      configFile,
+      instanceYaml(store, options.advancedYaml ?? "", options.encryptionKey !== undefined),
+    );
+    const env: Record<string, string> = {
+      SVC_BACKEND_LIST_FRESH_SECS: "0",
+      ...(options.encryptionKey ? { SVC_ENCRYPTION_KEY: options.encryptionKey } : {}),
+      ...options.env,
+    };
     const launch = (instance: FleetInstance) =>
       startSvc({
         dataDir: instance.dataDir,
