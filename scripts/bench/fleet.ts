@@ -8,9 +8,10 @@
  * - 4 KiB PUT and GET, 64 MiB PUT and GET: aggregate rate with `--clients` concurrent clients
  *   sending every request to instance 0 ("1 instance") or each to the next of the three ("3
  *   instances"). Ratio: 3 instances / 1.
- * - Warm GETs, cross-instance: objects PUT through instance 0 and read once through instances 0
- *   and 1; then GETs through the writer (0) against GETs through the other (1). Plain 4 KiB
- *   objects and a delta object (the second version of a 4 MiB .tar series). Ratio: other / writer.
+ * - Warm GETs, cross-instance: objects PUT through instance 1 or 2 and read once through both;
+ *   then GETs through the instance that wrote each against GETs through the other one. Plain 4
+ *   KiB objects and delta objects (the second version of a 4 MiB .tar series, one series written
+ *   through each instance). Ratio: other / writer.
  *
  * The instances run with open access (SVC_AUTHENTICATION=none) so the clients are raw HTTP (Deno's
  * fetch streams request bodies slowly); the store checks SigV4 from the instances as S3 would.
@@ -223,29 +224,39 @@ try {
     await gone.body?.cancel();
   }
 
-  // Warm GETs: written through instance 0, read once through 0 and 1, then timed.
+  // Warm GETs. Instances 1 and 2 have served the same traffic so far (instance 0 served more:
+  // every "1 instance" request), so they take both roles: even keys are written through 1, odd
+  // ones through 2; "writer" reads each key through the instance that wrote it, "other" through
+  // the other one of the two. Every key is read once through both first.
+  const pair = [instances[1].url, instances[2].url];
+  const writerOf = (k: number) => pair[k % 2];
+  const otherOf = (k: number) => pair[(k + 1) % 2];
+  const through = { a: writerOf, b: otherOf };
   const warmKeys = Array.from({ length: 200 }, (_, i) => `w/obj-${i}`);
-  await hammer(one, warmKeys.length, (base, i) => put(objectUrl(base, warmKeys[i]), 4096));
-  const writerOther = { a: [instances[0].url], b: [instances[1].url] };
-  for (const base of [...writerOther.a, ...writerOther.b]) {
-    await hammer([base], warmKeys.length, (b, i) => get(objectUrl(b, warmKeys[i])));
+  await hammer(pair, warmKeys.length, (_, k) => put(objectUrl(writerOf(k), warmKeys[k]), 4096));
+  for (const pick of [writerOf, otherOf]) {
+    await hammer(pair, warmKeys.length, (_, k) => get(objectUrl(pick(k), warmKeys[k])));
   }
   await measure(
     { measure: "warm 4 KiB GET", unit: "GET/s", a: "writer", b: "other instance" },
     warmCount,
     (side, _prefix, n) =>
-      hammer(writerOther[side], n, (base, i) => get(objectUrl(base, warmKeys[i % 200]))),
+      hammer(pair, n, (_, i) => get(objectUrl(through[side](i % 200), warmKeys[i % 200]))),
   );
-  const series = new ArtifactSeries(8, 512 * 1024);
-  const deltaKeys = ["d/app-1.tar", "d/app-2.tar"];
-  await putBytes(objectUrl(instances[0].url, deltaKeys[0]), series.current());
-  await putBytes(objectUrl(instances[0].url, deltaKeys[1]), series.next());
-  for (const base of [...writerOther.a, ...writerOther.b]) await get(objectUrl(base, deltaKeys[1]));
+  // Two artifact series, one written through each of the pair: version 2 is stored as a delta.
+  const deltaKeys: string[] = [];
+  for (let k = 0; k < 2; k++) {
+    const series = new ArtifactSeries(8, 512 * 1024);
+    await putBytes(objectUrl(writerOf(k), `d/s${k}/app-1.tar`), series.current());
+    await putBytes(objectUrl(writerOf(k), `d/s${k}/app-2.tar`), series.next());
+    deltaKeys.push(`d/s${k}/app-2.tar`);
+    for (const pick of [writerOf, otherOf]) await get(objectUrl(pick(k), deltaKeys[k]));
+  }
   await measure(
     { measure: "warm 4 MiB delta GET", unit: "GET/s", a: "writer", b: "other instance" },
     Math.max(20, Math.round(warmCount / 10)),
     (side, _prefix, n) =>
-      hammer(writerOther[side], n, (base) => get(objectUrl(base, deltaKeys[1]))),
+      hammer(pair, n, (_, i) => get(objectUrl(through[side](i % 2), deltaKeys[i % 2]))),
   );
 } finally {
   for (const server of servers.reverse()) await server.stop().catch(() => {});
