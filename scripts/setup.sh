@@ -47,3 +47,11 @@ if ! command -v xdelta3 >/dev/null 2>&1; then
     echo "setup: xdelta3 is not installed (sudo apt-get install xdelta3); delta compression will store objects as-is" >&2
   fi
 fi
+
+# haproxy: the fleet tests' load balancer (tests/helpers/fleet.ts); they skip without it.
+if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ] && [ "$(id -u)" = "0" ] &&
+  command -v apt-get >/dev/null 2>&1; then
+  (apt-get install -y -qq haproxy >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq haproxy >/dev/null 2>&1; }) ||
+    echo "setup: could not install haproxy; the fleet tests will be skipped" >&2
+fi
