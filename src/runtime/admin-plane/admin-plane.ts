@@ -98,6 +98,8 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
       ttlHours: holder.current.advanced.session_ttl_hours,
       secureCookies: holder.current.advanced.secure_cookies,
     }),
+    // Logout and password change reach the other instances of a fleet with the synced state.
+    onRevoked: () => iam.publish(),
   });
   const events = openEvents(services, db);
   const usage = await openUsagePlane(services, db, audit);

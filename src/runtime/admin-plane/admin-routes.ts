@@ -26,6 +26,7 @@ import {
   sessionGuard,
   sessionRoutes,
   type StorageView,
+  syncNowRoute,
   usageRoutes,
 } from "../../admin/mod.ts";
 import { OidcClient } from "../../auth/mod.ts";
@@ -79,6 +80,14 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
       objectRoutes({ s3: deps.s3, index, config, audit }),
       objectIoRoutes({ s3: deps.s3, index, config, audit }),
       configRoutes({ config, audit }),
+      syncNowRoute({
+        sync: iam.sync,
+        offReason: () =>
+          runtime.current().access.iam_mode === "declarative"
+            ? "IAM is declarative here (each instance reconciles its own file)"
+            : "set advanced.config_sync_bucket on every instance",
+        audit,
+      }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes({ config, audit, storage }), // with the bucket routes
       iamRoutes({
