@@ -1,0 +1,168 @@
+/**
+ * Black-box test of admin in a fleet: three svc instances over one S3 store, sharing IAM and
+ * session revocations through config sync (`advanced.config_sync_bucket`), as behind a
+ * round-robin load balancer. A session opened on one instance works on the others; a logout or
+ * a password change on one ends it on every instance once synced (`POST /config/sync-now` pulls
+ * at once); usage shows the writes of every instance on each.
+ */
+import assert from "node:assert/strict";
+import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { ADMIN_PASSWORD, ADMIN_PASSWORD_HASH, AdminClient } from "./helpers/admin.ts";
+import { type S3Server, startSvcServer } from "./helpers/s3-servers.ts";
+import { ACCESS_KEY, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
+import { waitFor } from "./helpers/webhook-receiver.ts";
+
+/**
+ * A fleet member: its hash in svc's own hash file (the same on every member, as an operator
+ * copies it), so the password can be changed through the API; polling is slow, so only
+ * sync-now and the member's own publishing move state in this test.
+ */
+async function member(store: S3Server): Promise<SvcProcess> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-fleet-" });
+  await Deno.mkdir(`${dir}/data/.svc`, { recursive: true, mode: 0o700 });
+  await Deno.writeTextFile(`${dir}/data/.svc/bootstrap-password.bcrypt`, ADMIN_PASSWORD_HASH, {
+    mode: 0o600,
+  });
+  await Deno.writeTextFile(
+    `${dir}/svc.yaml`,
+    `storage:
+  s3: ${store.endpoint}
+  access_key_id: ${store.accessKeyId}
+  secret_access_key: ${store.secretAccessKey}
+advanced:
+  config_sync_bucket: coord
+  config_sync_poll_secs: 3600
+`,
+  );
+  return await startSvc({
+    dataDir: dir,
+    args: ["--config", `${dir}/svc.yaml`],
+    unsetEnv: ["SVC_S3_ENDPOINT", "SVC_BOOTSTRAP_PASSWORD_HASH"],
+  });
+}
+
+/** An admin client of `svc` holding `cookie` (a session opened elsewhere). */
+function withCookie(svc: SvcProcess, cookie: string | null): AdminClient {
+  const client = new AdminClient(svc.url);
+  client.cookie = cookie;
+  return client;
+}
+
+async function status(client: AdminClient, method: string, path: string, body?: unknown) {
+  const response = await client.request(method, path, body);
+  await response.body?.cancel();
+  return response.status;
+}
+
+async function syncNow(svc: SvcProcess): Promise<string> {
+  const admin = new AdminClient(svc.url);
+  await admin.login();
+  const answer = await admin.json<{ ok: boolean; outcome: string; bucket: string }>(
+    "POST",
+    "/config/sync-now",
+  );
+  assert.equal(answer.bucket, "coord");
+  return answer.outcome;
+}
+
+function s3Of(svc: SvcProcess): S3Client {
+  return new S3Client({
+    endpoint: svc.url,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+  });
+}
+
+Deno.test("fleet admin: sessions hold on every instance; logout and password change end them everywhere", async () => {
+  const store = await startSvcServer();
+  const direct = new S3Client({
+    endpoint: store.endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
+  });
+  await direct.send(new CreateBucketCommand({ Bucket: "coord" }));
+  direct.destroy();
+  const a = await member(store);
+  const b = await member(store);
+  const c = await member(store);
+  try {
+    // Logged in on a, used on b and c.
+    const onA = new AdminClient(a.url);
+    await onA.login();
+    const cookie = onA.cookie;
+    const onB = withCookie(b, cookie), onC = withCookie(c, cookie);
+    for (const client of [onB, onC]) {
+      const whoami = await client.json<{ user: string | null }>("GET", "/_/api/whoami");
+      assert.equal(whoami.user, "$bootstrap");
+    }
+    assert.deepEqual(await onB.json("GET", "/users"), { users: [] });
+    await onC.json("POST", "/users", { name: "fleet-user" }, 201);
+    // c publishes the change in the background; a adopts it when asked.
+    const names = async () =>
+      (await onA.json<{ users: { name: string }[] }>("GET", "/users")).users.map((u) => u.name);
+    await waitFor("fleet-user on a", async () => {
+      await syncNow(a);
+      return (await names()).includes("fleet-user");
+    }, 15_000);
+    assert.equal(await syncNow(a), "unchanged");
+
+    // Logout on b: refused on b at once, on c and a once they pulled.
+    assert.equal(await status(onB, "POST", "/logout"), 200);
+    assert.equal(await status(withCookie(b, cookie), "GET", "/users"), 401);
+    assert.equal(await status(withCookie(c, cookie), "GET", "/users"), 200, "c has not pulled");
+    assert.equal(await syncNow(c), "adopted");
+    assert.equal(await status(withCookie(c, cookie), "GET", "/users"), 401);
+    assert.equal(await syncNow(a), "adopted");
+    assert.equal(await status(withCookie(a, cookie), "GET", "/users"), 401);
+    const whoami = await withCookie(a, cookie).json<{ user: string | null }>(
+      "GET",
+      "/_/api/whoami",
+    );
+    assert.equal(whoami.user, null);
+
+    // A password change on a ends every session opened before it, on every instance.
+    const before = new AdminClient(b.url);
+    await before.login();
+    assert.equal(await status(withCookie(a, before.cookie), "GET", "/users"), 200);
+    assert.equal(await status(withCookie(c, before.cookie), "GET", "/users"), 200);
+    const changer = new AdminClient(a.url);
+    await changer.login();
+    await changer.json("PUT", "/password", {
+      current_password: ADMIN_PASSWORD,
+      new_password: "a brand new fleet password",
+    });
+    assert.equal(await status(changer, "GET", "/users"), 200, "the changer's new cookie works");
+    assert.equal(await status(withCookie(a, before.cookie), "GET", "/users"), 401);
+    for (const other of [b, c]) {
+      assert.equal(await syncNow(other), "adopted");
+      assert.equal(await status(withCookie(other, before.cookie), "GET", "/users"), 401);
+    }
+    const audit = await new AdminClient(c.url);
+    await audit.login();
+    const entries = await audit.json<
+      { entries: { event: string; fields: { outcome?: string } }[] }
+    >(
+      "GET",
+      "/audit?limit=200",
+    );
+    assert.ok(entries.entries.some((e) => e.event === "config_sync_forced"));
+  } finally {
+    await Promise.all([a.stop(), b.stop(), c.stop()]);
+    await store.stop();
+  }
+});
+
+Deno.test("fleet admin: sync-now without config sync is a 409 naming the setting", async () => {
+  await using svc = await startSvc();
+  const admin = new AdminClient(svc.url);
+  await admin.login();
+  const response = await admin.request("POST", "/config/sync-now");
+  assert.equal(response.status, 409);
+  const body = await response.json();
+  assert.equal(body.error, "conflict");
+  assert.match(body.message, /config_sync_bucket/);
+});
+
+export { s3Of };
