@@ -6,7 +6,12 @@
  * at once); usage shows the writes of every instance on each.
  */
 import assert from "node:assert/strict";
-import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import { ADMIN_PASSWORD, ADMIN_PASSWORD_HASH, AdminClient } from "./helpers/admin.ts";
 import { type S3Server, startSvcServer } from "./helpers/s3-servers.ts";
 import { ACCESS_KEY, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
@@ -75,15 +80,7 @@ function s3Of(svc: SvcProcess): S3Client {
 }
 
 Deno.test("fleet admin: sessions hold on every instance; logout and password change end them everywhere", async () => {
-  const store = await startSvcServer();
-  const direct = new S3Client({
-    endpoint: store.endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
-  });
-  await direct.send(new CreateBucketCommand({ Bucket: "coord" }));
-  direct.destroy();
+  const store = await startStore();
   const a = await member(store);
   const b = await member(store);
   const c = await member(store);
@@ -154,6 +151,69 @@ Deno.test("fleet admin: sessions hold on every instance; logout and password cha
   }
 });
 
+async function startStore(): Promise<S3Server> {
+  const store = await startSvcServer();
+  const direct = new S3Client({
+    endpoint: store.endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
+  });
+  await direct.send(new CreateBucketCommand({ Bucket: "coord" }));
+  direct.destroy();
+  return store;
+}
+
+interface Usage {
+  object_count: number;
+  logical_bytes: number;
+}
+
+Deno.test("fleet admin: usage shows the writes of every instance on each", async () => {
+  const store = await startStore();
+  const a = await member(store);
+  const b = await member(store);
+  const s3a = s3Of(a), s3b = s3Of(b);
+  try {
+    const adminA = new AdminClient(a.url);
+    await adminA.login();
+    const adminB = withCookie(b, adminA.cookie);
+    await s3a.send(new CreateBucketCommand({ Bucket: "data" }));
+    // b counts the (empty) bucket once; from then on only the tallies bring a's writes to it.
+    const seeded = await adminB.json<Usage>("POST", "/usage/refresh?bucket=data");
+    assert.equal(seeded.object_count, 0);
+    for (const [key, size] of [["a1", 10], ["a2", 20]] as const) {
+      await s3a.send(new PutObjectCommand({ Bucket: "data", Key: key, Body: "x".repeat(size) }));
+    }
+    for (const [key, size] of [["b1", 1], ["b2", 2], ["b3", 3]] as const) {
+      await s3b.send(new PutObjectCommand({ Bucket: "data", Key: key, Body: "y".repeat(size) }));
+    }
+    const fleetTotal = (count: number, logical: number) => async () => {
+      for (const admin of [adminA, adminB]) {
+        const usage = await admin.json<Usage>("GET", "/usage/bucket/data");
+        if (usage.object_count !== count || usage.logical_bytes !== logical) return false;
+      }
+      return true;
+    };
+    await waitFor("5 objects, 36 bytes on a and b", fleetTotal(5, 36), 15_000);
+    const stats = await adminA.json<{ total_objects: number; total_original_size: number }>(
+      "GET",
+      "/_/stats?bucket=data",
+    );
+    assert.deepEqual([stats.total_objects, stats.total_original_size], [5, 36]);
+    const all = await adminB.json<{ buckets: Record<string, Usage> }>("GET", "/usage");
+    assert.equal(all.buckets.data.object_count, 5);
+
+    await s3b.send(new DeleteObjectCommand({ Bucket: "data", Key: "a2" }));
+    await waitFor("4 objects, 16 bytes on a and b", fleetTotal(4, 16), 15_000);
+  } finally {
+    s3a.destroy();
+    s3b.destroy();
+    await Promise.all([a.stop(), b.stop()]);
+    await store.stop();
+  }
+});
+
 Deno.test("fleet admin: sync-now without config sync is a 409 naming the setting", async () => {
   await using svc = await startSvc();
   const admin = new AdminClient(svc.url);
@@ -164,5 +224,3 @@ Deno.test("fleet admin: sync-now without config sync is a 409 naming the setting
   assert.equal(body.error, "conflict");
   assert.match(body.message, /config_sync_bucket/);
 });
-
-export { s3Of };

@@ -102,7 +102,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
     onRevoked: () => iam.publish(),
   });
   const events = openEvents(services, db);
-  const usage = await openUsagePlane(services, db, audit);
+  const usage = await openUsagePlane(services, db, audit, iam.sharedBucket);
   const diagnostics = await openDiagnosticsPlane(services, audit, parts.env);
   // Before the listener opens: a re-queued job's write gate is engaged before any S3 write.
   const jobs = await openJobs({
