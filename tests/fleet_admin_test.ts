@@ -22,7 +22,7 @@ import { waitFor } from "./helpers/webhook-receiver.ts";
  * copies it), so the password can be changed through the API; polling is slow, so only
  * sync-now and the member's own publishing move state in this test.
  */
-async function member(store: S3Server): Promise<SvcProcess> {
+async function member(store: S3Server, storageYaml = ""): Promise<SvcProcess> {
   const dir = await Deno.makeTempDir({ prefix: "svc-fleet-" });
   await Deno.mkdir(`${dir}/data/.svc`, { recursive: true, mode: 0o700 });
   await Deno.writeTextFile(`${dir}/data/.svc/bootstrap-password.bcrypt`, ADMIN_PASSWORD_HASH, {
@@ -34,7 +34,7 @@ async function member(store: S3Server): Promise<SvcProcess> {
   s3: ${store.endpoint}
   access_key_id: ${store.accessKeyId}
   secret_access_key: ${store.secretAccessKey}
-advanced:
+${storageYaml}advanced:
   config_sync_bucket: coord
   config_sync_poll_secs: 3600
 `,
@@ -209,6 +209,71 @@ Deno.test("fleet admin: usage shows the writes of every instance on each", async
   } finally {
     s3a.destroy();
     s3b.destroy();
+    await Promise.all([a.stop(), b.stop()]);
+    await store.stop();
+  }
+});
+
+const LIFECYCLE = `  lifecycle:
+    enabled: true
+    tick_interval: 1h
+    rules:
+      - name: tidy
+        enabled: true
+        bucket: data
+        action: delete
+        expire_after: 1d
+`;
+
+interface Row {
+  id: string;
+  paused: boolean;
+  leased_by?: unknown;
+}
+
+async function runsOf(admin: AdminClient): Promise<number> {
+  const answer = await admin.json<{ runs: unknown[] }>("GET", "/jobs/lifecycle:tidy/runs");
+  return answer.runs.length;
+}
+
+Deno.test("fleet admin: a lifecycle rule runs on one instance; pause and resume hold everywhere", async () => {
+  const store = await startStore();
+  const direct = new S3Client({
+    endpoint: store.endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey },
+  });
+  await direct.send(new CreateBucketCommand({ Bucket: "data" }));
+  direct.destroy();
+  // Both start due at once: one runs the rule, the other finds it leased or just run.
+  const a = await member(store, LIFECYCLE);
+  const b = await member(store, LIFECYCLE);
+  try {
+    const adminA = new AdminClient(a.url);
+    await adminA.login();
+    const adminB = withCookie(b, adminA.cookie);
+    await waitFor("the boot run", async () => (await runsOf(adminA)) + (await runsOf(adminB)) > 0);
+    // Long enough for the other instance's first tick to have decided.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    assert.equal((await runsOf(adminA)) + (await runsOf(adminB)), 1, "one run in the fleet");
+
+    // Paused through b: a's row says so and a refuses to run it.
+    await adminB.json("POST", "/jobs/lifecycle:tidy/pause");
+    const rows = await adminA.json<{ jobs: Row[] }>("GET", "/jobs");
+    const row = rows.jobs.find((job) => job.id === "lifecycle:tidy");
+    assert.equal(row?.paused, true);
+    assert.ok(row && "leased_by" in row, "the row tells who holds the lease");
+    const refused = await adminA.request("POST", "/jobs/lifecycle:tidy/run-now");
+    assert.equal(refused.status, 409);
+    assert.match((await refused.json()).message, /paused/);
+    // Resumed through a: b runs it.
+    await adminA.json("POST", "/jobs/lifecycle:tidy/resume");
+    const before = await runsOf(adminB);
+    const report = await adminB.json<{ status: string }>("POST", "/jobs/lifecycle:tidy/run-now");
+    assert.equal(report.status, "succeeded");
+    assert.equal(await runsOf(adminB), before + 1);
+  } finally {
     await Promise.all([a.stop(), b.stop()]);
     await store.stop();
   }

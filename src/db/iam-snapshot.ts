@@ -41,10 +41,11 @@ export interface Adopted {
   revocationsAhead: boolean;
 }
 
-/** Whether `ours` holds a revocation `theirs` lacks or has older. */
-function revocationsAhead(ours: Revocation[], theirs: Revocation[]): boolean {
+/** Whether `ours` holds a live revocation `theirs` lacks or has older (expired ones: no matter). */
+function revocationsAhead(ours: Revocation[], theirs: Revocation[], now: number): boolean {
   const known = new Map(theirs.map((row) => [row.subject, row]));
   return ours.some((row) => {
+    if (row.expiresAt !== null && row.expiresAt <= now) return false;
     const other = known.get(row.subject);
     return other === undefined || other.notBefore < row.notBefore;
   });
@@ -154,7 +155,7 @@ export async function adoptIamSnapshot(
         "WHERE key = 'iam_version'",
       args: [Number(version ?? 0)],
     });
-    return revocationsAhead(ours, revocations);
+    return revocationsAhead(ours, revocations, Date.now());
   });
   return { users: rows.get("iam_users")!.length, revocationsAhead: ahead };
 }

@@ -97,8 +97,9 @@ Deno.test("IAM snapshot: session revocations travel and merge; ours ahead is rep
   try {
     const source = await openConfigDb({ dir: `${dir}/a`, passwordHash: HASH_A });
     const sourceSessions = new SessionStore(source);
-    const alice = { id: "a".repeat(32), user: "alice", createdAt: 1000, expiresAt: 9000 };
-    const bob = { id: "b".repeat(32), user: "bob", createdAt: 1000, expiresAt: 9000 };
+    const expiresAt = Date.now() + 3_600_000;
+    const alice = { id: "a".repeat(32), user: "alice", createdAt: 1000, expiresAt };
+    const bob = { id: "b".repeat(32), user: "bob", createdAt: 1000, expiresAt };
     await sourceSessions.revokeSession(alice, 2000);
     await writeIamSnapshot(source, `${dir}/snapshot.db`);
 
