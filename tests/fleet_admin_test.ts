@@ -229,6 +229,7 @@ interface Row {
   id: string;
   paused: boolean;
   leased_by?: unknown;
+  fleet_last_run?: unknown;
 }
 
 async function runsOf(admin: AdminClient): Promise<number> {
@@ -264,6 +265,8 @@ Deno.test("fleet admin: a lifecycle rule runs on one instance; pause and resume 
     const row = rows.jobs.find((job) => job.id === "lifecycle:tidy");
     assert.equal(row?.paused, true);
     assert.ok(row && "leased_by" in row, "the row tells who holds the lease");
+    const last = row?.fleet_last_run as { instance: string; trigger: string } | null;
+    assert.equal(last?.trigger, "scheduler", "a's row shows the boot run, wherever it ran");
     const refused = await adminA.request("POST", "/jobs/lifecycle:tidy/run-now");
     assert.equal(refused.status, 409);
     assert.match((await refused.json()).message, /paused/);

@@ -61,7 +61,14 @@ Deno.test("S3 leases in a fleet: a recent run is skipped, a kill elsewhere ends 
 
   const first = await a.acquire(id, 60_000);
   assert.ok(first);
-  await a.release(first);
+  await a.release(first, { status: "succeeded", trigger: "scheduler" });
+  const after = await new S3FleetRules(client, "coord", b).lease(id);
+  assert.equal(after.holder, null);
+  assert.deepEqual(
+    after.lastRun && [after.lastRun.holder, after.lastRun.status, after.lastRun.trigger],
+    ["instance-a", "succeeded", "scheduler"],
+    "every instance sees how the last run ended",
+  );
   // A scheduled run on b: a ran it a moment ago. A run-now (no option) still gets it.
   assert.equal(await b.acquire(id, 60_000, { notRunWithinMs: 60_000 }), null);
   assert.ok(await b.acquire(id, 60_000, { notRunWithinMs: 0 }));
@@ -70,7 +77,7 @@ Deno.test("S3 leases in a fleet: a recent run is skipped, a kill elsewhere ends 
   const fleetA = new S3FleetRules(client, "coord", a);
   const held = await b.acquire(id, 60_000);
   assert.ok(held, "b takes over its own lease");
-  assert.equal((await fleetA.holder(id))?.holder, "instance-b");
+  assert.equal((await fleetA.lease(id)).holder?.holder, "instance-b");
   assert.equal(await fleetA.killElsewhere(id), true);
   assert.equal(await b.renew(held, 60_000), false, "the holder learns its run was killed");
   assert.equal(await fleetA.killElsewhere(id), false, "nothing is held any more");

@@ -15,7 +15,7 @@
 import { getLogger } from "../../observability/mod.ts";
 import { BackendError, type S3Client } from "../../storage/mod.ts";
 import type { LeaseHolder } from "./rule-store.ts";
-import type { S3Leases } from "./s3-leases.ts";
+import type { LastRun, S3Leases } from "./s3-leases.ts";
 import { messageOf } from "./run-recorder.ts";
 
 const log = getLogger("svc::jobs");
@@ -31,8 +31,8 @@ export interface FleetRules {
   /** The fleet-wide pause switch of a rule; null when none was set or it cannot be read. */
   paused(id: string): Promise<boolean | null>;
   setPaused(id: string, paused: boolean, by: string): Promise<void>;
-  /** The unexpired holder of the rule's lease anywhere in the fleet, or null. */
-  holder(id: string): Promise<LeaseHolder | null>;
+  /** Who holds the rule's lease now anywhere in the fleet, and how its last run there ended. */
+  lease(id: string): Promise<{ holder: LeaseHolder | null; lastRun: LastRun | null }>;
   /** Ends the run another instance holds (its lease expires); false when none holds it. */
   killElsewhere(id: string): Promise<boolean>;
 }
@@ -84,8 +84,8 @@ export class S3FleetRules implements FleetRules {
     });
   }
 
-  holder(id: string): Promise<LeaseHolder | null> {
-    return this.leases.holder(id);
+  lease(id: string): Promise<{ holder: LeaseHolder | null; lastRun: LastRun | null }> {
+    return this.leases.state(id);
   }
 
   killElsewhere(id: string): Promise<boolean> {

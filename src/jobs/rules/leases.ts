@@ -20,6 +20,12 @@ export interface AcquireOptions {
   notRunWithinMs?: number;
 }
 
+/** How the run that releases a lease ended (shown fleet-wide; node-local leases ignore it). */
+export interface RunEnd {
+  status: string;
+  trigger: string;
+}
+
 export interface Leases {
   /**
    * Null when another holder has it. A lease this instance still holds (its release failed: a
@@ -29,7 +35,7 @@ export interface Leases {
   acquire(id: string, ttlMs: number, options?: AcquireOptions): Promise<Lease | null>;
   /** False when the lease was lost. Errors (store unreachable) throw. */
   renew(lease: Lease, ttlMs: number): Promise<boolean>;
-  release(lease: Lease): Promise<void>;
+  release(lease: Lease, ended?: RunEnd): Promise<void>;
   /** The current unexpired holder, or null. */
   holder(id: string): Promise<LeaseHolder | null>;
 }

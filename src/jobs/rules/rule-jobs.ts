@@ -276,10 +276,12 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
             }`,
           );
         }
+        let report: RunReport | undefined;
         try {
-          return await this.#execute(rule, trigger, lease, abort, actor);
+          return report = await this.#execute(rule, trigger, lease, abort, actor);
         } finally {
-          await this.#options.leases().release(lease).catch((err) =>
+          const ended = report && { status: report.status, trigger };
+          await this.#options.leases().release(lease, ended).catch((err) =>
             log.warn("lease release failed", { job: id, error: messageOf(err) })
           );
         }

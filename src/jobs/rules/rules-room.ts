@@ -2,9 +2,9 @@
  * Replication and lifecycle on the jobs surface: both schedulers, their rows as `GET /jobs` shows
  * them, and the actions of their matrix (pause, resume, run-now, preview, verify, kill, delete).
  * The jobs service hands every non-maintenance row and action here. In a fleet (`fleet`:
- * fleet-rules.ts) a row shows the fleet-wide pause switch and which instance holds the rule's
- * lease (`leased_by`), pause and resume hold on every instance, and kill reaches a run another
- * instance holds.
+ * fleet-rules.ts) a row shows the fleet-wide pause switch, which instance holds the rule's
+ * lease (`leased_by`) and the last run anywhere (`fleet_last_run`: instance, status, trigger,
+ * end); pause and resume hold on every instance, and kill reaches a run another instance holds.
  */
 import { JobsError } from "../jobs-error.ts";
 import type { ConfigPort } from "../../config/mod.ts";
@@ -74,9 +74,10 @@ export class RulesRoom {
       const state = job.state as { next_due_at?: number; last_run_at?: number; lifetime?: unknown };
       const rule = kind.rule(name);
       const fleet = this.#options.fleet;
-      const [paused, leasedBy] = fleet
-        ? await Promise.all([fleet.paused(job.id), fleet.holder(job.id).catch(() => null)])
+      const [paused, lease] = fleet
+        ? await Promise.all([fleet.paused(job.id), fleet.lease(job.id).catch(() => null)])
         : [null, null];
+      const leasedBy = lease?.holder ?? null, lastRun = lease?.lastRun ?? null;
       out.set(job.id, {
         ...jobRow(job),
         paused: paused ?? job.paused,
@@ -85,6 +86,12 @@ export class RulesRoom {
             leased_by: leasedBy && {
               holder: leasedBy.holder,
               expires_at: new Date(leasedBy.expiresAt).toISOString(),
+            },
+            fleet_last_run: lastRun && {
+              instance: lastRun.holder,
+              status: lastRun.status,
+              trigger: lastRun.trigger,
+              finished_at: new Date(lastRun.finished_at).toISOString(),
             },
           }
           : {}),

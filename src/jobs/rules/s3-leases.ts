@@ -13,7 +13,7 @@
  */
 import type { LeaseHolder } from "./rule-store.ts";
 import { BackendError, type S3Client } from "../../storage/mod.ts";
-import type { AcquireOptions, Lease, Leases } from "./leases.ts";
+import type { AcquireOptions, Lease, Leases, RunEnd } from "./leases.ts";
 
 interface LeaseDocument {
   holder: string;
@@ -22,6 +22,14 @@ interface LeaseDocument {
   expires_at: number;
   /** When the last run released the lease (Unix ms). */
   released_at?: number;
+  /** How that run ended, and where. */
+  last_run?: LastRun;
+}
+
+/** The last run of a rule anywhere in the fleet. */
+export interface LastRun extends RunEnd {
+  holder: string;
+  finished_at: number;
 }
 
 interface Stored {
@@ -126,7 +134,7 @@ export class S3Leases implements Leases {
     }, etag);
   }
 
-  async release(lease: Lease): Promise<void> {
+  async release(lease: Lease, ended?: RunEnd): Promise<void> {
     const etag = this.#etags.get(lease.id);
     if (etag === undefined) return;
     // Fails its condition when someone else holds it now: then it is not ours to release.
@@ -136,6 +144,7 @@ export class S3Leases implements Leases {
       acquired_at: 0,
       expires_at: 0,
       released_at: this.now(),
+      ...(ended ? { last_run: { ...ended, holder: this.instance, finished_at: this.now() } } : {}),
     }, etag);
     this.#etags.delete(lease.id);
   }
@@ -146,6 +155,17 @@ export class S3Leases implements Leases {
     if (!stored?.doc || stored.doc.expires_at <= this.now()) return false;
     if (stored.doc.holder === this.instance) return false;
     return await this.#write(id, { ...stored.doc, expires_at: 0 }, stored.etag);
+  }
+
+  /** The unexpired holder and the last run that released the lease, in one read. */
+  async state(id: string): Promise<{ holder: LeaseHolder | null; lastRun: LastRun | null }> {
+    const doc = (await this.#read(id))?.doc;
+    return {
+      holder: doc && doc.expires_at > this.now()
+        ? { holder: doc.holder, expiresAt: doc.expires_at }
+        : null,
+      lastRun: doc?.last_run ?? null,
+    };
   }
 
   async holder(id: string): Promise<LeaseHolder | null> {
