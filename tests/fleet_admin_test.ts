@@ -282,6 +282,87 @@ Deno.test("fleet admin: a lifecycle rule runs on one instance; pause and resume 
   }
 });
 
+/** HAProxy balancing round robin over `servers`, one request per connection. */
+async function roundRobin(servers: SvcProcess[]) {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const dir = await Deno.makeTempDir({ prefix: "svc-haproxy-" });
+  const lines = [
+    "defaults",
+    "  mode http",
+    "  option httpclose",
+    "  timeout connect 5s",
+    "  timeout client 30s",
+    "  timeout server 30s",
+    "frontend admin",
+    `  bind 127.0.0.1:${port}`,
+    "  default_backend fleet",
+    "backend fleet",
+    "  balance roundrobin",
+    ...servers.map((svc, i) => `  server s${i} ${new URL(svc.url).host}`),
+  ];
+  await Deno.writeTextFile(`${dir}/haproxy.cfg`, lines.join("\n") + "\n");
+  const child = new Deno.Command("/usr/sbin/haproxy", {
+    args: ["-f", `${dir}/haproxy.cfg`, "-db"],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor("haproxy", async () => {
+    try {
+      await (await fetch(`${url}/_/api/whoami`)).body?.cancel();
+      return true;
+    } catch {
+      return false;
+    }
+  }, 10_000);
+  return {
+    url,
+    async stop() {
+      child.kill();
+      await child.status;
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("fleet admin: a console behind a round-robin balancer keeps its session", async () => {
+  const store = await startStore();
+  const a = await member(store);
+  const b = await member(store);
+  const balancer = await roundRobin([a, b]);
+  try {
+    const admin = new AdminClient(balancer.url);
+    await admin.login();
+    const whoami = await admin.json<{ user: string | null }>("GET", "/_/api/whoami");
+    assert.equal(whoami.user, "$bootstrap");
+    // Each change lands on the other instance than the one before: every one starts from the
+    // last (a stale start would lose the config sync race and drop it), and each list shows all.
+    for (let i = 0; i < 4; i++) {
+      await admin.json("POST", "/users", { name: `console-${i}` }, 201);
+      const listed = await admin.json<{ users: { name: string }[] }>("GET", "/users");
+      assert.equal(listed.users.length, i + 1, JSON.stringify(listed.users));
+      // Three requests a round: the next change goes to the other instance.
+      await (await admin.request("GET", "/session")).body?.cancel();
+    }
+    // Both instances served the console's changes with the one cookie.
+    for (const svc of [a, b]) {
+      const direct = withCookie(svc, admin.cookie);
+      const audit = await direct.json<{ entries: { event: string }[] }>("GET", "/audit?limit=200");
+      assert.ok(
+        audit.entries.some((e) => e.event === "iam_user_created"),
+        `${svc.url} created a user`,
+      );
+    }
+    assert.equal(await status(admin, "POST", "/logout"), 200);
+  } finally {
+    await balancer.stop();
+    await Promise.all([a.stop(), b.stop()]);
+    await store.stop();
+  }
+});
+
 Deno.test("fleet admin: sync-now without config sync is a 409 naming the setting", async () => {
   await using svc = await startSvc();
   const admin = new AdminClient(svc.url);

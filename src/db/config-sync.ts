@@ -99,6 +99,11 @@ export class ConfigSync {
     });
   }
 
+  /** Resolves once every step queued so far (publishes, polls) has run; never rejects. */
+  settled(): Promise<void> {
+    return this.#chain;
+  }
+
   /** IAM changed here: publish it (coalesced with other changes while a step runs). */
   changed(): Promise<void> {
     if (this.#pushQueued) return this.#chain;

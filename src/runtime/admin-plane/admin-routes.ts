@@ -33,6 +33,7 @@ import { OidcClient } from "../../auth/mod.ts";
 import { declarativeIamExport } from "../../iam/mod.ts";
 import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
+import { syncAroundIam } from "./fleet-consistency.ts";
 
 export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const { services, runtime, state, iam, audit, sessions, usage, diagnostics } = deps;
@@ -54,16 +55,20 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
       available: (name: string) => stack.health.available(name),
     };
   };
+  const guard = sessionGuard({
+    // The API's description is readable without a session (it holds no setting or secret).
+    publicPaths: [...DEFAULT_PUBLIC_ADMIN_PATHS, OPENAPI_PATH],
+    sessions,
+    audit,
+    trustProxyHeaders: deps.trustProxyHeaders,
+    stillEntitled: deps.stillEntitled,
+  });
+  // In a fleet, IAM requests start from the latest synced state and a change is published
+  // before its answer (fleet-consistency.ts).
+  const synced = syncAroundIam(iam.sync);
   return createAdminApp({
     trustProxyHeaders: deps.trustProxyHeaders,
-    guard: sessionGuard({
-      // The API's description is readable without a session (it holds no setting or secret).
-      publicPaths: [...DEFAULT_PUBLIC_ADMIN_PATHS, OPENAPI_PATH],
-      sessions,
-      audit,
-      trustProxyHeaders: deps.trustProxyHeaders,
-      stillEntitled: deps.stillEntitled,
-    }),
+    guard: (c, next) => guard(c, async () => void await synced(c, next)),
     areas: [
       sessionRoutes({
         sessions,
