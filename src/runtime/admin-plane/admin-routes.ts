@@ -33,7 +33,7 @@ import { OidcClient } from "../../auth/mod.ts";
 import { declarativeIamExport } from "../../iam/mod.ts";
 import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
-import { syncAroundIam } from "./fleet-consistency.ts";
+import { syncAroundIam, syncRecently } from "./fleet-consistency.ts";
 
 export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const { services, runtime, state, iam, audit, sessions, usage, diagnostics } = deps;
@@ -63,12 +63,14 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
     trustProxyHeaders: deps.trustProxyHeaders,
     stillEntitled: deps.stillEntitled,
   });
-  // In a fleet, IAM requests start from the latest synced state and a change is published
-  // before its answer (fleet-consistency.ts).
+  // In a fleet, revocations made elsewhere hold here within seconds, IAM requests start from the
+  // latest synced state and a change is published before its answer (fleet-consistency.ts).
+  const recent = syncRecently(iam.sync);
   const synced = syncAroundIam(iam.sync);
   return createAdminApp({
     trustProxyHeaders: deps.trustProxyHeaders,
-    guard: (c, next) => guard(c, async () => void await synced(c, next)),
+    guard: (c, next) =>
+      recent(c, async () => void await guard(c, async () => void await synced(c, next))),
     areas: [
       sessionRoutes({
         sessions,
