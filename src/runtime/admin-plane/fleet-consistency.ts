@@ -10,8 +10,8 @@
  * - `syncAroundIam` (after the guard): IAM edits made through one instance must be what the next
  *   request, on any other instance, starts from. Else a user created through instance A is
  *   missing from B's list, and an edit through B (made on B's older state) loses the config sync
- *   race against A's and is dropped (db/config-sync.ts). So a request to the IAM areas (users,
- *   groups, external login, login-as, migrate, backup) first runs a sync step (always), and a
+ *   race against A's and is dropped (db/config-sync.ts). So a session's request to the IAM areas
+ *   (users, groups, external login, migrate, backup) first runs a sync step (always), and a
  *   change waits until this instance published it before it answers.
  *
  * A failed or slow sync is logged and the request goes on with this instance's state.
@@ -83,7 +83,9 @@ export function syncAroundIam(
   return async (c, next) => {
     const state = sync();
     const path = relative(c.req.path, prefix);
-    if (state === null || !IAM_AREAS.test(path)) return await next();
+    // Sessions only: an anonymous request (`/login-as`) must not cost an S3 call each; the
+    // bounded `syncRecently` step before the guard covers it.
+    if (state === null || !IAM_AREAS.test(path) || !c.var.principal) return await next();
     await bounded(state.syncNow(), boundMs, path);
     await next();
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {

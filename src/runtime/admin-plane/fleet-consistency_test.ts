@@ -51,14 +51,21 @@ Deno.test("syncRecently syncs at most once per window and waits a bounded time",
 Deno.test("syncAroundIam syncs before IAM requests and settles after IAM changes only", async () => {
   const { calls, state } = fakeSync();
   const app = new Hono<AdminEnv>();
+  app.use("*", async (c, next) => {
+    if (c.req.header("x-session")) c.set("principal", { user: "u", admin: true, sessionId: "s" });
+    await next();
+  });
   app.use("*", syncAroundIam(() => state));
   app.all("*", (c) => c.text("ok"));
-  await app.request("/_/api/admin/users");
+  await app.request("/_/api/admin/login-as", { method: "POST" });
+  assert.deepEqual(calls, { syncs: 0, settles: 0 }, "anonymous requests cost no S3 call");
+  const session = { headers: { "x-session": "1" } };
+  await app.request("/_/api/admin/users", session);
   assert.deepEqual(calls, { syncs: 1, settles: 0 });
-  await app.request("/_/api/admin/users/u1", { method: "PUT" });
+  await app.request("/_/api/admin/users/u1", { method: "PUT", ...session });
   assert.deepEqual(calls, { syncs: 2, settles: 1 });
-  await app.request("/_/api/admin/jobs", { method: "POST" });
-  await app.request("/_/api/admin/usersx");
+  await app.request("/_/api/admin/jobs", { method: "POST", ...session });
+  await app.request("/_/api/admin/usersx", session);
   assert.deepEqual(calls, { syncs: 2, settles: 1 }, "other areas pass untouched");
   const off = new Hono<AdminEnv>();
   off.use("*", syncAroundIam(() => null));
