@@ -2,7 +2,7 @@
  * Black-box test of config sync (`advanced.config_sync_bucket`): two svc instances in front of one
  * S3 store share their IAM. A user created on one signs requests on the other within a poll;
  * disabling and deleting travel the same way; a third instance started later adopts the state at
- * boot; sessions stay node-local. Each step is audited.
+ * boot. Each step is audited.
  */
 import assert from "node:assert/strict";
 import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";

@@ -7,6 +7,7 @@ export type { AdminEnv, AdminPrincipal } from "./admin-env.ts";
 export { AdminError, renderAdminError } from "./admin-error.ts";
 export { backupRoutes } from "./config/backup-routes.ts";
 export { configRoutes } from "./config/config-routes.ts";
+export { syncNowRoute } from "./config/sync-now-route.ts";
 export { diagnosticsRoutes } from "./diagnostics/diagnostics-routes.ts";
 export { declarativeIamRoutes } from "./iam/declarative-iam-routes.ts";
 export { extAuthRoutes } from "./iam/ext-auth-routes.ts";

@@ -8,8 +8,10 @@
  * Writes are conditional on the ETag this instance last wrote or adopted (`If-Match`, or
  * `If-None-Match: *` for the first), so two instances changing IAM at once cannot both win
  * silently: the one that loses gets 412, logs and audits `config_sync_conflict`, and adopts the
- * other's state — its own change is then gone and must be made again. Sessions, jobs, the event
- * outbox and usage counters stay node-local.
+ * other's state — its own change is then gone and must be made again. Session revocations travel
+ * too (logout, password change: admin/session/sessions.ts) and are merged, not replaced, so one
+ * lost in such a race is published again right after. Jobs, the event outbox and usage counters
+ * stay node-local. `syncNow` (`POST /_/api/admin/config/sync-now`) runs one poll at once.
  */
 import { type AuditFn, type ConfigSyncOutcome, getLogger } from "../observability/mod.ts";
 import { BackendError, type S3Client } from "../storage/mod.ts";
@@ -21,6 +23,9 @@ const log = getLogger("svc::config-sync");
 
 /** The object other instances poll. */
 export const SYNC_KEY = ".svc/config.db";
+/** What one poll did. */
+export type SyncOutcome = "adopted" | "published" | "unchanged";
+
 /** `meta` row: the ETag of the object this instance last wrote or adopted. */
 const ETAG_META = "config_sync_etag";
 
@@ -60,10 +65,43 @@ export class ConfigSync {
       args: [ETAG_META],
     });
     this.#etag = rows.rows.length > 0 ? String(rows.rows[0].value) : null;
-    await this.#step(() => this.#poll(true));
+    await this.#step(async () => void await this.#poll(true));
     this.#timer = setInterval(() => {
-      void this.#step(() => this.#poll(false));
+      void this.#step(async () => void await this.#poll(false));
     }, this.#deps.pollMs);
+  }
+
+  /** The bucket synced with. */
+  get bucket(): string {
+    return this.#deps.bucket;
+  }
+
+  /**
+   * One poll now, after the steps already queued: adopts the bucket's state when it changed
+   * (`adopted`), publishes this instance's when the bucket has none (`published`), else
+   * `unchanged`. Throws what the step threw (the bucket unreachable, a snapshot that does not
+   * open with this instance's key).
+   */
+  syncNow(): Promise<SyncOutcome> {
+    let outcome: SyncOutcome = "unchanged";
+    let failure: unknown;
+    const run = this.#step(async () => {
+      try {
+        outcome = await this.#poll(true);
+      } catch (err) {
+        failure = err;
+        throw err;
+      }
+    });
+    return run.then(() => {
+      if (failure !== undefined) throw failure;
+      return outcome;
+    });
+  }
+
+  /** Resolves once every step queued so far (publishes, polls) has run; never rejects. */
+  settled(): Promise<void> {
+    return this.#chain;
   }
 
   /** IAM changed here: publish it (coalesced with other changes while a step runs). */
@@ -116,13 +154,16 @@ export class ConfigSync {
     }
   }
 
-  async #poll(first: boolean): Promise<void> {
+  async #poll(first: boolean): Promise<SyncOutcome> {
     const remote = await this.#remoteEtag();
     if (remote === null) {
-      if (first) await this.#push();
-      return;
+      if (!first) return "unchanged";
+      await this.#push();
+      return "published";
     }
-    if (remote !== this.#etag) await this.#pull();
+    if (remote === this.#etag) return "unchanged";
+    await this.#pull();
+    return "adopted";
   }
 
   async #push(): Promise<void> {
@@ -168,7 +209,7 @@ export class ConfigSync {
       });
       const out = await Deno.open(file, { write: true, create: true, truncate: true, mode: 0o600 });
       await response.body!.pipeTo(out.writable);
-      const { users } = await adoptIamSnapshot(
+      const { users, revocationsAhead } = await adoptIamSnapshot(
         this.#deps.db,
         file,
         this.#deps.bootstrapKeyId?.(),
@@ -178,6 +219,8 @@ export class ConfigSync {
       log.info("IAM adopted from the config sync bucket", { bucket: this.#deps.bucket, users });
       this.#deps.audit("config_sync_adopted", { bucket: this.#deps.bucket, users });
       this.#deps.count("adopted");
+      // Sessions ended here that the adopted state lacks (a push lost a race): publish them.
+      if (revocationsAhead) void this.changed();
     } finally {
       await removeDatabase(file).catch(() => {});
     }

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 /** Label of the config-database encryption key (libSQL `encryptionKey`). */
 export const DB_KEY_LABEL = "svc config-db key v1";
 /** Label of the session-cookie HMAC key. */
-export const COOKIE_KEY_LABEL = "svc session-cookie key v1";
+export const COOKIE_KEY_LABEL = "svc session-cookie key v2";
 
 /** Hex SHA-256 of `label`, a NUL byte and `passwordHash`. */
 export function deriveKey(label: string, passwordHash: string): string {

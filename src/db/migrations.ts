@@ -286,6 +286,24 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 10,
+    name: "session_revocations",
+    sql: [
+      // Admin sessions became signed cookies that carry their own record (any instance of a
+      // fleet verifies them), so no row per session is kept. What a database holds instead is
+      // what ended sessions early, synced to the other instances with the IAM snapshot
+      // (db/iam-snapshot.ts): `session:<id>` (a logout; kept until that session's `expires_at`),
+      // `user:<name>` and `all` (sessions created before `not_before` are void; `expires_at`
+      // NULL: kept). Times are Unix milliseconds.
+      `DROP TABLE sessions`,
+      `CREATE TABLE session_revocations (
+        subject TEXT PRIMARY KEY,
+        not_before INTEGER NOT NULL,
+        expires_at INTEGER
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this build creates and understands. */

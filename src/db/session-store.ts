@@ -1,13 +1,21 @@
 /**
- * Admin session rows. The cookie token itself is never stored: rows are found by its SHA-256, so
- * a copied database file (or a backup) yields no cookie that works. Sessions expire at a fixed
- * time set at login (no sliding renewal: a request never writes to the database).
+ * What ended admin sessions early. A session is a signed cookie carrying its own record
+ * (admin/session/sessions.ts), so any instance of a fleet can verify it and no row per session
+ * is kept: a copied database file (or a backup) holds no cookie and no key to make one. What the
+ * database keeps is the revocations (`session_revocations`, migration 10), which config sync
+ * carries to the other instances with the IAM snapshot (iam-snapshot.ts):
+ *
+ * - `session:<id>`: one session logged out or revoked; kept until that session expires;
+ * - `user:<name>`: every session of the user created before `not_before`;
+ * - `all`: every session created before `not_before` (a password change).
+ *
+ * Revocations only ever grow (until they expire): adopting another instance's set merges it
+ * with this one's (`mergeRevocations`), so two instances revoking at once both win.
  */
-import { createHash, randomBytes } from "node:crypto";
 import type { DbClient } from "./config-db.ts";
 
 export interface SessionRecord {
-  /** Opaque id (not the token), safe for audit entries. */
+  /** Opaque id (not a secret), safe for audit entries. */
   id: string;
   user: string;
   /** May use the admin console. */
@@ -22,32 +30,35 @@ export interface SessionRecord {
   expiresAt: number;
 }
 
-export interface NewSession {
-  user: string;
-  admin: boolean;
-  clientIp: string;
-  /** Absent: null (not an IAM user's session). */
-  accessKeyId?: string | null;
-  createdAt: number;
-  expiresAt: number;
+/** One row of `session_revocations`. */
+export interface Revocation {
+  subject: string;
+  notBefore: number;
+  /** Unix ms after which the row may go; null: kept. */
+  expiresAt: number | null;
 }
 
-/** Hex SHA-256 of a session token: the only form of it the database sees. */
-export function tokenHash(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+export const ALL_SESSIONS = "all";
+export const sessionSubject = (id: string) => `session:${id}`;
+export const userSubject = (user: string) => `user:${user}`;
+
+const UPSERT = `INSERT INTO session_revocations (subject, not_before, expires_at) VALUES (?, ?, ?)
+  ON CONFLICT (subject) DO UPDATE SET
+    not_before = MAX(not_before, excluded.not_before),
+    expires_at = CASE WHEN expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL
+                      ELSE MAX(expires_at, excluded.expires_at) END`;
+
+export function upsertRevocation(row: Revocation) {
+  return { sql: UPSERT, args: [row.subject, row.notBefore, row.expiresAt] };
 }
 
-function toRecord(row: Record<string, unknown>): SessionRecord {
+export function toRevocation(row: Record<string, unknown>): Revocation {
   return {
-    id: String(row.id),
-    user: String(row.user_name),
-    admin: Number(row.admin) === 1,
-    clientIp: String(row.client_ip),
-    accessKeyId: row.access_key_id === null || row.access_key_id === undefined
+    subject: String(row.subject),
+    notBefore: Number(row.not_before),
+    expiresAt: row.expires_at === null || row.expires_at === undefined
       ? null
-      : String(row.access_key_id),
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
+      : Number(row.expires_at),
   };
 }
 
@@ -58,63 +69,53 @@ export class SessionStore {
     this.#db = db;
   }
 
-  /** Stores a session for `token` (hashed here); returns the row. */
-  async create(token: string, session: NewSession): Promise<SessionRecord> {
-    const id = randomBytes(16).toString("hex");
-    await this.#db.execute({
-      sql: `INSERT INTO sessions
-        (id, token_hash, user_name, admin, client_ip, access_key_id, created_at, expires_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [
-        id,
-        tokenHash(token),
-        session.user,
-        session.admin ? 1 : 0,
-        session.clientIp,
-        session.accessKeyId ?? null,
-        session.createdAt,
-        session.expiresAt,
-      ],
-    });
-    return { id, ...session, accessKeyId: session.accessKeyId ?? null };
+  /** Ends one session (kept until it would have expired anyway). */
+  async revokeSession(record: Pick<SessionRecord, "id" | "expiresAt">, now: number) {
+    await this.#db.execute(
+      upsertRevocation({
+        subject: sessionSubject(record.id),
+        notBefore: now,
+        expiresAt: record.expiresAt,
+      }),
+    );
   }
 
-  /** The session of `token` that has not expired at `now`, or null. */
-  async find(token: string, now: number): Promise<SessionRecord | null> {
+  /** Ends every session of `user` created before `now`. */
+  async revokeUser(user: string, now: number): Promise<void> {
+    await this.#db.execute(
+      upsertRevocation({ subject: userSubject(user), notBefore: now, expiresAt: null }),
+    );
+  }
+
+  /** Ends every session created before `now` (a password change). */
+  async revokeAll(now: number): Promise<void> {
+    await this.#db.execute(
+      upsertRevocation({ subject: ALL_SESSIONS, notBefore: now, expiresAt: null }),
+    );
+  }
+
+  /** Whether the session was ended early (logout, its user's or every session's revocation). */
+  async revoked(record: Pick<SessionRecord, "id" | "user" | "createdAt">): Promise<boolean> {
     const result = await this.#db.execute({
-      sql: "SELECT * FROM sessions WHERE token_hash = ? AND expires_at > ?",
-      args: [tokenHash(token), now],
+      sql: "SELECT subject, not_before FROM session_revocations WHERE subject IN (?, ?, ?)",
+      args: [sessionSubject(record.id), userSubject(record.user), ALL_SESSIONS],
     });
-    const row = result.rows[0];
-    return row ? toRecord(row as Record<string, unknown>) : null;
+    return result.rows.some((row) =>
+      String(row.subject).startsWith("session:") || record.createdAt < Number(row.not_before)
+    );
   }
 
-  /** Ends one session; true when it existed. */
-  async delete(id: string): Promise<boolean> {
-    const result = await this.#db.execute({ sql: "DELETE FROM sessions WHERE id = ?", args: [id] });
-    return result.rowsAffected > 0;
-  }
-
-  /** Ends every session (a password change); returns how many there were. */
-  async deleteAll(): Promise<number> {
-    return (await this.#db.execute("DELETE FROM sessions")).rowsAffected;
-  }
-
-  /** Removes sessions expired at `now`; returns how many. */
+  /** Removes revocations of sessions expired at `now`; returns how many. */
   async prune(now: number): Promise<number> {
     const result = await this.#db.execute({
-      sql: "DELETE FROM sessions WHERE expires_at <= ?",
+      sql: "DELETE FROM session_revocations WHERE expires_at IS NOT NULL AND expires_at <= ?",
       args: [now],
     });
     return result.rowsAffected;
   }
 
-  /** Sessions alive at `now`. */
-  async count(now: number): Promise<number> {
-    const result = await this.#db.execute({
-      sql: "SELECT COUNT(*) AS n FROM sessions WHERE expires_at > ?",
-      args: [now],
-    });
-    return Number(result.rows[0]?.n ?? 0);
+  async list(): Promise<Revocation[]> {
+    const result = await this.#db.execute("SELECT * FROM session_revocations ORDER BY subject");
+    return result.rows.map((row) => toRevocation(row as Record<string, unknown>));
   }
 }

@@ -17,6 +17,7 @@ export { OutboxCursor } from "./replication/outbox-cursor.ts";
 export { replicationDriver } from "./replication/replication-driver.ts";
 export { coordinationBucket, coordinationLeases } from "./rules/coordination.ts";
 export type { CoordinationBucket } from "./rules/coordination.ts";
+export { S3FleetRules } from "./rules/fleet-rules.ts";
 export { DbLeases } from "./rules/leases.ts";
 export type { RuleEnv } from "./rules/rule-env.ts";
 export { RuleJobs } from "./rules/rule-jobs.ts";

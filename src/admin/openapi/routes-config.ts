@@ -80,6 +80,12 @@ export const CONFIG_ROUTES: RouteSpec[] = [
     query: traceFields,
     returns: "The admission trace.",
   }),
+  config.post("/config/sync-now", "Force config-DB pull from the sync bucket", {
+    returns: "`{ok, outcome, bucket}`: `adopted` (a newer state is now in force), `unchanged`, " +
+      "or `published` (the bucket held none: this instance's went there).",
+    description: "409 `conflict` when config sync is off (no `advanced.config_sync_bucket`, or " +
+      "declarative IAM); 502 `bad_gateway` when the bucket could not be read.",
+  }),
   backup.get("/backup", "Download a backup (config, IAM, secrets)", {
     headers: password,
     produces: "application/zip",

@@ -16,6 +16,10 @@
  *   (objects/deltaspace-savings.ts), computed by a scan and cached 30 s per `bucket` value;
  *   concurrent requests share one scan. `limit` (default 1000, at most 10000) cuts the list, not
  *   the totals.
+ *
+ * In a fleet (several instances over one backend with a coordination bucket), every counter
+ * answered here and by `/_/stats` includes the writes made through the other instances since
+ * this instance's last scan of the bucket (runtime/admin-plane/fleet-usage.ts).
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
@@ -33,7 +37,8 @@ import { isNoSuchBucket, unavailable, type UsageAggregate } from "./stats-route.
 
 export interface UsageRoutesDeps {
   counter: {
-    peek(bucket: string): BucketUsage;
+    /** The counter as known now, never scanning (in a fleet: with the other instances' writes). */
+    peek(bucket: string): BucketUsage | Promise<BucketUsage>;
     scanning(bucket: string): boolean;
     rescan(bucket: string, trigger: ScanTrigger): Promise<BucketUsage>;
   };
@@ -137,7 +142,7 @@ export function usageRoutes(deps: UsageRoutesDeps): Hono<AdminEnv> {
     if (!(await exists(bucket))) throw notFound(bucket);
     return c.json({
       bucket,
-      ...deps.counter.peek(bucket),
+      ...(await deps.counter.peek(bucket)),
       scanning: deps.counter.scanning(bucket),
     });
   });
@@ -159,7 +164,7 @@ export function usageRoutes(deps: UsageRoutesDeps): Hono<AdminEnv> {
 
   app.post("/usage/refresh", async (c) => {
     const bucket = bucketParam(c);
-    const before = deps.counter.peek(bucket);
+    const before = await deps.counter.peek(bucket);
     let after: BucketUsage;
     try {
       after = await deps.counter.rescan(bucket, "refresh");

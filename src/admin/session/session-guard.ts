@@ -162,7 +162,7 @@ export function requireSession(options: RequireSessionOptions): MiddlewareHandle
       );
     }
     if (options.stillEntitled && !options.stillEntitled(result.principal, c.var.clientIp)) {
-      await options.sessions.end(result.principal.sessionId);
+      await options.sessions.end(result.record);
       options.audit?.("admin_session_revoked", {
         user: result.principal.user,
         ip: c.var.clientIp,

@@ -95,7 +95,11 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
 
   app.post("/logout", async (c) => {
     const principal = c.var.principal;
-    await sessions.end(principal.sessionId);
+    // The guard let the cookie through: its record says until when the revocation must last.
+    const checked = await sessions.check(getCookie(c, SESSION_COOKIE), c.var.clientIp);
+    await sessions.end(
+      checked.ok ? checked.record : { id: principal.sessionId, expiresAt: Number.MAX_SAFE_INTEGER },
+    );
     deps.onSessionEnd?.(principal.sessionId);
     c.header("set-cookie", sessions.clearCookie(c.var.https === true));
     audit("admin_logout", { ...actorFields(c.var), session: principal.sessionId }, "info");
@@ -128,9 +132,11 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
       audit("admin_password_change_failed", { ...actorFields(c.var), locked_out: locked }, "warn");
       throw new AdminError("forbidden", "The current password is wrong");
     }
+    // Revoked first, under the old key: the other instances of a fleet adopt the revocation
+    // (config sync) before the re-encrypted state stops opening for them until they get the
+    // new hash too. Here, the new hash re-keys every cookie anyway.
+    await sessions.endAll();
     await password.change(next, db);
-    // The cookie key changed with the hash; the rows go too, so no old cookie lives on.
-    const ended = await sessions.endAll();
     const issued = await sessions.issue(
       principal.user,
       principal.admin,
@@ -138,7 +144,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
       principal.accessKeyId ?? null,
     );
     c.header("set-cookie", issued.setCookie);
-    audit("admin_password_changed", { ...actorFields(c.var), sessions_ended: ended }, "warn");
+    audit("admin_password_changed", { ...actorFields(c.var), sessions_ended: "all" }, "warn");
     return c.json({ ok: true, expires_at: new Date(issued.record.expiresAt).toISOString() });
   });
 

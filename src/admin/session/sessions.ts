@@ -1,15 +1,26 @@
 /**
- * Admin sessions: what a cookie is and how one is checked. The store (db/session-store.ts) holds
- * the rows; this file makes and reads cookies.
+ * Admin sessions: what a cookie is and how one is checked, on any instance of a fleet.
  *
- * Cookie `svc_session=v1.<token>.<mac>`: a random 256-bit token and an HMAC-SHA256 of it under a
- * key derived from the bootstrap password hash (db-key.ts labels), so changing the password
- * invalidates every cookie at once even before the rows go. Attributes: `HttpOnly;
- * SameSite=Strict; Path=/_/` (the admin API, whoami and stats all live under it), `Secure` as
- * `secure_cookies` says (cookie-security.ts), `Max-Age` = `session_ttl_hours`. A session is bound to the client address it
- * logged in from; it expires at a fixed time (no sliding renewal). Every comparison of secret
- * material is constant-time.
+ * Cookie `svc_session=v2.<record>.<mac>`: the session record itself (id, user, admin flag, bound
+ * client address, access key id, creation and expiry; base64url JSON) and an HMAC-SHA256 of
+ * `v2.<record>` under a key derived from the bootstrap password hash (db-key.ts labels). Every
+ * instance sharing the hash (config sync requires it) verifies a cookie another one issued, so a
+ * console behind a round-robin load balancer keeps its session; changing the password re-keys
+ * every cookie at once. No token is stored anywhere: a copied database yields no cookie.
+ *
+ * A session ends early through a revocation in the config database (db/session-store.ts:
+ * logout, a session whose user lost its entitlement, a password change), which `onRevoked`
+ * publishes to the other instances with the IAM snapshot (config sync). Users disabled, deleted,
+ * stripped of admin or with rotated keys lose their sessions through the synced IAM itself
+ * (`stillEntitled`, session-guard.ts). Cookies of the older `v1` form are refused: their users
+ * log in again.
+ *
+ * Attributes: `HttpOnly; SameSite=Strict; Path=/_/` (the admin API, whoami and stats all live
+ * under it), `Secure` as `secure_cookies` says (cookie-security.ts), `Max-Age` =
+ * `session_ttl_hours`. A session is bound to the client address it logged in from; it expires at
+ * a fixed time (no sliding renewal). Every comparison of secret material is constant-time.
  */
+import { Buffer } from "node:buffer";
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import {
   COOKIE_KEY_LABEL,
@@ -21,7 +32,9 @@ import type { AdminPrincipal } from "../admin-env.ts";
 import { cookieIsSecure, PlainLoginWarnings, type SecureCookies } from "./cookie-security.ts";
 
 export const SESSION_COOKIE = "svc_session";
-const COOKIE_VERSION = "v1";
+const COOKIE_VERSION = "v2";
+/** A record longer than this is refused before any work (names are short; ids are fixed). */
+const MAX_RECORD_CHARS = 2048;
 
 export interface SessionSettings {
   ttlHours: number;
@@ -40,6 +53,11 @@ export interface AdminSessionsDeps {
   passwordHash: () => string;
   /** `advanced.session_ttl_hours` and `advanced.secure_cookies` of the running config. */
   settings: () => SessionSettings;
+  /**
+   * A session was ended early: publishes the revocation to the other instances (config sync);
+   * resolves once published (or failed: the next change or poll retries), never rejects.
+   */
+  onRevoked?: () => Promise<unknown>;
   now?: () => number;
 }
 
@@ -52,7 +70,10 @@ export interface IssuedSession {
 
 export type SessionCheck =
   | { ok: true; principal: AdminPrincipal; record: SessionRecord }
-  | { ok: false; reason: "missing" | "malformed" | "bad_signature" | "unknown" | "ip_mismatch" };
+  | {
+    ok: false;
+    reason: "missing" | "malformed" | "bad_signature" | "expired" | "revoked" | "ip_mismatch";
+  };
 
 /** Equal-length digests compared in constant time, whatever the inputs' lengths. */
 export function constantTimeEqual(a: string, b: string): boolean {
@@ -69,6 +90,45 @@ function principalOf(record: SessionRecord): AdminPrincipal {
   };
 }
 
+/** The record as the cookie carries it (short keys: the cookie travels with every request). */
+function encodeRecord(record: SessionRecord): string {
+  const wire = {
+    i: record.id,
+    u: record.user,
+    a: record.admin,
+    ip: record.clientIp,
+    k: record.accessKeyId,
+    c: record.createdAt,
+    e: record.expiresAt,
+  };
+  return Buffer.from(JSON.stringify(wire)).toString("base64url");
+}
+
+/** The record of a verified cookie, or null when its fields are not what `encodeRecord` makes. */
+function decodeRecord(encoded: string): SessionRecord | null {
+  let wire: Record<string, unknown>;
+  try {
+    wire = JSON.parse(Buffer.from(encoded, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  const { i, u, a, ip, k, c, e } = wire ?? {};
+  if (
+    typeof i !== "string" || !/^[0-9a-f]{32}$/.test(i) || typeof u !== "string" ||
+    typeof a !== "boolean" || typeof ip !== "string" || (k !== null && typeof k !== "string") ||
+    !Number.isSafeInteger(c) || !Number.isSafeInteger(e)
+  ) return null;
+  return {
+    id: i,
+    user: u,
+    admin: a,
+    clientIp: ip,
+    accessKeyId: k as string | null,
+    createdAt: c as number,
+    expiresAt: e as number,
+  };
+}
+
 export class AdminSessions {
   readonly #deps: AdminSessionsDeps;
   readonly #now: () => number;
@@ -79,9 +139,9 @@ export class AdminSessions {
     this.#now = deps.now ?? Date.now;
   }
 
-  #mac(token: string): string {
+  #mac(signed: string): string {
     const key = deriveKey(COOKIE_KEY_LABEL, this.#deps.passwordHash());
-    return createHmac("sha256", key).update(token).digest("base64url");
+    return createHmac("sha256", key).update(signed).digest("base64url");
   }
 
   #cookie(value: string, maxAgeSecs: number, https: boolean): string {
@@ -91,10 +151,11 @@ export class AdminSessions {
   }
 
   /**
-   * Starts a session for `user` from `origin`; returns the row and the cookie to set. An IAM
+   * Starts a session for `user` from `origin`; returns its record and the cookie to set. An IAM
    * user's session names the access key it was opened under (`accessKeyId`). An admin session
    * opened over plain HTTP from another host is logged as a warning (once per address).
    */
+  // deno-lint-ignore require-await
   async issue(
     user: string,
     admin: boolean,
@@ -104,16 +165,17 @@ export class AdminSessions {
     const clientIp = origin.ip;
     const now = this.#now();
     const ttlSecs = Math.max(1, Math.floor(this.#deps.settings().ttlHours * 3600));
-    const token = randomBytes(32).toString("base64url");
-    const record = await this.#deps.store.create(token, {
+    const record: SessionRecord = {
+      id: randomBytes(16).toString("hex"),
       user,
       admin,
       clientIp,
       accessKeyId,
       createdAt: now,
       expiresAt: now + ttlSecs * 1000,
-    });
-    const value = `${COOKIE_VERSION}.${token}.${this.#mac(token)}`;
+    };
+    const signed = `${COOKIE_VERSION}.${encodeRecord(record)}`;
+    const value = `${signed}.${this.#mac(signed)}`;
     if (admin) this.#plainLogins.note(clientIp, origin.https, user);
     const setCookie = this.#cookie(value, ttlSecs, origin.https);
     return { record, principal: principalOf(record), setCookie };
@@ -123,28 +185,38 @@ export class AdminSessions {
   async check(cookie: string | undefined, clientIp: string): Promise<SessionCheck> {
     if (cookie === undefined || cookie === "") return { ok: false, reason: "missing" };
     const parts = cookie.split(".");
-    if (parts.length !== 3 || parts[0] !== COOKIE_VERSION || parts[1].length !== 43) {
+    if (
+      parts.length !== 3 || parts[0] !== COOKIE_VERSION || parts[1].length === 0 ||
+      parts[1].length > MAX_RECORD_CHARS || parts[2].length !== 43
+    ) {
       return { ok: false, reason: "malformed" };
     }
-    const [, token, mac] = parts;
-    if (!constantTimeEqual(mac, this.#mac(token))) return { ok: false, reason: "bad_signature" };
-    const record = await this.#deps.store.find(token, this.#now());
-    if (record === null) return { ok: false, reason: "unknown" };
+    const signed = `${parts[0]}.${parts[1]}`;
+    if (!constantTimeEqual(parts[2], this.#mac(signed))) {
+      return { ok: false, reason: "bad_signature" };
+    }
+    // Signed by an instance holding the key: the record is what it issued.
+    const record = decodeRecord(parts[1]);
+    if (record === null) return { ok: false, reason: "malformed" };
+    if (record.expiresAt <= this.#now()) return { ok: false, reason: "expired" };
     if (!constantTimeEqual(record.clientIp, clientIp)) return { ok: false, reason: "ip_mismatch" };
+    if (await this.#deps.store.revoked(record)) return { ok: false, reason: "revoked" };
     return { ok: true, principal: principalOf(record), record };
   }
 
-  /** Ends one session. */
-  async end(sessionId: string): Promise<void> {
-    await this.#deps.store.delete(sessionId);
+  /** Ends one session, on every instance once config sync carried it. */
+  async end(session: Pick<SessionRecord, "id" | "expiresAt">): Promise<void> {
+    await this.#deps.store.revokeSession(session, this.#now());
+    await this.#deps.onRevoked?.();
   }
 
-  /** Ends every session; returns how many. */
-  endAll(): Promise<number> {
-    return this.#deps.store.deleteAll();
+  /** Ends every session issued until now (a password change), here and on the other instances. */
+  async endAll(): Promise<void> {
+    await this.#deps.store.revokeAll(this.#now());
+    await this.#deps.onRevoked?.();
   }
 
-  /** Removes expired rows (call on a timer; login also calls it). */
+  /** Removes revocations of sessions that have expired anyway; returns how many. */
   prune(): Promise<number> {
     return this.#deps.store.prune(this.#now());
   }

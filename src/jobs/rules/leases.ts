@@ -12,16 +12,30 @@ export interface Lease {
   token: string;
 }
 
+export interface AcquireOptions {
+  /**
+   * Null as well when the last run anywhere released the lease less than this long ago (a
+   * scheduled run: another instance of the fleet just ran the rule). Node-local leases ignore it.
+   */
+  notRunWithinMs?: number;
+}
+
+/** How the run that releases a lease ended (shown fleet-wide; node-local leases ignore it). */
+export interface RunEnd {
+  status: string;
+  trigger: string;
+}
+
 export interface Leases {
   /**
    * Null when another holder has it. A lease this instance still holds (its release failed: a
    * full disk, an unreachable store) is taken over at once, with a new token: the caller runs
    * at most one run per id at a time (RuleJobs), so such a lease belongs to no live run.
    */
-  acquire(id: string, ttlMs: number): Promise<Lease | null>;
+  acquire(id: string, ttlMs: number, options?: AcquireOptions): Promise<Lease | null>;
   /** False when the lease was lost. Errors (store unreachable) throw. */
   renew(lease: Lease, ttlMs: number): Promise<boolean>;
-  release(lease: Lease): Promise<void>;
+  release(lease: Lease, ended?: RunEnd): Promise<void>;
   /** The current unexpired holder, or null. */
   holder(id: string): Promise<LeaseHolder | null>;
 }

@@ -26,6 +26,8 @@ export interface RuleJobsOptions {
   audit: (event: string, fields: Record<string, unknown>, level?: "info" | "warn") => void;
   /** Told about every run that ended (metrics). */
   onRunEnd?: (kind: string, status: string, seconds: number) => void;
+  /** The fleet-wide pause switch (fleet-rules.ts), which wins over the row's when set. */
+  fleetPaused?: (id: string) => Promise<boolean | null>;
 }
 
 interface Running {
@@ -78,7 +80,11 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
     const rule = this.rule(name);
     if (!rule || !rule.enabled || !this.settings().enabled) return false;
     const row = await this.#options.store.row(this.idOf(name));
-    return row !== null && !row.paused;
+    return row !== null && !(await this.#paused(this.idOf(name), row.paused));
+  }
+
+  async #paused(id: string, local: boolean): Promise<boolean> {
+    return (await this.#options.fleetPaused?.(id)) ?? local;
   }
 
   isRunning(name: string): boolean {
@@ -133,9 +139,8 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
     for (const rule of this.driver.rules(this.#options.config())) {
       if (!rule.enabled || this.isRunning(rule.name)) continue;
       const row = await this.#options.store.row(this.idOf(rule.name));
-      if (row === null || row.paused) continue;
-      const due = (row.state as SchedulerState).next_due_at ?? 0;
-      if (due > now) continue;
+      if (row === null || ((row.state as SchedulerState).next_due_at ?? 0) > now) continue;
+      if (await this.#paused(this.idOf(rule.name), row.paused)) continue;
       // A rule leased elsewhere skips this tick; anything else is logged by the run itself.
       this.#begin(rule, "scheduler").catch((err) => {
         if (!(err instanceof JobsError && err.code === "conflict")) {
@@ -162,7 +167,7 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
         ? "lifecycle is disabled (storage.lifecycle.enabled)"
         : !rule.enabled
         ? "the rule is disabled"
-        : row?.paused
+        : row !== null && await this.#paused(this.idOf(name), row.paused)
         ? "the rule is paused"
         : null;
       if (why !== null) throw new JobsError("conflict", `Rule "${name}" cannot run now: ${why}`);
@@ -257,7 +262,11 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
         await this.sync();
         await precheck?.();
         const settings = this.settings();
-        const lease = await this.#options.leases().acquire(id, settings.leaseTtlMs);
+        // A scheduled run skips a rule another instance of the fleet just ran (s3-leases.ts).
+        const recent = trigger === "scheduler"
+          ? { notRunWithinMs: this.driver.intervalMs(rule, this.#options.config()) / 2 }
+          : undefined;
+        const lease = await this.#options.leases().acquire(id, settings.leaseTtlMs, recent);
         if (lease === null) {
           const holder = await this.#options.leases().holder(id).catch(() => null);
           throw new JobsError(
@@ -267,10 +276,12 @@ export class RuleJobs<Rule extends AnyRule = AnyRule> {
             }`,
           );
         }
+        let report: RunReport | undefined;
         try {
-          return await this.#execute(rule, trigger, lease, abort, actor);
+          return report = await this.#execute(rule, trigger, lease, abort, actor);
         } finally {
-          await this.#options.leases().release(lease).catch((err) =>
+          const ended = report && { status: report.status, trigger };
+          await this.#options.leases().release(lease, ended).catch((err) =>
             log.warn("lease release failed", { job: id, error: messageOf(err) })
           );
         }

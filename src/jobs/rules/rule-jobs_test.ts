@@ -116,14 +116,23 @@ Deno.test("run-now records a run, counters, capped failures and the next due tim
   });
 });
 
+/** Resolves once `ready()` holds (polled; a loaded machine may take a while to start a run). */
+async function until(ready: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error("Timed out waiting for the run to start");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 Deno.test("a rule runs once at a time: running here or leased elsewhere is 409", async () => {
   await withJobs(async ({ jobs, store, holder }) => {
-    let release!: () => void;
+    let release: (() => void) | undefined;
     holder.step = () => new Promise((resolve) => release = () => resolve({ status: "succeeded" }));
     const first = jobs.runNow("r1", "admin");
     await assert.rejects(() => jobs.runNow("r1", "admin"), /already running/);
-    await new Promise((r) => setTimeout(r, 20));
-    release();
+    await until(() => release !== undefined);
+    release!();
     await first;
     const other = new DbLeases(store, "other");
     const lease = await other.acquire("lifecycle:r1", 60_000);
@@ -135,12 +144,14 @@ Deno.test("a rule runs once at a time: running here or leased elsewhere is 409",
 
 Deno.test("kill interrupts a run: cancelled; a lost lease fails it with a failure row", async () => {
   await withJobs(async ({ jobs, store, holder, db }) => {
+    let started = 0;
     holder.step = (context) =>
-      new Promise((_, reject) =>
-        context.signal.addEventListener("abort", () => reject(context.signal.reason))
-      );
+      new Promise((_, reject) => {
+        started++;
+        context.signal.addEventListener("abort", () => reject(context.signal.reason));
+      });
     const killed = jobs.runNow("r1", "admin");
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => started === 1);
     jobs.kill("r1", "alice");
     const report = await killed;
     assert.equal(report.status, "cancelled");
@@ -148,7 +159,7 @@ Deno.test("kill interrupts a run: cancelled; a lost lease fails it with a failur
     assert.throws(() => jobs.kill("r1", "alice"), /no run in progress/);
 
     const lost = jobs.runNow("r2", "admin");
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => started === 2);
     // Another runner took the lease behind our back (as after an expiry).
     await db.execute("UPDATE job_leases SET token = 'stolen', holder = 'other'");
     const report2 = await lost;

@@ -1,7 +1,10 @@
 /**
  * Replication and lifecycle on the jobs surface: both schedulers, their rows as `GET /jobs` shows
  * them, and the actions of their matrix (pause, resume, run-now, preview, verify, kill, delete).
- * The jobs service hands every non-maintenance row and action here.
+ * The jobs service hands every non-maintenance row and action here. In a fleet (`fleet`:
+ * fleet-rules.ts) a row shows the fleet-wide pause switch, which instance holds the rule's
+ * lease (`leased_by`) and the last run anywhere (`fleet_last_run`: instance, status, trigger,
+ * end); pause and resume hold on every instance, and kill reaches a run another instance holds.
  */
 import { JobsError } from "../jobs-error.ts";
 import type { ConfigPort } from "../../config/mod.ts";
@@ -9,6 +12,7 @@ import type { RuleStore } from "./rule-store.ts";
 import { type JobAction, type JobRecord, jobRow, runRow } from "../job-model.ts";
 import { removeRuleFromConfig } from "./rule-config.ts";
 import type { RuleJobs } from "./rule-jobs.ts";
+import type { FleetRules } from "./fleet-rules.ts";
 
 export type RuleKind = "replication" | "lifecycle";
 
@@ -19,6 +23,8 @@ export interface RulesRoomOptions {
   audit: (event: string, fields: Record<string, unknown>, level?: "info" | "warn") => void;
   /** Loops that live as long as the schedulers (the replication event consumer). */
   companions?: { start(): void; stop(): Promise<void> }[];
+  /** The rule switches and leases shared with the other instances; absent: node-local. */
+  fleet?: FleetRules | null;
 }
 
 export class RulesRoom {
@@ -67,8 +73,28 @@ export class RulesRoom {
       const name = job.id.slice(job.kind.length + 1);
       const state = job.state as { next_due_at?: number; last_run_at?: number; lifetime?: unknown };
       const rule = kind.rule(name);
+      const fleet = this.#options.fleet;
+      const [paused, lease] = fleet
+        ? await Promise.all([fleet.paused(job.id), fleet.lease(job.id).catch(() => null)])
+        : [null, null];
+      const leasedBy = lease?.holder ?? null, lastRun = lease?.lastRun ?? null;
       out.set(job.id, {
         ...jobRow(job),
+        paused: paused ?? job.paused,
+        ...(fleet
+          ? {
+            leased_by: leasedBy && {
+              holder: leasedBy.holder,
+              expires_at: new Date(leasedBy.expiresAt).toISOString(),
+            },
+            fleet_last_run: lastRun && {
+              instance: lastRun.holder,
+              status: lastRun.status,
+              trigger: lastRun.trigger,
+              finished_at: new Date(lastRun.finished_at).toISOString(),
+            },
+          }
+          : {}),
         name,
         enabled: (rule?.enabled ?? false) && kind.settings().enabled,
         running: kind.isRunning(name),
@@ -101,6 +127,7 @@ export class RulesRoom {
       case "pause":
       case "resume":
         await kind.setPaused(name, action === "pause");
+        await this.#options.fleet?.setPaused(job.id, action === "pause", actor.user);
         audit(action === "pause" ? "job_paused" : "job_resumed");
         return { status: 200, body: await this.#row(job.id) };
       case "run-now":
@@ -110,6 +137,11 @@ export class RulesRoom {
       case "verify":
         return { status: 200, body: await kind.verify(name, actor.user) };
       case "kill":
+        // A run on another instance of the fleet: its lease is expired, and the run stops there.
+        if (!kind.isRunning(name) && await this.#options.fleet?.killElsewhere(job.id)) {
+          audit("job_killed");
+          return { status: 202, body: { killed: job.id, elsewhere: true } };
+        }
         kind.kill(name, actor.user);
         audit("job_killed");
         return { status: 202, body: { killed: job.id } };

@@ -6,16 +6,30 @@
  * exactly one write succeeds and the other gets 412. Release writes an already-expired lease
  * the same way (a conditional DELETE is not portable). Expiry compares the writer's and the
  * reader's clocks: instances must keep their clocks within a small fraction of `lease_ttl`.
+ *
+ * A release records `released_at`: a scheduled run elsewhere skips the rule while that is recent
+ * (`notRunWithinMs`, fleet-rules.ts). `expire` ends another instance's lease (a kill from
+ * another instance): its next renewal fails its condition and its run stops.
  */
 import type { LeaseHolder } from "./rule-store.ts";
 import { BackendError, type S3Client } from "../../storage/mod.ts";
-import type { Lease, Leases } from "./leases.ts";
+import type { AcquireOptions, Lease, Leases, RunEnd } from "./leases.ts";
 
 interface LeaseDocument {
   holder: string;
   token: string;
   acquired_at: number;
   expires_at: number;
+  /** When the last run released the lease (Unix ms). */
+  released_at?: number;
+  /** How that run ended, and where. */
+  last_run?: LastRun;
+}
+
+/** The last run of a rule anywhere in the fleet. */
+export interface LastRun extends RunEnd {
+  holder: string;
+  finished_at: number;
 }
 
 interface Stored {
@@ -91,13 +105,18 @@ export class S3Leases implements Leases {
     }
   }
 
-  async acquire(id: string, ttlMs: number): Promise<Lease | null> {
+  async acquire(id: string, ttlMs: number, options: AcquireOptions = {}): Promise<Lease | null> {
     const stored = await this.#read(id);
     const now = this.now();
     // This instance's own lease (a release that failed) is taken over, as in leases.ts.
     if (stored?.doc && stored.doc.expires_at > now && stored.doc.holder !== this.instance) {
       return null;
     }
+    const released = stored?.doc?.released_at;
+    if (
+      options.notRunWithinMs !== undefined && released !== undefined &&
+      now - released < options.notRunWithinMs
+    ) return null;
     const token = crypto.randomUUID();
     const doc = { holder: this.instance, token, acquired_at: now, expires_at: now + ttlMs };
     return await this.#write(id, doc, stored === null ? null : stored.etag) ? { id, token } : null;
@@ -115,7 +134,7 @@ export class S3Leases implements Leases {
     }, etag);
   }
 
-  async release(lease: Lease): Promise<void> {
+  async release(lease: Lease, ended?: RunEnd): Promise<void> {
     const etag = this.#etags.get(lease.id);
     if (etag === undefined) return;
     // Fails its condition when someone else holds it now: then it is not ours to release.
@@ -124,8 +143,29 @@ export class S3Leases implements Leases {
       token: lease.token,
       acquired_at: 0,
       expires_at: 0,
+      released_at: this.now(),
+      ...(ended ? { last_run: { ...ended, holder: this.instance, finished_at: this.now() } } : {}),
     }, etag);
     this.#etags.delete(lease.id);
+  }
+
+  /** Expires the lease another instance holds now; false when none does (or it just changed). */
+  async expire(id: string): Promise<boolean> {
+    const stored = await this.#read(id);
+    if (!stored?.doc || stored.doc.expires_at <= this.now()) return false;
+    if (stored.doc.holder === this.instance) return false;
+    return await this.#write(id, { ...stored.doc, expires_at: 0 }, stored.etag);
+  }
+
+  /** The unexpired holder and the last run that released the lease, in one read. */
+  async state(id: string): Promise<{ holder: LeaseHolder | null; lastRun: LastRun | null }> {
+    const doc = (await this.#read(id))?.doc;
+    return {
+      holder: doc && doc.expires_at > this.now()
+        ? { holder: doc.holder, expiresAt: doc.expires_at }
+        : null,
+      lastRun: doc?.last_run ?? null,
+    };
   }
 
   async holder(id: string): Promise<LeaseHolder | null> {

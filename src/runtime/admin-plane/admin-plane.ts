@@ -98,9 +98,11 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
       ttlHours: holder.current.advanced.session_ttl_hours,
       secureCookies: holder.current.advanced.secure_cookies,
     }),
+    // Logout and password change reach the other instances of a fleet with the synced state.
+    onRevoked: () => iam.publish(),
   });
   const events = openEvents(services, db);
-  const usage = await openUsagePlane(services, db, audit);
+  const usage = await openUsagePlane(services, db, audit, iam.sharedBucket);
   const diagnostics = await openDiagnosticsPlane(services, audit, parts.env);
   // Before the listener opens: a re-queued job's write gate is engaged before any S3 write.
   const jobs = await openJobs({

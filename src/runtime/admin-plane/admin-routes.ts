@@ -26,12 +26,14 @@ import {
   sessionGuard,
   sessionRoutes,
   type StorageView,
+  syncNowRoute,
   usageRoutes,
 } from "../../admin/mod.ts";
 import { OidcClient } from "../../auth/mod.ts";
 import { declarativeIamExport } from "../../iam/mod.ts";
 import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
+import { syncAroundIam, syncRecently } from "./fleet-consistency.ts";
 
 export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const { services, runtime, state, iam, audit, sessions, usage, diagnostics } = deps;
@@ -53,16 +55,22 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
       available: (name: string) => stack.health.available(name),
     };
   };
+  const guard = sessionGuard({
+    // The API's description is readable without a session (it holds no setting or secret).
+    publicPaths: [...DEFAULT_PUBLIC_ADMIN_PATHS, OPENAPI_PATH],
+    sessions,
+    audit,
+    trustProxyHeaders: deps.trustProxyHeaders,
+    stillEntitled: deps.stillEntitled,
+  });
+  // In a fleet, revocations made elsewhere hold here within seconds, IAM requests start from the
+  // latest synced state and a change is published before its answer (fleet-consistency.ts).
+  const recent = syncRecently(iam.sync);
+  const synced = syncAroundIam(iam.sync);
   return createAdminApp({
     trustProxyHeaders: deps.trustProxyHeaders,
-    guard: sessionGuard({
-      // The API's description is readable without a session (it holds no setting or secret).
-      publicPaths: [...DEFAULT_PUBLIC_ADMIN_PATHS, OPENAPI_PATH],
-      sessions,
-      audit,
-      trustProxyHeaders: deps.trustProxyHeaders,
-      stillEntitled: deps.stillEntitled,
-    }),
+    guard: (c, next) =>
+      recent(c, async () => void await guard(c, async () => void await synced(c, next))),
     areas: [
       sessionRoutes({
         sessions,
@@ -79,6 +87,14 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
       objectRoutes({ s3: deps.s3, index, config, audit }),
       objectIoRoutes({ s3: deps.s3, index, config, audit }),
       configRoutes({ config, audit }),
+      syncNowRoute({
+        sync: iam.sync,
+        offReason: () =>
+          runtime.current().access.iam_mode === "declarative"
+            ? "IAM is declarative here (each instance reconciles its own file)"
+            : "set advanced.config_sync_bucket on every instance",
+        audit,
+      }),
       logRoutes({ logRing: services.logging.logRing, auditRing: services.logging.auditRing }),
       backendRoutes({ config, audit, storage }), // with the bucket routes
       iamRoutes({

@@ -23,6 +23,13 @@ export interface IamPlane {
   changed(): Promise<unknown>;
   /** What S3 is built with. */
   hooks: IamHooks;
+  /**
+   * Publishes the config database's synced part (session revocations) without an IAM change;
+   * resolves once done, never rejects. Nothing to do without config sync.
+   */
+  publish(): Promise<unknown>;
+  /** Config sync, or null when it is off (no coordination bucket, declarative IAM). */
+  sync(): ConfigSync | null;
   /** The coordination bucket (replication leases use it too), or null. */
   sharedBucket: CoordinationBucket | null;
   /** Stops config sync. */
@@ -80,6 +87,8 @@ export async function openIamPlane(deps: {
     index,
     reconciler,
     changed,
+    publish: async () => await running?.changed(),
+    sync: () => running,
     hooks,
     sharedBucket,
     close: async () => await running?.stop(),

@@ -21,6 +21,7 @@ import {
   RuleJobs,
   RulesRoom,
   RuleStore,
+  S3FleetRules,
 } from "../../jobs/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
 import type { Services } from "../services.ts";
@@ -31,7 +32,7 @@ export interface JobsDeps {
   db: ConfigDb;
   events: EventOutbox;
   audit: AuditFn;
-  /** Where replication leases live when set; else they stay node-local. */
+  /** Where rule leases and switches live when set; else they stay node-local. */
   sharedBucket: CoordinationBucket | null;
   env: Record<string, string | undefined>;
 }
@@ -56,15 +57,20 @@ export function maintenanceSettings(env: Record<string, string | undefined>): Ma
 
 /**
  * Replication and lifecycle: both schedulers over the config database, their runs reaching the
- * storage stack in use. Leases are node-local (the config database) under an id of this process.
+ * storage stack in use. Leases live in the coordination bucket when one is set (one instance of
+ * the fleet runs a rule at a time, and the rule switches are shared: fleet-rules.ts), else in the
+ * config database, under an id of this process.
  */
 function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: JobsDeps) {
   const store = new RuleStore(db);
   const instance = `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const leases = new DbLeases(store, instance);
-  // Replication leases live in the coordination bucket when one is set (checked now: svc
-  // refuses to start when it cannot hold them); lifecycle leases stay node-local.
+  // Rule leases live in the coordination bucket when one is set (checked now: svc refuses to
+  // start when it cannot hold them).
   const shared = coordinationLeases(sharedBucket, instance);
+  const fleet = shared === null || sharedBucket === null
+    ? null
+    : new S3FleetRules(sharedBucket.client, sharedBucket.bucket, shared);
   const env: RuleEnv = {
     config: () => services.config.current,
     objects: () => services.storage.objects,
@@ -80,11 +86,11 @@ function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: J
     store,
     config: () => services.config.current,
     clock: services.clock,
-    leases: () => leases,
+    leases: () => shared ?? leases,
     audit,
+    fleetPaused: fleet === null ? undefined : (id: string) => fleet.paused(id),
   };
-  const replicationOptions = { ...options, leases: () => shared ?? leases };
-  const replication = new RuleJobs(replicationDriver(env), replicationOptions);
+  const replication = new RuleJobs(replicationDriver(env), options);
   const consumer = new OutboxConsumer({
     env,
     outbox: events.store,
@@ -100,6 +106,7 @@ function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: J
     audit,
     kinds: [replication, new RuleJobs(lifecycleDriver(env), options)],
     companions: [consumer],
+    fleet,
   });
 }
 

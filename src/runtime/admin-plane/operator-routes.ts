@@ -14,6 +14,7 @@ import {
 } from "../../admin/mod.ts";
 import { VERSION } from "../../lib/mod.ts";
 import type { AdminPlaneDeps } from "./admin-plane-deps.ts";
+import { syncRecently } from "./fleet-consistency.ts";
 
 export function operatorRoutes(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const { services, iam, sessions, audit, stillEntitled, usage } = deps;
@@ -25,6 +26,10 @@ export function operatorRoutes(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const operator = new Hono<AdminEnv>();
   operator.onError(renderAdminError);
   operator.use("*", adminContext(deps.trustProxyHeaders));
+  // In a fleet, a logout made through another instance holds here within seconds too.
+  const recent = syncRecently(iam.sync);
+  operator.use("/api/whoami", recent);
+  operator.use("/stats", recent);
   operator.get(
     "/api/whoami",
     whoamiHandler({

@@ -1,16 +1,44 @@
 /**
  * Usage counters over the config database: persisted totals loaded first, then every change
  * written in batches; the cached aggregate behind `/_/stats`, the full scan an operator starts,
- * and the deltaspace savings scan.
+ * and the deltaspace savings scan. In a fleet (a coordination bucket), every answer adds the
+ * writes the other instances made since this counter's last scan (fleet-usage.ts).
  */
 import type { AuditFn } from "../../observability/mod.ts";
 import { usageAggregate } from "../../admin/mod.ts";
 import { type ConfigDb, UsageStore } from "../../db/mod.ts";
-import { FullUsageScan, scanDeltaspaceSavings, UsageFlusher } from "../../objects/mod.ts";
+import {
+  type BucketUsage,
+  FullUsageScan,
+  scanDeltaspaceSavings,
+  type ScanTrigger,
+  UsageFlusher,
+} from "../../objects/mod.ts";
+import type { CoordinationBucket } from "../../jobs/mod.ts";
 import type { Services } from "../services.ts";
+import { FleetUsage } from "./fleet-usage.ts";
 import { usageScanSource } from "../usage-source.ts";
 
-export async function openUsagePlane(services: Services, db: ConfigDb, audit: AuditFn) {
+/**
+ * This instance's id in the fleet's usage tallies: made once and kept in the config database
+ * (node-local `meta`, never synced), so a restart continues its tally. A second instance
+ * started from a copy of this state directory would share it: give each its own state.
+ */
+async function fleetInstanceId(db: ConfigDb): Promise<string> {
+  const key = "fleet_usage_instance";
+  const found = await db.execute({ sql: "SELECT value FROM meta WHERE key = ?", args: [key] });
+  if (found.rows.length > 0) return String(found.rows[0].value);
+  const id = `${Deno.hostname()}-${crypto.randomUUID().slice(0, 8)}`;
+  await db.execute({ sql: "INSERT INTO meta (key, value) VALUES (?, ?)", args: [key, id] });
+  return id;
+}
+
+export async function openUsagePlane(
+  services: Services,
+  db: ConfigDb,
+  audit: AuditFn,
+  shared: CoordinationBucket | null = null,
+) {
   const usage = services.usage;
   const usageStore = new UsageStore(db);
   usage.load(await usageStore.loadAll());
@@ -23,7 +51,13 @@ export async function openUsagePlane(services: Services, db: ConfigDb, audit: Au
   // changes go to the flusher (which reads the rows back from the counter).
   usage.persistTo(flusher);
   const bucketNames = async () => (await services.storage.router.listBuckets()).map((b) => b.name);
-  const bucketUsage = (bucket: string) => usage.usage(bucket);
+  const fleet = shared === null
+    ? null
+    : await FleetUsage.open(shared, { instance: await fleetInstanceId(db) });
+  const unobserve = fleet === null ? () => {} : services.addWriteObserver(fleet);
+  const fleetWide = async (bucket: string, own: BucketUsage) =>
+    fleet === null ? own : await fleet.adjust(bucket, own);
+  const bucketUsage = async (bucket: string) => await fleetWide(bucket, await usage.usage(bucket));
   const aggregate = usageAggregate({ bucketNames, bucketUsage });
   const fullScan = new FullUsageScan({
     bucketNames,
@@ -53,14 +87,23 @@ export async function openUsagePlane(services: Services, db: ConfigDb, audit: Au
     }
   };
   return {
-    counter: usage,
+    counter: {
+      peek: (bucket: string) => fleetWide(bucket, usage.peek(bucket)),
+      scanning: (bucket: string) => usage.scanning(bucket),
+      rescan: async (bucket: string, trigger: ScanTrigger) =>
+        await fleetWide(bucket, await usage.rescan(bucket, trigger)),
+    },
     bucketNames,
     bucketUsage,
     aggregate,
     fullScan,
     savings,
     /** The counters' last changes, so the next start needs no scan. */
-    close: () => flusher.close(),
+    close: async () => {
+      unobserve();
+      await fleet?.close();
+      await flusher.close();
+    },
   };
 }
 
