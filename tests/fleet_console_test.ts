@@ -137,6 +137,18 @@ Deno.test({
         assert.equal(await page.locator(".fatal").count(), 0, problems.join("\n"));
       });
 
+      await t.step("Config: Sync now pulls the synced config at once", async () => {
+        await page.goto(`${fleet.url}/_/config`);
+        await page.click("button >> text=Sync now");
+        const notice = page.locator('p.notice[role="status"]');
+        await notice.waitFor({ timeout: 10_000 });
+        assert.match(
+          await notice.innerText(),
+          /^Config sync with bucket \S+: (adopted|unchanged|published)\.$/,
+        );
+        await assertLoggedIn(page, "config");
+      });
+
       await t.step("logging out ends the session on every instance", async () => {
         const cookie = await sessionCookie();
         await page.click("header.top >> text=Log out");

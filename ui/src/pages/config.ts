@@ -39,6 +39,12 @@ export function ConfigPage() {
     <button class="primary" onClick=${() => send("apply")} disabled=${action.busy ||
       !changed}>Apply</button>
     <button onClick=${() => running.data !== undefined && setText(running.data)}>Revert</button>
+    <button title="Pull users, groups and sessions from the config sync bucket now" onClick=${() =>
+      action.run(
+        () => call<{ outcome: string; bucket: string }>("config/sync-now", { method: "POST" }),
+        (r) => `Config sync with bucket ${r.bucket}: ${r.outcome}.`,
+      )}
+      disabled=${action.busy}>Sync now</button>
   `}>
     <${ErrorText} error=${action.error ?? running.error} />
     <${Notice} text=${action.notice} />

@@ -41,6 +41,24 @@ function scopeText(scope: Row["scope"]): string {
   return scope.target ? `${where} → ${scope.target}` : where;
 }
 
+/** In a fleet: which instance holds the rule's run, and the last run anywhere. */
+function fleetText(row: Row) {
+  const leased = row.leased_by as { holder?: string } | null | undefined;
+  const last = row.fleet_last_run as
+    | { instance?: string; status?: string; finished_at?: string }
+    | null
+    | undefined;
+  if (!leased && !last) return null;
+  return html`
+    <br /><small class="muted fleet"
+      data-leased-by=${leased?.holder ?? ""}>${leased
+        ? `running on ${leased.holder}`
+        : ""}${leased && last ? " · " : ""}${last
+        ? `last run ${last.status} on ${last.instance}, ${formatTime(last.finished_at)}`
+        : ""}</small>
+  `;
+}
+
 export function JobsPage() {
   const jobs = useLoad(() => call<{ jobs: Row[] }>("jobs"));
   const action = useAction();
@@ -78,7 +96,7 @@ export function JobsPage() {
                       <td>${scopeText(row.scope)}</td>
                       <td class="status">${row.status}${row.paused ? " (paused)" : ""}${row.error
                         ? html`<br /><small class="error">${row.error}</small>`
-                        : null}</td>
+                        : null}${fleetText(row)}</td>
                       <td>
                         <${JobProgressBar} progress=${row.progress} status=${row.running === true
                           ? "running"
