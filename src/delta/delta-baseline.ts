@@ -37,24 +37,39 @@ export type EncodeInput = {
   spool: Spool;
   digests(): Promise<{ sha256: string; md5: string }>;
   transform?: ArchiveForm["transform"];
+  /** The bucket's `delta_codec` (codec/codec-choice.ts). */
+  codecSetting?: string;
 };
 
+/** Encodes the input's spool against `reference` with the codec chosen for it (in a slot). */
 export async function encodeWith(
   ctx: DeltaContext,
   permit: CodecPermit,
   reference: string,
-  spool: Spool,
+  input: EncodeInput,
   timeoutMs: number,
   maxDeltaBytes?: number,
 ): Promise<EncodeResult> {
+  const { spool } = input;
+  const baselineBytes = await Deno.stat(reference).then((s) => s.size, () => 0);
+  const chosen = ctx.codecs.chooseEncoder({
+    setting: input.codecSetting,
+    transform: input.transform,
+    baselineBytes,
+    targetBytes: spool.size,
+  });
   const started = performance.now();
-  const result = await ctx.pool.run(
-    async (signal) =>
-      ctx.codec.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
-    { timeoutMs, permit },
-  );
-  ctx.observer?.encoded((performance.now() - started) / 1000);
-  return result;
+  try {
+    const result = await ctx.pool.run(
+      async (signal) =>
+        chosen.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
+      { timeoutMs, permit },
+    );
+    ctx.observer?.encoded((performance.now() - started) / 1000);
+    return result;
+  } finally {
+    chosen.release();
+  }
 }
 
 /** The first eligible object of a deltaspace: baseline plus a tiny delta. Under the lock. */
@@ -86,7 +101,7 @@ export async function createBaselineAndDelta(
   } as DeltaMeta;
   const stored = await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
   try {
-    const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
+    const encoded = await encodeWith(ctx, permit, spool.path, input, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
     try {
       const info = await storeDelta(
@@ -98,6 +113,7 @@ export async function createBaselineAndDelta(
         meta,
         sha256,
         "new_baseline",
+        encoded.codec,
       );
       // What the baseline really takes (storage compression may have shrunk it).
       const baselineBytes = stored.storedSize;

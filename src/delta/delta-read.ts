@@ -19,6 +19,7 @@ import type { BaselineAcquired, BaselineLease } from "./cache/reference-cache.ts
 import { streamVerified } from "./stream-verify.ts";
 import { archiveAllowanceMs, decodeTransformed } from "./archive-form.ts";
 import { openVerifiedRange } from "./cache/verified-file.ts";
+import { decodedSizeOf } from "./codec/codec-choice.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -119,6 +120,8 @@ export async function readDelta(
     baselineHit = baseline.cacheHit;
     return baseline;
   };
+  // The codec that wrote the delta (a zstd decode holds its memory in the budget).
+  const codec = ctx.codecs.decoderFor(meta.codec, decodedSizeOf(meta.size, meta.transform));
   const build = async (path: string) => {
     deltaUsed = true;
     const baseline = await leaseBaseline();
@@ -127,12 +130,12 @@ export async function readDelta(
       await ctx.pool.run(
         (signal) =>
           meta.transform === undefined
-            ? ctx.codec.decodeToFile(baseline.path, deltaBody, path, { signal })
+            ? codec.decodeToFile(baseline.path, deltaBody, path, { signal })
             : decodeTransformed(
               ctx.spoolDir,
               meta.transform,
               path,
-              (formPath) => ctx.codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
+              (formPath) => codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
               signal,
             ),
         {
@@ -220,6 +223,7 @@ export async function readDelta(
     }
     const body = await streamVerified(ctx, {
       baseline,
+      codec,
       reopenDelta,
       sha256: meta.sha256,
       size: meta.size,

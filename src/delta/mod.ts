@@ -4,9 +4,11 @@
 
 export { decodeTransformed } from "./archive-form.ts";
 export { ReferenceCache } from "./cache/reference-cache.ts";
+export { CodecSet, decodedSizeOf } from "./codec/codec-choice.ts";
 export { CodecPool } from "./codec/codec-pool.ts";
 export { probeXdelta3 } from "./codec/codec-process.ts";
 export { Xdelta3Codec } from "./codec/codec.ts";
+export { probeZstd, ZstdCodec } from "./codec/zstd-codec.ts";
 export { DeltaBackend } from "./delta-backend.ts";
 export { baselineFolderOf } from "./delta-context.ts";
 export type { DeltaObserver, DeltaSettings } from "./delta-context.ts";

@@ -30,6 +30,8 @@ export type DeltaDecoder = (
   signal?: AbortSignal,
   /** The delta's `transform` metadata (an archive's token form): the decoder contracts it. */
   transform?: string,
+  /** The delta's `codec` metadata (the codec that wrote it; absent: xdelta3) and logical size. */
+  written?: { codec?: string; size: number },
 ) => Promise<void>;
 
 export type CheckOutcome =
@@ -275,6 +277,7 @@ export class DeltaChecks {
           info.storedSize,
           this.signal,
           metaString(info, "transform"),
+          { codec: metaString(info, "codec"), size: info.meta.size },
         );
       } catch (err) {
         this.signal?.throwIfAborted();
