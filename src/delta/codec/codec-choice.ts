@@ -43,7 +43,7 @@ export function zstdMemoryBudgetBytes(raw = Deno.env.get(ZSTD_MEMORY_ENV)): numb
  * plus a window covering both; measured 239 MB encode, 230 MB decode for 107 MiB images).
  */
 export function zstdJobBytes(baselineBytes: number, targetBytes: number): number {
-  return Math.ceil(2.2 * Math.max(baselineBytes, targetBytes, 1));
+  return Math.ceil((Math.max(baselineBytes, targetBytes, 1) * 22) / 10);
 }
 
 /**
