@@ -110,7 +110,8 @@ Deno.test({
             "b/app-1.0.0.tar.delta": codec,
             "b/app-1.0.1.tar.delta": codec,
             "b/app-1.0.2.tar.delta": codec,
-            "p/pkg-1.0.0.tgz.delta": codec,
+            // The first archive is its group's baseline, kept as it is: an empty delta.
+            "p/pkg-1.0.0.tgz.delta": "identity",
             "p/pkg-1.1.0.tgz.delta": codec,
           }, bucket);
           const files = storedFiles(dataDir, bucket);

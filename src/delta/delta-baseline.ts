@@ -25,7 +25,8 @@ import {
   removeQuietly,
 } from "./delta-context.ts";
 import { fileStream, storeDelta, storeFile, type Target } from "./delta-stored.ts";
-import type { ArchiveForm } from "./archive-form.ts";
+import { type ArchiveForm, baselineFormFields } from "./archive-form.ts";
+import { identityDelta } from "./codec/codec-choice.ts";
 import type { Spool } from "./live-encode.ts";
 
 /**
@@ -39,6 +40,8 @@ export type EncodeInput = {
   transform?: ArchiveForm["transform"];
   /** The bucket's `delta_codec` (codec/codec-choice.ts). */
   codecSetting?: string;
+  /** An archive's own bytes beside its token form (a new baseline keeps them). */
+  original?: { spool: Spool; sha256: string; md5: string };
 };
 
 /** Encodes the input's spool against `reference` with the codec chosen for it (in a slot). */
@@ -84,10 +87,15 @@ export async function createBaselineAndDelta(
   timeoutMs: number,
 ): Promise<ObjectInfo> {
   const { spool } = input;
-  const { sha256, md5 } = await input.digests();
+  const form = await input.digests();
+  // An archive's baseline keeps the archive's own bytes; its codecs use the token form, derived
+  // on use (archive-form.ts BaselineForm), and the object is that baseline: an empty delta.
+  const original = input.transform && input.original?.sha256 ? input.original : undefined;
+  const { sha256, md5 } = original ?? form;
+  const source = original?.spool ?? spool;
   const referenceName = referenceNameFor(target.space.folder);
   const referenceMeta: ObjectMeta = {
-    size: spool.size,
+    size: source.size,
     etag: md5 || meta.etag,
     md5,
     sha256,
@@ -97,11 +105,17 @@ export async function createBaselineAndDelta(
     lastModified: Date.now(),
     storage: "reference",
     deltaGroup: target.space.label,
-    ...(input.transform ? { transform: input.transform } : {}),
+    ...(original
+      ? baselineFormFields({ sha256: form.sha256, size: spool.size })
+      : input.transform
+      ? { transform: input.transform }
+      : {}),
   } as DeltaMeta;
-  const stored = await storeFile(ctx, bucket, referenceName, spool.path, referenceMeta);
+  const stored = await storeFile(ctx, bucket, referenceName, source.path, referenceMeta);
   try {
-    const encoded = await encodeWith(ctx, permit, spool.path, input, timeoutMs);
+    const encoded = original
+      ? await identityDelta(ctx.spoolDir)
+      : await encodeWith(ctx, permit, spool.path, input, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
     try {
       const info = await storeDelta(

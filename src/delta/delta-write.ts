@@ -225,7 +225,13 @@ function encodeUnderLock(
           timeoutMs,
         );
       }
-      const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
+      const baseline = await fetchBaseline(
+        ctx,
+        bucket,
+        deltaspace,
+        referenceSha256,
+        referenceInfo ?? undefined,
+      );
       if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };
       // Verified beside the encode, not before it; cut short when the answer is not needed.
       const unneeded = new AbortController();
@@ -305,7 +311,8 @@ async function commitArchiveOrBody(
   try {
     await live?.dispose(); // an encode of the raw bytes is of no use (none is planned for archives)
     const transformed = { ...meta, transform: form.transform } as ObjectMeta;
-    const input = { ...form, codecSetting };
+    const original = { spool, sha256: meta.sha256, md5: meta.md5 };
+    const input = { ...form, codecSetting, original };
     return await commitEligible(ctx, settings, bucket, key, space, input, transformed, undefined);
   } finally {
     await removeQuietly(form.spool.path);

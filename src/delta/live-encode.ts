@@ -96,7 +96,13 @@ export async function planLiveEncode(
   const permit = await ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
   if (!permit) return "codec_busy";
   try {
-    const baseline = await fetchBaseline(ctx, bucket, deltaspace, reference.meta.sha256);
+    const baseline = await fetchBaseline(
+      ctx,
+      bucket,
+      deltaspace,
+      reference.meta.sha256,
+      reference,
+    );
     if ("corrupt" in baseline) {
       permit.release();
       return undefined;

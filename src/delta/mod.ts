@@ -2,7 +2,7 @@
 // the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
 // entry into the room going through this file.
 
-export { decodeTransformed } from "./archive-form.ts";
+export { decodeTransformed, deriveTokenForm } from "./archive-form.ts";
 export { ReferenceCache } from "./cache/reference-cache.ts";
 export { CodecSet, decodedSizeOf } from "./codec/codec-choice.ts";
 export { CodecPool } from "./codec/codec-pool.ts";

@@ -24,6 +24,18 @@ import { MAX_BASELINE_BYTES } from "./zstd-codec.ts";
 
 export type CodecName = "xdelta3" | "zstd";
 
+/**
+ * The "codec" of an empty delta whose object is its baseline as the codecs use it (an archive
+ * baseline's token form, see archive-form.ts BaselineForm): decoding copies the baseline.
+ */
+export const IDENTITY = "identity";
+
+/** An empty delta file in `tempDir` (the caller moves or deletes it), written by IDENTITY. */
+export async function identityDelta(tempDir: string): Promise<EncodeResult> {
+  const deltaPath = await Deno.makeTempFile({ dir: tempDir, prefix: "enc-", suffix: ".delta" });
+  return { aborted: false, deltaPath, deltaBytes: 0, codec: IDENTITY };
+}
+
 /** The bucket setting `delta_codec`. */
 export const CODEC_SETTINGS = ["auto", "xdelta3", "zstd"] as const;
 export type CodecSetting = typeof CODEC_SETTINGS[number];
@@ -161,6 +173,7 @@ export class CodecSet {
    */
   decoderFor(codec: string | undefined, targetBytes: number): DeltaCodec {
     if (codec === undefined || codec === "xdelta3") return this.xdelta3;
+    if (codec === IDENTITY) return identityDecoder;
     if (codec !== "zstd") {
       return failingDecoder(`it was written by an unknown delta codec "${codec}"`);
     }
@@ -191,6 +204,48 @@ function failingDecoder(detail: string): DeltaCodec {
     decodeToFile: (_reference, delta) => refuse(delta),
   };
 }
+
+/** Drains an IDENTITY delta, which must be empty (else it is not what its metadata says). */
+async function drainEmpty(delta: ReadableStream<Uint8Array>): Promise<void> {
+  for await (const chunk of delta) {
+    if (chunk.byteLength > 0) {
+      await delta.cancel().catch(() => {});
+      throw new SvcError("InternalError", "Delta cannot be decoded: an identity delta has bytes");
+    }
+  }
+}
+
+/** The object is the baseline file: copied (after checking the delta is empty). */
+const identityDecoder: DeltaCodec = {
+  name: IDENTITY,
+  encode: () => Promise.reject(new SvcError("InternalError", "The identity codec never encodes")),
+  async decodeToFile(reference, delta, outPath) {
+    await drainEmpty(delta);
+    await Deno.copyFile(reference, outPath);
+  },
+  decode(reference, delta) {
+    let body: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          if (!body) {
+            await drainEmpty(delta);
+            body = (await Deno.open(reference, { read: true })).readable.getReader();
+          }
+          const { done, value } = await body.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (err) {
+          controller.error(err);
+        }
+      },
+      async cancel(reason) {
+        if (body) await body.cancel(reason);
+        else await delta.cancel(reason).catch(() => {});
+      },
+    }, { highWaterMark: 0 });
+  },
+};
 
 function baselineBytesOf(reference: string): number {
   try {

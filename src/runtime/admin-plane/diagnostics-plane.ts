@@ -15,6 +15,7 @@ import {
   CodecSet,
   decodedSizeOf,
   decodeTransformed,
+  deriveTokenForm,
   probeXdelta3,
   Xdelta3Codec,
 } from "../../delta/mod.ts";
@@ -36,6 +37,27 @@ export const DEFAULT_SCRUB_MAX_FINDINGS = 1000;
 function envInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
   return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : fallback;
+}
+
+/**
+ * Runs `work` on the baseline as the codecs use it: its stored bytes, or for a baseline with a
+ * `baselineForm` (an archive kept as it is) the token form derived into a scratch file.
+ */
+async function withBaselineForm<T>(
+  scratchDir: string,
+  base: string,
+  form: string | undefined,
+  signal: AbortSignal,
+  work: (base: string) => Promise<T>,
+): Promise<T> {
+  if (form === undefined) return await work(base);
+  const derived = await Deno.makeTempFile({ dir: scratchDir, prefix: "form-" });
+  try {
+    await deriveTokenForm(base, derived, signal);
+    return await work(derived);
+  } finally {
+    await Deno.remove(derived).catch(() => {});
+  }
 }
 
 export async function openDiagnosticsPlane(
@@ -92,15 +114,22 @@ export async function openDiagnosticsPlane(
     const decoder = codecs.decoderFor(written?.codec, decodedSizeOf(written?.size ?? 0, transform));
     return services.storage.delta.pool.run(
       (s) =>
-        transform === undefined
-          ? decoder.decodeToFile(base, delta, out, { signal: s })
-          : decodeTransformed(
-            scratchDir,
-            transform,
-            out,
-            (form) => decoder.decodeToFile(base, delta, form, { signal: s }),
-            s,
-          ),
+        withBaselineForm(
+          scratchDir,
+          base,
+          written?.baselineForm,
+          s,
+          (base) =>
+            transform === undefined
+              ? decoder.decodeToFile(base, delta, out, { signal: s })
+              : decodeTransformed(
+                scratchDir,
+                transform,
+                out,
+                (form) => decoder.decodeToFile(base, delta, form, { signal: s }),
+                s,
+              ),
+        ),
       { timeoutMs, signal, maxWaitMs: timeoutMs },
     );
   };
