@@ -179,7 +179,7 @@ Deno.test({
   ignore,
   async fn() {
     const dataDir = await Deno.makeTempDir({ prefix: "svc-archives-damage-" });
-    await using cleanup = {
+    await using _cleanup = {
       [Symbol.asyncDispose]: () => Deno.remove(dataDir, { recursive: true }),
     };
     const env = { SVC_REBUILT_CACHE_MB: "0" };
