@@ -3,6 +3,7 @@
 // entry into the room going through this file.
 
 export { decodeTransformed, deriveTokenForm } from "./archive-form.ts";
+export { shutdownArchiveWorkers } from "./archive/archive-codec.ts";
 export { ReferenceCache } from "./cache/reference-cache.ts";
 export { CodecSet, decodedSizeOf } from "./codec/codec-choice.ts";
 export { CodecPool } from "./codec/codec-pool.ts";
