@@ -177,9 +177,19 @@ export function rebaselineDue(
   target: Target,
   encoded: EncodeResult,
   size: number,
+  baseline?: ObjectInfo | null,
 ): boolean {
   if (!target.space.grouped) return false; // parent folders keep their single baseline
-  return countStrike(ctx, bucket, target.space.folder, deltaGrown(encoded, size));
+  // A new baseline stores about as much of the object as the current one does of its own.
+  const stored = baseline && baseline.meta.size > 0
+    ? Math.min(1, baseline.storedSize / baseline.meta.size)
+    : 1;
+  const cost = {
+    deltaBytes: encoded.aborted ? size : encoded.deltaBytes, // cut off: stored whole
+    size,
+    baselineCost: size * stored,
+  };
+  return countStrike(ctx, bucket, target.space.folder, deltaGrown(encoded, size), cost);
 }
 
 /**

@@ -191,7 +191,7 @@ function encodeUnderLock(
     if (live && fromLive !== "redo") {
       const encoded = fromLive;
       if (encoded === null) return discardUnverified(key);
-      if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
+      if (rebaselineDue(ctx, bucket, target, encoded, meta.size, referenceInfo)) {
         const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
         if (moved) return moved;
       }
@@ -246,7 +246,7 @@ function encodeUnderLock(
           throw err;
         }
         try {
-          if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
+          if (rebaselineDue(ctx, bucket, target, encoded, meta.size, referenceInfo)) {
             const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
             if (moved) return moved;
           }
