@@ -61,6 +61,7 @@ export async function encodeWith(
     baselineBytes,
     targetBytes: spool.size,
   });
+  if (chosen.fallback) log.debug(`Delta written by xdelta3: ${chosen.fallback}`);
   const started = performance.now();
   try {
     const result = await ctx.pool.run(
