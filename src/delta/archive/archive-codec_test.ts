@@ -41,10 +41,11 @@ Deno.test("the facade round trips a tgz exactly through its worker", async () =>
 Deno.test("an abort ends the work and removes the partial output", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    // Several copies of one member: tens of MB to expand, far longer than the wait below.
+    // Many copies of one member: ~100 MB to expand, far longer than the wait below, even with a
+    // warm pooled worker on a loaded machine.
     const member = zlibGzip(sample(3, 2_000_000), { level: 6 });
-    const copies = new Uint8Array(member.length * 12);
-    for (let i = 0; i < 12; i++) copies.set(member, i * member.length);
+    const copies = new Uint8Array(member.length * 48);
+    for (let i = 0; i < 48; i++) copies.set(member, i * member.length);
     await Deno.writeFile(`${dir}/in`, copies);
     const controller = new AbortController();
     const pending = expandArchive("gzip", `${dir}/in`, `${dir}/x`, controller.signal);
@@ -109,8 +110,8 @@ Deno.test("pooled workers: reused between jobs; after an abort and a shutdown, j
 
     // A long job (tens of MB), cut off once its worker is writing its output.
     const member = zlibGzip(sample(3, 2_000_000), { level: 6 });
-    const copies = new Uint8Array(member.length * 12);
-    for (let i = 0; i < 12; i++) copies.set(member, i * member.length);
+    const copies = new Uint8Array(member.length * 48);
+    for (let i = 0; i < 48; i++) copies.set(member, i * member.length);
     await Deno.writeFile(`${dir}/big`, copies);
     const writing = async (path: string) => {
       while (!(await Deno.stat(path).then((info) => info.size > 0, () => false))) {
