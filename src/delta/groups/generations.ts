@@ -34,6 +34,14 @@ import { GROUP_PREFIX, referenceNameFor } from "../layout.ts";
 
 /** Strikes in a row (deltas over the rebaseline ratio) that move a group to a new generation. */
 export const REBASELINE_STREAK = 2;
+/**
+ * How many times its cost the excess of a generation's deltas must reach before a new baseline is
+ * bought (countStrike). 1 would be the textbook rent-or-buy rule; 1.5 keeps a series whose deltas
+ * jumped once and stopped growing from buying one for its last versions (typescript's six
+ * releases reach 1.03 at the fifth, 1.42 at the sixth, docs/BENCHMARKS.md), and moves a drift of
+ * 12% per version at its seventh version.
+ */
+export const REBASELINE_PAYBACK = 1.5;
 /** Default share of the object size past which a delta counts a strike. */
 export const DEFAULT_REBASELINE_RATIO = 0.2;
 /** Env override of the ratio; `0` turns re-baselining off. */
@@ -205,12 +213,12 @@ export interface StrikeCost {
  * rebaseline ratio (or the max ratio). True when the object should become the new generation's
  * baseline (the count starts over): REBASELINE_STREAK strikes in a row, and, given `cost`, the
  * new baseline paid for (cost-aware re-baselining): the generation's deltas have already taken
- * more bytes beyond what deltas against a fresh baseline take (the generation's smallest delta)
- * than the new baseline costs. Like renting against buying, this never pays more than about
- * twice the best choice made in hindsight: a short series with one big jump (deltas that stay
- * large) ends before its excess reaches a baseline, a drifting series (deltas that keep growing)
- * gets one after about sqrt(2 / drift) versions, near the optimum of the model in DELTA.md. Call
- * under the group's lock.
+ * REBASELINE_PAYBACK times more bytes beyond what deltas against a fresh baseline take (the
+ * generation's smallest delta) than the new baseline costs. Like renting against buying, this
+ * bounds what a wrong guess costs against the best choice made in hindsight: a short series with
+ * one big jump (deltas that stay large) ends before its excess reaches a baseline, a drifting
+ * series (deltas that keep growing) gets one after about sqrt(3 / drift) versions, near the
+ * optimum of the model in DELTA.md. Call under the group's lock.
  */
 export function countStrike(
   ctx: DeltaContext,
@@ -226,7 +234,7 @@ export function countStrike(
   const fresh = Math.min(streak.fresh, share);
   const excess = streak.excess + (cost ? Math.max(0, cost.deltaBytes - fresh * cost.size) : 0);
   const count = grown ? streak.count + 1 : 0;
-  if (count >= REBASELINE_STREAK && (!cost || excess >= cost.baselineCost)) {
+  if (count >= REBASELINE_STREAK && (!cost || excess >= REBASELINE_PAYBACK * cost.baselineCost)) {
     strikes.delete(key); // the new generation starts afresh
     return true;
   }
