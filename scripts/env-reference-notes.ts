@@ -227,6 +227,12 @@ export const ENV_NOTES: Record<string, EnvNote> = {
     default: "0.2",
     live: "per use",
   },
+  "SVC_ZSTD_MEMORY_MB": {
+    meaning:
+      "Memory budget of concurrent zstd delta jobs in MiB (an encode over it uses xdelta3, a decode waits)",
+    default: "1024",
+    live: "restart",
+  },
   "SVC_REBUILT_CACHE_MB": {
     meaning: "Rebuilt delta objects kept as files so a repeat GET streams one, in MiB (0: off)",
   },

@@ -12,11 +12,16 @@
  *   node_modules/.bin/deno run -A scripts/bench/codec-choice.ts [--rounds 3] [--kinds tar,zip,img]
  *     [--against previous|first] [--variants xdelta3,xdelta3-B,zstd-3,zstd-9,zstd-19]
  *     [--corpus DIR] [--json out.json]
+ *
+ * Kinds `tgz-tokens`, `zip-tokens`, `jar-tokens`: the archives of that kind expanded into their
+ * token form first (src/delta/archive/, what svc encodes for an archive), then paired the same
+ * way.
  */
 import { buildCorpus, defaultCorpusDir } from "./corpus/build.ts";
 import { corpusSeries } from "./corpus/series.ts";
 import { windowLog } from "../../src/delta/codec/zstd-codec.ts";
 import { MiB } from "./lib.ts";
+import { expandArchive } from "../../src/delta/archive/archive-codec.ts";
 
 const arg = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(name);
@@ -97,14 +102,25 @@ interface Row {
 
 await buildCorpus(corpusDir);
 const pairs: { kind: string; ref: string; target: string }[] = [];
+const work = await Deno.makeTempDir({ prefix: "svc-codec-choice-" });
+/** The token form of an archive, in the work dir (what svc encodes for it). */
+async function tokenForm(path: string, ext: string): Promise<string> {
+  const out = `${work}/${path.split("/").at(-1)}.tokens`;
+  const result = await expandArchive(ext === "tgz" ? "gzip" : "zip", path, out);
+  if (!result.ok) throw new Error(`${path} has no token form: ${result.reason}`);
+  return out;
+}
 for (const s of corpusSeries(corpusDir)) {
-  if (!kinds.includes(s.ext)) continue;
-  for (let i = 1; i < s.files.length; i++) {
-    pairs.push({ kind: s.ext, ref: s.files[against === "first" ? 0 : i - 1], target: s.files[i] });
+  const tokens = kinds.includes(`${s.ext}-tokens`);
+  if (!kinds.includes(s.ext) && !tokens) continue;
+  const kind = tokens ? `${s.ext}-tokens` : s.ext;
+  const files = tokens ? [] : s.files;
+  for (const f of tokens ? s.files : []) files.push(await tokenForm(f, s.ext));
+  for (let i = 1; i < files.length; i++) {
+    pairs.push({ kind, ref: files[against === "first" ? 0 : i - 1], target: files[i] });
   }
 }
 const rows = new Map<string, Row>();
-const work = await Deno.makeTempDir({ prefix: "svc-codec-choice-" });
 try {
   for (let round = 0; round < rounds; round++) {
     // Per round: sums over the pairs of one kind.

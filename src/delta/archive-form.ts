@@ -108,6 +108,58 @@ export async function prepareArchiveForm(
 }
 
 /**
+ * A baseline made from an archive keeps the archive's own bytes (a lone archive then costs no more
+ * than itself: its token form is ~1.43x larger, and larger than the archive even compressed);
+ * the codecs use its token form, derived on use and cached (delta-read.ts). Its metadata:
+ * `baselineForm: "archive-tokens-1"`, `formSha256` and `formSize` of the token form. A baseline
+ * without `baselineForm` is used as stored (older baselines are token forms themselves).
+ */
+export interface BaselineForm {
+  transform: typeof ARCHIVE_TOKENS;
+  sha256: string;
+  size: number;
+}
+
+/** The derived form a baseline's codecs use, from its metadata; null: its stored bytes. */
+export function baselineFormOf(meta: object): BaselineForm | null {
+  const { baselineForm, formSha256, formSize } = meta as Record<string, unknown>;
+  if (baselineForm === undefined) return null;
+  if (baselineForm !== ARCHIVE_TOKENS || typeof formSha256 !== "string") {
+    throw new SvcError("InternalError", `Unknown baseline form "${String(baselineForm)}"`);
+  }
+  return { transform: ARCHIVE_TOKENS, sha256: formSha256, size: Number(formSize) };
+}
+
+/** The metadata fields that record a baseline's derived form. */
+export function baselineFormFields(form: { sha256: string; size: number }) {
+  return { baselineForm: ARCHIVE_TOKENS, formSha256: form.sha256, formSize: form.size };
+}
+
+/**
+ * Writes the token form of the archive at `rawPath` to `outPath` (the container sniffed from its
+ * first bytes: gzip's magic, else zip). The caller checks the result's sha256 against the
+ * recorded one; an archive that does not expand rejects.
+ */
+export async function deriveTokenForm(
+  rawPath: string,
+  outPath: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const head = new Uint8Array(2);
+  const file = await Deno.open(rawPath, { read: true });
+  try {
+    await file.read(head);
+  } finally {
+    file.close();
+  }
+  const format = head[0] === 0x1f && head[1] === 0x8b ? "gzip" : "zip";
+  const expanded = await expandArchive(format, rawPath, outPath, signal);
+  if (!expanded.ok) {
+    throw new SvcError("InternalError", `Baseline archive does not expand: ${expanded.reason}`);
+  }
+}
+
+/**
  * Decodes a delta whose metadata has `transform` into `outPath`: `decode` writes the token form
  * to a file in `scratchDir`, which is contracted into `outPath` (the caller hashes `outPath` as for
  * any rebuilt object). An unknown transform is an error, never bytes.

@@ -32,6 +32,7 @@ import type {
 } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
+import { CodecSet } from "./codec/codec-choice.ts";
 import { isInternalName, validateClientKey } from "./layout.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
@@ -60,7 +61,12 @@ export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
 
 export interface DeltaBackendOptions {
   inner: Backend;
+  /** xdelta3 (codec.ts). */
   codec: DeltaCodec;
+  /** `zstd --patch-from` (zstd-codec.ts), when installed; chosen per bucket (`delta_codec`). */
+  zstd?: DeltaCodec;
+  /** The zstd memory budget in bytes (default: `SVC_ZSTD_MEMORY_MB`, codec-choice.ts). */
+  zstdMemoryBytes?: number;
   pool: CodecPool;
   /** Local directory for spooled bodies and rebuilt objects; must exist. */
   spoolDir: string;
@@ -107,6 +113,11 @@ export class DeltaBackend implements Backend {
     this.#ctx = {
       inner: options.inner,
       codec: options.codec,
+      codecs: new CodecSet({
+        xdelta3: options.codec,
+        zstd: options.zstd,
+        zstdMemoryBytes: options.zstdMemoryBytes,
+      }),
       pool: options.pool,
       spoolDir: options.spoolDir,
       referenceCache: options.referenceCache ??
@@ -121,6 +132,11 @@ export class DeltaBackend implements Backend {
     this.#settings = options.settings;
     this.#innerPageKeys = options.innerPageKeys ?? INNER_PAGE_KEYS;
     this.#stored = new StoredLocator(this.#ctx, options.metadataCache);
+  }
+
+  /** The codec choice, shared with the scrub and verify (one zstd memory budget). */
+  get codecs(): CodecSet {
+    return this.#ctx.codecs;
   }
 
   get kind(): Backend["kind"] {

@@ -29,7 +29,8 @@ import {
 import { fileStream, storeDelta, type Target } from "./delta-stored.ts";
 import { baselineStillHeld, createBaselineFile } from "./fleet/baseline-guard.ts";
 import { removeBaselineIfUnused } from "./delta-cleanup.ts";
-import type { ArchiveForm } from "./archive-form.ts";
+import { type ArchiveForm, baselineFormFields } from "./archive-form.ts";
+import { identityDelta } from "./codec/codec-choice.ts";
 import type { Spool } from "./live-encode.ts";
 
 /**
@@ -41,24 +42,42 @@ export type EncodeInput = {
   spool: Spool;
   digests(): Promise<{ sha256: string; md5: string }>;
   transform?: ArchiveForm["transform"];
+  /** The bucket's `delta_codec` (codec/codec-choice.ts). */
+  codecSetting?: string;
+  /** An archive's own bytes beside its token form (a new baseline keeps them). */
+  original?: { spool: Spool; sha256: string; md5: string };
 };
 
+/** Encodes the input's spool against `reference` with the codec chosen for it (in a slot). */
 export async function encodeWith(
   ctx: DeltaContext,
   permit: CodecPermit,
   reference: string,
-  spool: Spool,
+  input: EncodeInput,
   timeoutMs: number,
   maxDeltaBytes?: number,
 ): Promise<EncodeResult> {
+  const { spool } = input;
+  const baselineBytes = await Deno.stat(reference).then((s) => s.size, () => 0);
+  const chosen = ctx.codecs.chooseEncoder({
+    setting: input.codecSetting,
+    transform: input.transform,
+    baselineBytes,
+    targetBytes: spool.size,
+  });
+  if (chosen.fallback) log.debug(`Delta written by xdelta3: ${chosen.fallback}`);
   const started = performance.now();
-  const result = await ctx.pool.run(
-    async (signal) =>
-      ctx.codec.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
-    { timeoutMs, permit },
-  );
-  ctx.observer?.encoded((performance.now() - started) / 1000);
-  return result;
+  try {
+    const result = await ctx.pool.run(
+      async (signal) =>
+        chosen.encode(reference, await fileStream(spool.path), { maxDeltaBytes, signal }),
+      { timeoutMs, permit },
+    );
+    ctx.observer?.encoded((performance.now() - started) / 1000);
+    return result;
+  } finally {
+    chosen.release();
+  }
 }
 
 /**
@@ -83,10 +102,15 @@ export async function createBaselineAndDelta(
   timeoutMs: number,
 ): Promise<ObjectInfo | NotCreated> {
   const { spool } = input;
-  const { sha256, md5 } = await input.digests();
+  const form = await input.digests();
+  // An archive's baseline keeps the archive's own bytes; its codecs use the token form, derived
+  // on use (archive-form.ts BaselineForm), and the object is that baseline: an empty delta.
+  const original = input.transform && input.original?.sha256 ? input.original : undefined;
+  const { sha256, md5 } = original ?? form;
+  const source = original?.spool ?? spool;
   const referenceName = referenceNameFor(target.space.folder);
   const referenceMeta: ObjectMeta = {
-    size: spool.size,
+    size: source.size,
     etag: md5 || meta.etag,
     md5,
     sha256,
@@ -96,12 +120,18 @@ export async function createBaselineAndDelta(
     lastModified: Date.now(),
     storage: "reference",
     deltaGroup: target.space.label,
-    ...(input.transform ? { transform: input.transform } : {}),
+    ...(original
+      ? baselineFormFields({ sha256: form.sha256, size: spool.size })
+      : input.transform
+      ? { transform: input.transform }
+      : {}),
   } as DeltaMeta;
-  const stored = await createBaselineFile(ctx, bucket, referenceName, spool.path, referenceMeta);
+  const stored = await createBaselineFile(ctx, bucket, referenceName, source.path, referenceMeta);
   if (stored === "lost") return "lost";
   try {
-    const encoded = await encodeWith(ctx, permit, spool.path, spool, timeoutMs);
+    const encoded = original
+      ? await identityDelta(ctx.spoolDir)
+      : await encodeWith(ctx, permit, spool.path, input, timeoutMs);
     if (encoded.aborted) throw internalError("Delta codec aborted an unbounded encode");
     try {
       const info = await storeDelta(
@@ -113,6 +143,7 @@ export async function createBaselineAndDelta(
         meta,
         sha256,
         "new_baseline",
+        encoded.codec,
       );
       if (!(await baselineStillHeld(ctx, bucket, target.space.folder, sha256))) return "unheld";
       // What the baseline really takes (storage compression may have shrunk it).
@@ -164,9 +195,19 @@ export function rebaselineDue(
   target: Target,
   encoded: EncodeResult,
   size: number,
+  baseline?: ObjectInfo | null,
 ): boolean {
   if (!target.space.grouped) return false; // parent folders keep their single baseline
-  return countStrike(ctx, bucket, target.space.folder, deltaGrown(encoded, size));
+  // A new baseline stores about as much of the object as the current one does of its own.
+  const stored = baseline && baseline.meta.size > 0
+    ? Math.min(1, baseline.storedSize / baseline.meta.size)
+    : 1;
+  const cost = {
+    deltaBytes: encoded.aborted ? size : encoded.deltaBytes, // cut off: stored whole
+    size,
+    baselineCost: size * stored,
+  };
+  return countStrike(ctx, bucket, target.space.folder, deltaGrown(encoded, size), cost);
 }
 
 /**

@@ -9,6 +9,7 @@ import { type KeyLock, SvcError } from "../lib/mod.ts";
 import type { Backend, ObjectMeta } from "../storage/mod.ts";
 import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
+import type { CodecSet } from "./codec/codec-choice.ts";
 import type { ReferenceCache } from "./cache/reference-cache.ts";
 import { deltaspaceOf } from "./layout.ts";
 
@@ -26,6 +27,8 @@ export interface DeltaSettings {
   bucketMaxDeltaRatio(bucket: string): number | undefined;
   /** The bucket's `deltaspace` setting (deltaspace-policy.ts); absent or undefined: `auto`. */
   bucketDeltaspace?(bucket: string): string | undefined;
+  /** The bucket's `delta_codec` (codec/codec-choice.ts); absent or undefined: `auto`. */
+  bucketDeltaCodec?(bucket: string): string | undefined;
 }
 
 /**
@@ -50,6 +53,11 @@ export interface DeltaMeta extends ObjectMeta {
    * the object's own bytes.
    */
   transform?: string;
+  /**
+   * The codec that wrote the delta (`xdelta3`, `zstd`); a read decodes with it (codec-choice.ts).
+   * Absent on deltas written before the choice: xdelta3.
+   */
+  codec?: string;
 }
 
 /** The folder of the baseline the stored delta of `key` (with metadata `meta`) decodes against. */
@@ -92,7 +100,10 @@ export interface DeltaObserver {
 export interface DeltaContext {
   inner: Backend;
   observer?: DeltaObserver;
+  /** xdelta3: the codec of deltas without a `codec` field, and the fallback of every encode. */
   codec: DeltaCodec;
+  /** The codec choice (xdelta3, zstd when installed, zstd's memory budget). */
+  codecs: CodecSet;
   pool: CodecPool;
   /** Local directory for spooled bodies, encoder output and rebuilt objects. */
   spoolDir: string;

@@ -17,8 +17,15 @@ import {
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./cache/reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
-import { archiveAllowanceMs, decodeTransformed } from "./archive-form.ts";
+import {
+  archiveAllowanceMs,
+  type BaselineForm,
+  baselineFormOf,
+  decodeTransformed,
+  deriveTokenForm,
+} from "./archive-form.ts";
 import { openVerifiedRange } from "./cache/verified-file.ts";
+import { decodedSizeOf } from "./codec/codec-choice.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -34,7 +41,10 @@ export async function fetchBaseline(
   bucket: string,
   deltaspace: string,
   expectedSha256: string,
+  stored?: ObjectInfo,
 ): Promise<BaselineAcquired> {
+  const form = stored ? baselineFormOf(stored.meta) : null;
+  if (stored && form) return await fetchDerived(ctx, bucket, deltaspace, stored, form);
   const acquired = await ctx.referenceCache.acquire(
     baselineCacheKey(ctx, bucket, deltaspace),
     expectedSha256,
@@ -48,17 +58,43 @@ export async function fetchBaseline(
   return acquired;
 }
 
+/**
+ * The token form of a baseline stored as the archive itself (archive-form.ts `BaselineForm`):
+ * derived from the stored bytes (leased, verified) into the reference cache under its own
+ * sha256, so it is made once per process while it stays cached. Original bytes that fail their
+ * sha256 leave the derived file empty, which then answers `corrupt` as the baseline would.
+ */
+async function fetchDerived(
+  ctx: DeltaContext,
+  bucket: string,
+  deltaspace: string,
+  stored: ObjectInfo,
+  form: BaselineForm,
+): Promise<BaselineAcquired> {
+  const owner = `${baselineCacheKey(ctx, bucket, deltaspace)}#${form.transform}`;
+  return await ctx.referenceCache.acquireBuilt(owner, form.sha256, async (path) => {
+    const raw = await verifiedBaseline(ctx, bucket, deltaspace, stored.meta.sha256);
+    if ("corrupt" in raw) return;
+    try {
+      await deriveTokenForm(raw.path, path);
+    } finally {
+      await raw.release();
+    }
+  }, stored.sealed !== true);
+}
+
 /** `fetchBaseline`, with a cached file re-hashed before use: a damaged one is fetched again. */
 async function verifiedBaseline(
   ctx: DeltaContext,
   bucket: string,
   deltaspace: string,
   expectedSha256: string,
+  stored?: ObjectInfo,
 ): Promise<BaselineAcquired> {
-  const acquired = await fetchBaseline(ctx, bucket, deltaspace, expectedSha256);
+  const acquired = await fetchBaseline(ctx, bucket, deltaspace, expectedSha256, stored);
   if ("corrupt" in acquired || await ctx.referenceCache.verify(acquired)) return acquired;
   await acquired.release(); // evicted by verify: the next acquisition downloads it
-  return await fetchBaseline(ctx, bucket, deltaspace, expectedSha256);
+  return await fetchBaseline(ctx, bucket, deltaspace, expectedSha256, stored);
 }
 
 /** One "reading without space" warning per this many ms: every delta read does it while full. */
@@ -113,12 +149,14 @@ export async function readDelta(
     if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
       throw fail("it was encoded against a different baseline");
     }
-    const baseline = await verifiedBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256);
+    const baseline = await verifiedBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256, refInfo);
     if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
     baselineSha256 = baseline.sha256;
     baselineHit = baseline.cacheHit;
     return baseline;
   };
+  // The codec that wrote the delta (a zstd decode holds its memory in the budget).
+  const codec = ctx.codecs.decoderFor(meta.codec, decodedSizeOf(meta.size, meta.transform));
   const build = async (path: string) => {
     deltaUsed = true;
     const baseline = await leaseBaseline();
@@ -127,12 +165,12 @@ export async function readDelta(
       await ctx.pool.run(
         (signal) =>
           meta.transform === undefined
-            ? ctx.codec.decodeToFile(baseline.path, deltaBody, path, { signal })
+            ? codec.decodeToFile(baseline.path, deltaBody, path, { signal })
             : decodeTransformed(
               ctx.spoolDir,
               meta.transform,
               path,
-              (formPath) => ctx.codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
+              (formPath) => codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
               signal,
             ),
         {
@@ -220,6 +258,7 @@ export async function readDelta(
     }
     const body = await streamVerified(ctx, {
       baseline,
+      codec,
       reopenDelta,
       sha256: meta.sha256,
       size: meta.size,

@@ -52,6 +52,7 @@ export function plainMeta(meta: ObjectMeta): ObjectMeta {
     deltaGroup: _g,
     storageReason: _s,
     transform: _t,
+    codec: _c,
     ...rest
   } = meta as DeltaMeta;
   return rest;
@@ -59,9 +60,9 @@ export function plainMeta(meta: ObjectMeta): ObjectMeta {
 
 /** The fields of a stored record that are the store's, not the caller's (kept on a meta update). */
 export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
-  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason, transform } =
+  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason, transform, codec } =
     meta as DeltaMeta;
-  const own = { referenceSha256, deltaspace, deltaGroup, storageReason, transform };
+  const own = { referenceSha256, deltaspace, deltaGroup, storageReason, transform, codec };
   return { storage, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
 }
 
@@ -77,6 +78,7 @@ export interface Target {
 /**
  * Stores a delta file as `<key>.delta` (a group's marker first), then removes a passthrough copy
  * of the key. Notes in `target.replaced` the folder of the delta it replaced, when another one.
+ * `codec` is the codec that wrote it (recorded: a read decodes with it).
  */
 export async function storeDelta(
   ctx: DeltaContext,
@@ -87,6 +89,7 @@ export async function storeDelta(
   meta: ObjectMeta,
   referenceSha256: string,
   storageReason: DecisionReason,
+  codec?: string,
 ): Promise<ObjectInfo> {
   const { space } = target;
   const deltaName = storedNameFor(key, "delta");
@@ -100,6 +103,7 @@ export async function storeDelta(
     deltaspace: space.folder,
     deltaGroup: space.label,
     storageReason,
+    ...(codec ? { codec } : {}),
   };
   let info: ObjectInfo;
   try {

@@ -97,6 +97,7 @@ async function keepIfWorthIt(
     meta,
     referenceSha256,
     "ratio_met",
+    encoded.codec,
   );
   // Another instance retired or replaced the baseline meanwhile: this delta cannot be trusted.
   if (!(await baselineStillHeld(ctx, bucket, target.space.folder, referenceSha256))) {
@@ -120,10 +121,18 @@ function discardUnverified(key: string): Passthrough {
 async function liveResult(
   ctx: DeltaContext,
   live: LiveEncode,
-): Promise<EncodeResult | null> {
+): Promise<EncodeResult | null | "redo"> {
   const ended = await live.outcome;
   if ("error" in ended) {
     if (!(await live.baselineVerified)) return null;
+    // zstd was told the body's length up front: a body of another length fails it, and the
+    // spool (whatever its length) is encoded again. xdelta3 has no such limit.
+    if (live.codec === "zstd" && !isNoSpaceError(ended.error)) {
+      log.info("Live zstd encode failed; encoding again from the spool", {
+        error: String(ended.error),
+      });
+      return "redo";
+    }
     if (ended.error instanceof SvcError) throw ended.error;
     if (isNoSpaceError(ended.error)) throw diskFullError(String(ended.error));
     throw internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
@@ -174,7 +183,6 @@ function encodeUnderLock(
   meta: ObjectMeta,
   live: LiveEncode | undefined,
 ): Promise<ObjectInfo | Passthrough> {
-  const { spool } = input;
   const ratio = effectiveMaxDeltaRatio(
     settings.maxDeltaRatio,
     settings.bucketMaxDeltaRatio(bucket),
@@ -185,10 +193,13 @@ function encodeUnderLock(
     const referenceInfo = await currentBaseline(ctx, bucket, target);
     const deltaspace = target.space.folder; // a group's current generation
     let referenceSha256 = referenceInfo?.meta.sha256;
-    if (live && referenceSha256 === live.referenceSha256) {
-      const encoded = await liveResult(ctx, live);
+    const fromLive = live && referenceSha256 === live.referenceSha256
+      ? await liveResult(ctx, live)
+      : "redo";
+    if (live && fromLive !== "redo") {
+      const encoded = fromLive;
       if (encoded === null) return discardUnverified(key);
-      if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
+      if (rebaselineDue(ctx, bucket, target, encoded, meta.size, referenceInfo)) {
         const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
         if (moved) return moved;
       }
@@ -201,7 +212,7 @@ function encodeUnderLock(
         encoded,
         meta,
         ratio,
-        referenceSha256,
+        live.referenceSha256,
         baselineVerified,
       );
     }
@@ -227,7 +238,13 @@ function encodeUnderLock(
         referenceSha256 = await winnerBaseline(ctx, bucket, deltaspace);
         if (referenceSha256 === undefined) return baselineLost(key, deltaspace);
       }
-      const baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256);
+      const baseline = await fetchBaseline(
+        ctx,
+        bucket,
+        deltaspace,
+        referenceSha256,
+        referenceInfo ?? undefined,
+      );
       if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };
       // Verified beside the encode, not before it; cut short when the answer is not needed.
       const unneeded = new AbortController();
@@ -236,13 +253,13 @@ function encodeUnderLock(
         const maxDeltaBytes = Math.floor(meta.size * ratio);
         let encoded: EncodeResult;
         try {
-          encoded = await encodeWith(ctx, permit, baseline.path, spool, timeoutMs, maxDeltaBytes);
+          encoded = await encodeWith(ctx, permit, baseline.path, input, timeoutMs, maxDeltaBytes);
         } catch (err) {
           if (!(await verified)) return discardUnverified(key);
           throw err;
         }
         try {
-          if (rebaselineDue(ctx, bucket, target, encoded, meta.size)) {
+          if (rebaselineDue(ctx, bucket, target, encoded, meta.size, referenceInfo)) {
             const moved = await rebaseline(ctx, settings, bucket, key, target, input, meta);
             if (moved) return moved;
           }
@@ -296,17 +313,20 @@ async function commitArchiveOrBody(
   meta: ObjectMeta,
 ): Promise<ObjectInfo | Passthrough> {
   const { bucket, key, space, spool, live } = options;
+  const codecSetting = settings.bucketDeltaCodec?.(bucket);
   const form = await prepareArchiveForm(ctx, settings, key, spool, meta);
   if (form === null) {
     const digests = () => Promise.resolve({ sha256: meta.sha256, md5: meta.md5 });
-    const input = { spool, digests };
+    const input = { spool, digests, codecSetting };
     return await commitEligible(ctx, settings, bucket, key, space, input, meta, live);
   }
   if ("passthrough" in form) return form;
   try {
     await live?.dispose(); // an encode of the raw bytes is of no use (none is planned for archives)
     const transformed = { ...meta, transform: form.transform } as ObjectMeta;
-    return await commitEligible(ctx, settings, bucket, key, space, form, transformed, undefined);
+    const original = { spool, sha256: meta.sha256, md5: meta.md5 };
+    const input = { ...form, codecSetting, original };
+    return await commitEligible(ctx, settings, bucket, key, space, input, transformed, undefined);
   } finally {
     await removeQuietly(form.spool.path);
   }

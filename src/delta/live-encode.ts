@@ -21,6 +21,7 @@
  */
 
 import type { EncodeResult } from "./codec/codec.ts";
+import type { CodecName } from "./codec/codec-choice.ts";
 import { type CodecPermit, codecTimeoutError } from "./codec/codec-pool.ts";
 import { type DeltaContext, type DeltaSettings, removeQuietly } from "./delta-context.ts";
 import { fetchBaseline } from "./delta-read.ts";
@@ -45,6 +46,8 @@ export interface LiveEncode {
   referenceSha256: string;
   /** The bound the encode used for early abort. */
   maxDeltaBytes: number;
+  /** The codec the encode runs (codec-choice.ts). */
+  codec: CodecName;
   /**
    * Whether the baseline file the encode read matches its sha256 (false also when the check was
    * cut short). Never rejects. A false answer has already evicted the cached file.
@@ -65,6 +68,10 @@ export interface LiveEncodePlan {
   permit: CodecPermit;
   maxDeltaBytes: number;
   timeoutMs: number;
+  /** The bucket's `delta_codec`. */
+  codecSetting?: string;
+  /** The body's declared length (zstd needs it to stream; xdelta3 runs without it). */
+  targetBytes?: number;
 }
 
 /**
@@ -89,7 +96,13 @@ export async function planLiveEncode(
   const permit = await ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
   if (!permit) return "codec_busy";
   try {
-    const baseline = await fetchBaseline(ctx, bucket, deltaspace, reference.meta.sha256);
+    const baseline = await fetchBaseline(
+      ctx,
+      bucket,
+      deltaspace,
+      reference.meta.sha256,
+      reference,
+    );
     if ("corrupt" in baseline) {
       permit.release();
       return undefined;
@@ -104,6 +117,8 @@ export async function planLiveEncode(
       permit,
       maxDeltaBytes: Math.floor((expectedSize ?? settings.maxObjectSize) * ratio),
       timeoutMs: settings.codecTimeoutMs,
+      codecSetting: settings.bucketDeltaCodec?.(bucket),
+      targetBytes: expectedSize,
     };
   } catch (err) {
     permit.release();
@@ -155,7 +170,13 @@ export async function spoolWhileEncoding(
   const codecSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
   const progress = new SpoolProgress();
   const started = performance.now();
-  const outcome: Promise<LiveOutcome> = ctx.codec
+  const chosen = ctx.codecs.chooseEncoder({
+    setting: plan.codecSetting,
+    transform: undefined, // archives have no live encode
+    baselineBytes: await Deno.stat(plan.baseline.path).then((s) => s.size, () => 0),
+    targetBytes: plan.targetBytes,
+  });
+  const outcome: Promise<LiveOutcome> = chosen
     .encode(plan.baseline.path, tailSpool(path, progress), {
       maxDeltaBytes: plan.maxDeltaBytes,
       signal: codecSignal,
@@ -163,7 +184,8 @@ export async function spoolWhileEncoding(
     .then(
       (result) => ({ result, seconds: (performance.now() - started) / 1000 }),
       (error) => ({ error }),
-    );
+    )
+    .finally(() => chosen.release());
   // Runs beside the encode, off its critical path; cut short when the encode is abandoned.
   const baselineVerified = ctx.referenceCache.verify(plan.baseline, codecSignal);
   const leaseReleased = Promise.all([outcome, baselineVerified]).then(() =>
@@ -174,6 +196,7 @@ export async function spoolWhileEncoding(
   const live: LiveEncode = {
     referenceSha256: plan.referenceSha256,
     maxDeltaBytes: plan.maxDeltaBytes,
+    codec: chosen.name,
     baselineVerified,
     outcome,
     dispose: () =>

@@ -2,7 +2,7 @@
  * Reading a delta object without local space for it (the disk is full): decode twice instead of
  * once into a file. The first pass only hashes the rebuilt bytes, so the sha256 is still checked
  * before the first byte leaves; the second pass streams them to the client (the requested range of
- * them). Both passes read the same baseline file and the same stored delta, and xdelta3 decodes
+ * them). Both passes read the same baseline file and the same stored delta, and the codec decodes
  * deterministically; a full read still re-hashes the second pass and breaks the response off should
  * it ever differ. It costs a second decode, so it is only the fallback for a full disk.
  */
@@ -11,10 +11,13 @@ import { createHash } from "node:crypto";
 import type { SvcError } from "../lib/mod.ts";
 import type { DeltaContext } from "./delta-context.ts";
 import type { BaselineLease } from "./cache/reference-cache.ts";
+import type { DeltaCodec } from "./codec/codec.ts";
 
 export interface StreamVerifyOptions {
   /** Held until the returned stream ends; released by this function in every case. */
   baseline: BaselineLease;
+  /** The codec that wrote the delta (codec-choice.ts `decoderFor`). */
+  codec: DeltaCodec;
   /** Opens the stored delta's bytes again (each pass needs its own stream). */
   reopenDelta: () => Promise<ReadableStream<Uint8Array>>;
   sha256: string;
@@ -33,7 +36,7 @@ function decodeInSlot(
   delta: ReadableStream<Uint8Array>,
 ): Promise<ReadableStream<Uint8Array>> {
   return ctx.pool.runStream(
-    (signal) => ctx.codec.decode(options.baseline.path, delta, { signal }),
+    (signal) => options.codec.decode(options.baseline.path, delta, { signal }),
     { timeoutMs: options.timeoutMs, maxWaitMs: options.timeoutMs },
   ).catch(async (err) => {
     await delta.cancel().catch(() => {});

@@ -1,5 +1,5 @@
 /**
- * Puts the delta store over a backend from the config: codec probe (a missing xdelta3 means
+ * Puts the delta store over a backend from the config: codec probes (a missing xdelta3 means
  * eligible objects go passthrough, with one warning, never a failed PUT), the codec pool, the
  * reference and metadata caches, the local spool directory, and the metrics the store feeds.
  *
@@ -21,8 +21,10 @@ import {
   type DeltaSettings,
   MetadataCache,
   probeXdelta3,
+  probeZstd,
   ReferenceCache,
   Xdelta3Codec,
+  ZstdCodec,
 } from "../delta/mod.ts";
 import { getLogger, type Metrics } from "../observability/mod.ts";
 import type { Backend } from "../storage/mod.ts";
@@ -48,6 +50,7 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
     bucketCompression: (bucket) => storage.buckets[bucket]?.compression ?? true,
     bucketMaxDeltaRatio: (bucket) => storage.buckets[bucket]?.max_delta_ratio,
     bucketDeltaspace: (bucket) => storage.buckets[bucket]?.deltaspace,
+    bucketDeltaCodec: (bucket) => storage.buckets[bucket]?.delta_codec,
   };
 }
 
@@ -98,6 +101,13 @@ export async function openDeltaStore(
   } else {
     log.info(`Delta codec xdelta3 ${probe.version}`, { accepts_a: probe.acceptsA });
   }
+  // zstd (`--patch-from`, zstd >= 1.4.5) is the second delta codec (`delta_codec`): without it
+  // every delta is xdelta3 and zstd deltas already stored answer 500 until it is back.
+  const zstd = await probeZstd();
+  if (probe.available) {
+    if (zstd.available) log.info(`Delta codec zstd ${zstd.version}`);
+    else log.warn("No zstd >= 1.4.5 with --patch-from: every delta is written with xdelta3");
+  }
   const initial = current().advanced;
   const pool = new CodecPool(initial.codec_concurrency);
   const referenceCache = new ReferenceCache({
@@ -115,6 +125,7 @@ export async function openDeltaStore(
     inner,
     bucketIdentity: inner.identityOf ? (bucket) => inner.identityOf!(bucket) : undefined,
     codec: new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA }),
+    zstd: zstd.available ? new ZstdCodec({ tempDir: spoolDir }) : undefined,
     pool,
     spoolDir,
     referenceCache,

@@ -19,6 +19,7 @@ import type { AdminPlane } from "./admin-plane/admin-plane.ts";
 import { errorResponse, type S3Handler } from "../s3/mod.ts";
 import type { Svc } from "./open-svc.ts";
 import { SvcError } from "../lib/mod.ts";
+import { shutdownArchiveWorkers } from "../delta/mod.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -149,6 +150,7 @@ export async function startServer(svc: Svc): Promise<RunningServer> {
       services.stop();
       await server.shutdown();
       await admin.close();
+      shutdownArchiveWorkers(); // idle archive workers would outlive the server
       if (accessLog !== null) {
         Deno.removeSignalListener("SIGHUP", reopenAccessLog);
         await accessLog.close();

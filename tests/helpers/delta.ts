@@ -80,8 +80,9 @@ export type FakeXdelta3 =
   | { encode: "slow"; seconds: number };
 
 /**
- * A directory holding an `xdelta3` script that stands in for the real one: version probes and
- * decodes go to /usr/bin/xdelta3, encodes misbehave as asked. Put it first on the server's PATH.
+ * A directory holding `xdelta3` and `zstd` scripts that stand in for the real ones (either codec
+ * may write a delta, by the bucket's `delta_codec`): version probes and decodes go to the real
+ * binary, encodes misbehave as asked. Put it first on the server's PATH.
  */
 export async function fakeXdelta3Dir(behaviour: FakeXdelta3): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "svc-fake-xdelta3-" });
@@ -100,6 +101,21 @@ export async function fakeXdelta3Dir(behaviour: FakeXdelta3): Promise<string> {
     "",
   ].join("\n");
   await Deno.writeTextFile(`${dir}/xdelta3`, script, { mode: 0o755 });
+  // zstd encodes a delta with `--patch-from=` and without `-d`.
+  const zstd = [
+    "#!/bin/sh",
+    "encode=0",
+    'for arg in "$@"; do',
+    '  case "$arg" in --patch-from=*) encode=1;; esac',
+    "done",
+    'for arg in "$@"; do',
+    '  if [ "$arg" = "-d" ]; then encode=0; fi',
+    "done",
+    `if [ $encode = 1 ]; then ${onEncode}; fi`,
+    'exec /usr/bin/zstd "$@"',
+    "",
+  ].join("\n");
+  await Deno.writeTextFile(`${dir}/zstd`, zstd, { mode: 0o755 });
   return dir;
 }
 

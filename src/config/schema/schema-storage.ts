@@ -102,6 +102,12 @@ export const bucketPolicySchema = strict({
   compression: v.optional(bool),
   max_delta_ratio: v.optional(num(0, 1)),
   deltaspace: v.optional(deltaspacePolicy),
+  /**
+   * Which codec writes the bucket's deltas (docs/DELTA.md "Delta codecs"): `auto` (the default:
+   * zstd for plain content, xdelta3 for archive token forms), `xdelta3` or `zstd`. Stored deltas
+   * always decode with the codec that wrote them.
+   */
+  delta_codec: v.optional(oneOf(["auto", "xdelta3", "zstd"])),
   backend: v.optional(nonEmpty),
   alias: v.optional(nonEmpty),
   /** Always present after validation; `public: true` is folded into `[""]`. */

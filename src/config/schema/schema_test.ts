@@ -57,6 +57,10 @@ const INVALID: [string, unknown, string[]][] = [
   ["template without {version}", {
     storage: { buckets: { abc: { deltaspace: "template:builds/*/app.zip" } } },
   }, ["storage.buckets.abc.deltaspace"]],
+  ["unknown delta codec", { storage: { buckets: { abc: { delta_codec: "lzma" } } } }, [
+    "storage.buckets.abc.delta_codec",
+    "auto, xdelta3, zstd",
+  ]],
   ["template with an empty pattern", {
     storage: { buckets: { abc: { deltaspace: "template:a/{version}/*;" } } },
   }, ["storage.buckets.abc.deltaspace"]],
@@ -331,7 +335,10 @@ Deno.test("a full valid document loads with its values and defaults", () => {
       buckets: {
         releases: { public: true, backend: "eu.s3", quota_bytes: 10, max_delta_ratio: 0.5 },
         "docs.v2": { public_prefixes: ["pub/"], compression: false, deltaspace: "parent" },
-        nightly: { deltaspace: "template:nightly/{version}/**;b/{version}/*" },
+        nightly: {
+          deltaspace: "template:nightly/{version}/**;b/{version}/*",
+          delta_codec: "xdelta3",
+        },
       },
       replication: {
         rules: [{

@@ -8,12 +8,13 @@
  * (no compressor is re-run, so any producer's output rebuilds exactly). Format: docs/DELTA.md,
  * "Archive token form".
  *
- * Both run in a worker (archive-worker.ts), file to file with fixed buffers; an abort ends the
- * worker and removes the partial output.
+ * Both run in a worker (archive-worker.ts) of a small pool kept between jobs (worker-pool.ts),
+ * file to file with fixed buffers; an abort ends that job's worker and removes the partial output.
  */
 import { SvcError } from "../../lib/mod.ts";
 import type { ArchiveReply, ArchiveRequest } from "./archive-worker.ts";
 import type { ArchiveFormat, ExpandResult } from "./token-files.ts";
+import { WorkerPool } from "./worker-pool.ts";
 
 export type { ArchiveFormat, ExpandResult } from "./token-files.ts";
 
@@ -75,22 +76,46 @@ export function contractArchive(
 
 type Success = Extract<ArchiveReply, { ok: true }>;
 
-function run(request: ArchiveRequest, signal?: AbortSignal): Promise<Success> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  const { promise, resolve, reject } = Promise.withResolvers<Success>();
-  let worker: Worker;
-  try {
-    worker = new Worker(new URL("./archive-worker.ts", import.meta.url).href, { type: "module" });
-  } catch (err) {
-    return Promise.reject(err);
+const pool = new WorkerPool(() =>
+  new Worker(new URL("./archive-worker.ts", import.meta.url).href, { type: "module" })
+);
+/** The end of each running job, so a shutdown fails them at once (their workers are gone). */
+const running = new Set<(failure: unknown) => void>();
+
+/** The archive worker pool's counters (tests, benchmarks). */
+export function archiveWorkerStats(): { size: number; alive: number; started: number } {
+  return { size: pool.size, alive: pool.alive, started: pool.started };
+}
+
+/**
+ * Ends every archive worker (the server's stop): jobs running or waiting fail, and no worker
+ * outlives the server. Later jobs start new workers.
+ */
+export function shutdownArchiveWorkers(): void {
+  pool.shutdown();
+  for (const end of [...running]) end(new Error("Archive workers are shut down"));
+}
+
+async function run(request: ArchiveRequest, signal?: AbortSignal): Promise<Success> {
+  const lent = await pool.take(signal);
+  if (signal?.aborted) {
+    pool.give(lent); // never used: still good for the next job
+    throw signal.reason;
   }
+  const { promise, resolve, reject } = Promise.withResolvers<Success>();
+  const { worker } = lent;
   let settled = false;
   /** Ends the job: a failure or an unusable expansion leaves no output file behind. */
   const finish = (failure: unknown, reply?: Success): void => {
     if (settled) return;
     settled = true;
+    running.delete(finish);
     signal?.removeEventListener("abort", onAbort);
-    worker.terminate();
+    worker.onmessage = null;
+    worker.onerror = null;
+    // A worker that answered is ready for the next job; one cut off mid-job is not.
+    if (reply !== undefined) pool.give(lent);
+    else pool.discard(lent);
     const unusable = reply === undefined || ("expand" in reply && !reply.expand.ok);
     if (!unusable) return resolve(reply);
     Deno.remove(request.outPath).catch(() => {}).finally(() =>
@@ -99,9 +124,12 @@ function run(request: ArchiveRequest, signal?: AbortSignal): Promise<Success> {
   };
   const onAbort = (): void => finish(signal?.reason ?? new DOMException("Aborted", "AbortError"));
   signal?.addEventListener("abort", onAbort, { once: true });
+  running.add(finish);
   worker.onmessage = (event: MessageEvent<ArchiveReply>) => {
     const reply = event.data;
     if (reply.ok) return finish(undefined, reply);
+    // A failed job leaves the worker as it was (the codec holds no state between jobs), but a
+    // fresh one costs little next to a failure: it goes.
     finish(
       reply.damaged
         ? new SvcError("InternalError", `Archive token form: ${reply.message}`)
@@ -113,5 +141,5 @@ function run(request: ArchiveRequest, signal?: AbortSignal): Promise<Success> {
     finish(new Error(`Archive worker failed: ${event.message}`));
   };
   worker.postMessage(request);
-  return promise;
+  return await promise;
 }

@@ -1,8 +1,8 @@
 /**
  * Worker thread of the archive codec: expansion and contraction are CPU work (tens of MB/s), so
- * they run here, off the server's event loop, one job per worker. The facade
- * (archive-codec.ts) ends the worker to abort a job.
- * Protocol: one request, one reply, then the worker is terminated by its owner.
+ * they run here, off the server's event loop, one job at a time. The facade (archive-codec.ts)
+ * keeps workers in a pool between jobs (worker-pool.ts) and ends a worker to abort its job.
+ * Protocol: one reply per request, in order; the codec keeps no state between jobs.
  */
 /// <reference lib="deno.worker" />
 import { isFormatProblem } from "./byte-io.ts";

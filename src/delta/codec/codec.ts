@@ -1,7 +1,7 @@
 /**
  * Delta codecs: turn a target into a delta against a reference baseline on local disk, and back.
- * Only the xdelta3 subprocess codec exists today; the interface is kept small so another external
- * codec (e.g. `zstd --patch-from`) can sit beside it. Codecs never buffer whole objects: encode
+ * Two subprocess codecs implement it: xdelta3 (here) and `zstd --patch-from` (zstd-codec.ts);
+ * codec-choice.ts picks one per encode and finds the one that wrote a stored delta. Codecs never buffer whole objects: encode
  * streams the target into the process and the delta out to a temp file, decode streams both ways.
  */
 
@@ -22,13 +22,21 @@ export { probeXdelta3, type Xdelta3Probe } from "./codec-process.ts";
 
 /** Outcome of an encode: a delta file the caller now owns, or an abort for a poor ratio. */
 export type EncodeResult =
-  | { aborted: false; deltaPath: string; deltaBytes: number }
+  | {
+    aborted: false;
+    deltaPath: string;
+    deltaBytes: number;
+    /** The codec that wrote the delta (codec-choice.ts records it in the delta's metadata). */
+    codec?: string;
+  }
   | { aborted: true };
 
 export interface EncodeOptions {
   /** Stop as soon as the delta grows past this many bytes and report `aborted: true`. */
   maxDeltaBytes?: number;
   signal?: AbortSignal;
+  /** The target's exact length when known (zstd streams only then; xdelta3 does not need it). */
+  targetBytes?: number;
 }
 
 export interface DecodeOptions {
@@ -194,7 +202,7 @@ export class Xdelta3Codec implements DeltaCodec {
       file.close();
       file = undefined;
       keep = true;
-      return { aborted: false, deltaPath, deltaBytes };
+      return { aborted: false, deltaPath, deltaBytes, codec: this.name };
     } finally {
       signal?.removeEventListener("abort", onAbort);
       if (child) {

@@ -35,16 +35,17 @@ import {
 /** zstd's largest window, 2^31: a baseline must fit in it with room for no target at all. */
 export const MAX_BASELINE_BYTES = 2 ** 31 - 1;
 
-export interface ZstdEncodeOptions extends EncodeOptions {
-  /** The target's exact length when known (streams it; else it is spooled to a file first). */
-  targetBytes?: number;
-}
+/**
+ * `targetBytes`: the target's exact length when known (streams it; else it is spooled first).
+ * `level`: this encode's level instead of the codec's (decoding needs no level).
+ */
+export type ZstdEncodeOptions = EncodeOptions & { level?: number };
 
 export interface ZstdCodecOptions {
   /** Directory for encode output (and spooled targets); the caller moves or deletes deltas. */
   tempDir: string;
   binary?: string;
-  /** Compression level, 1-19 (docs/BENCHMARKS.md "Issue 28: codec choice"). Default 9. */
+  /** Compression level, 1-19 (docs/BENCHMARKS.md "Issue 28: codec choice"). Default 3. */
   level?: number;
 }
 
@@ -63,7 +64,7 @@ export class ZstdCodec implements DeltaCodec {
   constructor(options: ZstdCodecOptions) {
     this.#tempDir = options.tempDir;
     this.#binary = options.binary ?? "zstd";
-    this.#level = options.level ?? 9;
+    this.#level = options.level ?? 3;
   }
 
   #spawn(args: string[], stdin: "piped" | "null", stdout: "piped" | "null"): Deno.ChildProcess {
@@ -93,6 +94,7 @@ export class ZstdCodec implements DeltaCodec {
     options: ZstdEncodeOptions = {},
   ): Promise<EncodeResult> {
     const { signal, maxDeltaBytes, targetBytes } = options;
+    const level = options.level ?? this.#level;
     if (signal?.aborted) {
       await target.cancel().catch(() => {});
       throw abortError(signal);
@@ -126,7 +128,7 @@ export class ZstdCodec implements DeltaCodec {
         [
           "-q",
           "--single-thread",
-          `-${this.#level}`,
+          `-${level}`,
           `--long=${windowLog(baseline, size)}`,
           `--patch-from=${reference}`,
           "-c",
@@ -174,7 +176,7 @@ export class ZstdCodec implements DeltaCodec {
       file.close();
       file = undefined;
       keep = true;
-      return { aborted: false, deltaPath, deltaBytes };
+      return { aborted: false, deltaPath, deltaBytes, codec: this.name };
     } finally {
       signal?.removeEventListener("abort", onAbort);
       if (child) {

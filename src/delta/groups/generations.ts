@@ -19,10 +19,13 @@
  *   after the hinted generation's baseline went away.
  * - A new generation is always max + 1 of a fresh LIST, so it never overwrites a baseline.
  * - Trigger (delta-write.ts): an encode against the current generation whose delta is over
- *   `rebaseline ratio` of the object (or that missed `max_delta_ratio`) counts a strike; REBASELINE_STREAK
- *   strikes in a row make the object that struck last the new generation's baseline; any smaller
- *   delta resets the count. The count lives in memory (a restart costs at most one more big
- *   delta), and a single odd version never moves the baseline by itself.
+ *   `rebaseline ratio` of the object (or that missed `max_delta_ratio`) counts a strike; from
+ *   REBASELINE_STREAK strikes in a row on, the object that struck last becomes the new
+ *   generation's baseline once that has paid for itself (countStrike: the generation's deltas
+ *   took more beyond a fresh baseline's than the new baseline costs); any smaller delta resets
+ *   the count. The
+ *   count lives in memory (a restart costs at most a few more big deltas), and a single odd
+ *   version never moves the baseline by itself.
  */
 
 import type { ObjectInfo } from "../../storage/mod.ts";
@@ -31,6 +34,14 @@ import { GROUP_PREFIX, referenceNameFor } from "../layout.ts";
 
 /** Strikes in a row (deltas over the rebaseline ratio) that move a group to a new generation. */
 export const REBASELINE_STREAK = 2;
+/**
+ * How many times its cost the excess of a generation's deltas must reach before a new baseline is
+ * bought (countStrike). 1 would be the textbook rent-or-buy rule; 1.5 keeps a series whose deltas
+ * jumped once and stopped growing from buying one for its last versions (typescript's six
+ * releases reach 1.03 at the fifth, 1.42 at the sixth, docs/BENCHMARKS.md), and moves a drift of
+ * 12% per version at its seventh version.
+ */
+export const REBASELINE_PAYBACK = 1.5;
 /** Default share of the object size past which a delta counts a strike. */
 export const DEFAULT_REBASELINE_RATIO = 0.2;
 /** Env override of the ratio; `0` turns re-baselining off. */
@@ -78,11 +89,21 @@ export function rebaselineRatio(): number {
   return Number.isFinite(value) && value >= 0 && value <= 1 ? value : DEFAULT_REBASELINE_RATIO;
 }
 
+/** What the strike count remembers of a group's current generation. */
+interface Streak {
+  /** Strikes in a row. */
+  count: number;
+  /** The smallest delta of the generation so far (a share of its object): a fresh baseline's. */
+  fresh: number;
+  /** Bytes the generation's deltas took beyond `fresh`: what an up-to-date baseline saves. */
+  excess: number;
+}
+
 interface GroupState {
   /** Current generation per group lock key (a hint: checked before use). */
   hints: Map<string, number>;
-  /** Strikes in a row per group lock key. */
-  strikes: Map<string, number>;
+  /** The streak per group lock key. */
+  strikes: Map<string, Streak>;
 }
 
 const states = new WeakMap<object, GroupState>();
@@ -96,7 +117,7 @@ function stateOf(ctx: DeltaContext): GroupState {
   return state;
 }
 
-function remember(table: Map<string, number>, key: string, value: number) {
+function remember<T>(table: Map<string, T>, key: string, value: T) {
   if (table.size >= MAX_TRACKED_GROUPS && !table.has(key)) table.clear();
   table.set(key, value);
 }
@@ -177,28 +198,47 @@ export function hintedFolder(ctx: DeltaContext, bucket: string, folder: string):
 }
 
 /**
+ * What an encode tells the cost-aware trigger: its delta (an encode cut off at the max ratio is
+ * stored whole: its `deltaBytes` is the object's size), the object's size, and what a new baseline
+ * of it would store (its size times the current baseline's stored/logical ratio).
+ */
+export interface StrikeCost {
+  deltaBytes: number;
+  size: number;
+  baselineCost: number;
+}
+
+/**
  * Counts an encode against the current generation of a group: `grown` when its delta passed the
- * rebaseline ratio (or the max ratio). True when the streak is complete: the object should become
- * the new generation's baseline (the count starts over). Call under the group's lock.
+ * rebaseline ratio (or the max ratio). True when the object should become the new generation's
+ * baseline (the count starts over): REBASELINE_STREAK strikes in a row, and, given `cost`, the
+ * new baseline paid for (cost-aware re-baselining): the generation's deltas have already taken
+ * REBASELINE_PAYBACK times more bytes beyond what deltas against a fresh baseline take (the
+ * generation's smallest delta) than the new baseline costs. Like renting against buying, this
+ * bounds what a wrong guess costs against the best choice made in hindsight: a short series with
+ * one big jump (deltas that stay large) ends before its excess reaches a baseline, a drifting
+ * series (deltas that keep growing) gets one after about sqrt(3 / drift) versions, near the
+ * optimum of the model in DELTA.md. Call under the group's lock.
  */
 export function countStrike(
   ctx: DeltaContext,
   bucket: string,
   folder: string,
   grown: boolean,
+  cost?: StrikeCost,
 ): boolean {
   const key = deltaspaceLockKey(ctx, bucket, folder);
   const { strikes } = stateOf(ctx);
-  if (!grown) {
-    strikes.delete(key);
-    return false;
-  }
-  const count = (strikes.get(key) ?? 0) + 1;
-  if (count >= REBASELINE_STREAK) {
-    strikes.delete(key);
+  const share = cost ? Math.min(1, cost.deltaBytes / Math.max(1, cost.size)) : 0;
+  const streak = strikes.get(key) ?? { count: 0, fresh: share, excess: 0 };
+  const fresh = Math.min(streak.fresh, share);
+  const excess = streak.excess + (cost ? Math.max(0, cost.deltaBytes - fresh * cost.size) : 0);
+  const count = grown ? streak.count + 1 : 0;
+  if (count >= REBASELINE_STREAK && (!cost || excess >= REBASELINE_PAYBACK * cost.baselineCost)) {
+    strikes.delete(key); // the new generation starts afresh
     return true;
   }
-  remember(strikes, key, count);
+  remember(strikes, key, { count, fresh, excess });
   return false;
 }
 

@@ -127,3 +127,32 @@ Deno.test("generations: the current one is the highest folder present, hinted af
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cost-aware re-baselining: a one-time jump does not pay, a drift does", () => {
+  const size = 1000;
+  const run = (shares: number[], stored = 1) => {
+    const ctx = {} as DeltaContext;
+    const root = ".dg/00112233445566778899aabbccddeeff/";
+    return shares.map((share) =>
+      countStrike(ctx, "b", root, deltaGrown({ aborted: false, deltaBytes: share * size }, size), {
+        deltaBytes: share * size,
+        size,
+        baselineCost: size * stored,
+      })
+    );
+  };
+  // typescript's six releases (zstd token-form deltas against the first, measured): two minor
+  // jumps; the excess reaches 1.03 then 1.42 of a baseline, under the payback: no move.
+  assert.deepEqual(run([0.007, 0.332, 0.332, 0.391, 0.39]), [false, false, false, false, false]);
+  // ... and pays once its deltas have cost 1.5 baselines beyond a fresh one's.
+  assert.deepEqual(run([0.01, 0.44, 0.44, 0.44, 0.44]), [false, false, false, false, true]);
+  // 12% drift per version: excess .12, .36, .72, 1.2, 1.8 of a baseline: the sixth moves.
+  assert.deepEqual(
+    run([0.12, 0.24, 0.36, 0.48, 0.6, 0.72]),
+    [false, false, false, false, false, true],
+  );
+  // A baseline that storage compression shrinks to a fifth is cheap to replace: sooner.
+  assert.deepEqual(run([0.12, 0.24, 0.36], 0.2), [false, false, true]);
+  // Never on one strike alone, however large.
+  assert.deepEqual(run([0.01, 0.9, 0.1, 0.9]), [false, false, false, false]);
+});

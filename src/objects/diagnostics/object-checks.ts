@@ -30,6 +30,11 @@ export type DeltaDecoder = (
   signal?: AbortSignal,
   /** The delta's `transform` metadata (an archive's token form): the decoder contracts it. */
   transform?: string,
+  /**
+   * The delta's `codec` metadata (the codec that wrote it; absent: xdelta3), its logical size,
+   * and the baseline's `baselineForm` (the codecs use a form derived from the stored baseline).
+   */
+  written?: { codec?: string; size: number; baselineForm?: string },
 ) => Promise<void>;
 
 export type CheckOutcome =
@@ -128,6 +133,8 @@ interface BaselineFile {
   sha256: string;
   result: CheckResult;
   path?: string;
+  /** Its `baselineForm` metadata, passed on to the decoder. */
+  form?: string;
 }
 
 /** Checks baselines and rebuilds deltas; keeps the last baseline file for the next delta. */
@@ -203,7 +210,8 @@ export class DeltaChecks {
       };
     }
     const result = judge(found.info, { sha256: hash.digest("hex"), size });
-    const file = { ...base, sha256: found.info.meta.sha256, result, path };
+    const form = metaString(found.info, "baselineForm");
+    const file = { ...base, sha256: found.info.meta.sha256, result, path, form };
     if (result.outcome === "corrupt") {
       file.result = { ...result, outcome: "corrupt_baseline" };
     }
@@ -275,6 +283,7 @@ export class DeltaChecks {
           info.storedSize,
           this.signal,
           metaString(info, "transform"),
+          { codec: metaString(info, "codec"), size: info.meta.size, baselineForm: baseline.form },
         );
       } catch (err) {
         this.signal?.throwIfAborted();

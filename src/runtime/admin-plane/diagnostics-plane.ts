@@ -2,8 +2,8 @@
  * The diagnostics of the admin plane (docs/DELTA.md "Diagnostics"): the delta-efficiency report
  * and verify, and the integrity scan (scrub), over the storage stack in use (read through
  * `services.storage` each time: a config change may replace it). Both read the bucket router,
- * the backend below the delta layer, and rebuild deltas with their own xdelta3 runs in the
- * delta store's codec pool, so no cache answers for the stored bytes.
+ * the backend below the delta layer, and rebuild deltas with their own codec runs (the codec
+ * that wrote each delta) in the delta store's codec pool, so no cache answers for the stored bytes.
  *
  * Settings (environment; docs/DELTA.md): `SVC_SCRUB_BYTES_PER_SEC` (default 16 MiB/s, 0 =
  * unpaced; a start may give its own `bytes_per_sec`) and `SVC_SCRUB_MAX_FINDINGS` (default 1000).
@@ -11,7 +11,14 @@
  * `<state dir>/.svc/scrub/` (emptied at start).
  */
 import { privateDir, SvcError } from "../../lib/mod.ts";
-import { decodeTransformed, probeXdelta3, Xdelta3Codec } from "../../delta/mod.ts";
+import {
+  CodecSet,
+  decodedSizeOf,
+  decodeTransformed,
+  deriveTokenForm,
+  probeXdelta3,
+  Xdelta3Codec,
+} from "../../delta/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import {
   type DeltaDecoder,
@@ -30,6 +37,27 @@ export const DEFAULT_SCRUB_MAX_FINDINGS = 1000;
 function envInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
   return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : fallback;
+}
+
+/**
+ * Runs `work` on the baseline as the codecs use it: its stored bytes, or for a baseline with a
+ * `baselineForm` (an archive kept as it is) the token form derived into a scratch file.
+ */
+async function withBaselineForm<T>(
+  scratchDir: string,
+  base: string,
+  form: string | undefined,
+  signal: AbortSignal,
+  work: (base: string) => Promise<T>,
+): Promise<T> {
+  if (form === undefined) return await work(base);
+  const derived = await Deno.makeTempFile({ dir: scratchDir, prefix: "form-" });
+  try {
+    await deriveTokenForm(base, derived, signal);
+    return await work(derived);
+  } finally {
+    await Deno.remove(derived).catch(() => {});
+  }
 }
 
 export async function openDiagnosticsPlane(
@@ -68,6 +96,7 @@ export async function openDiagnosticsPlane(
     deltaBytes,
     signal,
     transform,
+    written,
   ) => {
     if (!probe.available) {
       return delta.cancel().catch(() => {}).then(() => {
@@ -78,17 +107,29 @@ export async function openDiagnosticsPlane(
     // The delta arrives at the paced rate: the codec may run as long as its read takes.
     const pacedMs = rate() > 0 ? (2 * deltaBytes * 1000) / rate() : 0;
     const timeoutMs = codecMs + pacedMs;
+    // The codec that wrote the delta (zstd in the store's memory budget), not the scrub's own
+    // xdelta3 only: deltas of both codecs are checked.
+    const store = services.storage.delta.backend.codecs;
+    const codecs = new CodecSet({ xdelta3: codec, zstd: store.zstd, budget: store.budget });
+    const decoder = codecs.decoderFor(written?.codec, decodedSizeOf(written?.size ?? 0, transform));
     return services.storage.delta.pool.run(
       (s) =>
-        transform === undefined
-          ? codec.decodeToFile(base, delta, out, { signal: s })
-          : decodeTransformed(
-            scratchDir,
-            transform,
-            out,
-            (form) => codec.decodeToFile(base, delta, form, { signal: s }),
-            s,
-          ),
+        withBaselineForm(
+          scratchDir,
+          base,
+          written?.baselineForm,
+          s,
+          (base) =>
+            transform === undefined
+              ? decoder.decodeToFile(base, delta, out, { signal: s })
+              : decodeTransformed(
+                scratchDir,
+                transform,
+                out,
+                (form) => decoder.decodeToFile(base, delta, form, { signal: s }),
+                s,
+              ),
+        ),
       { timeoutMs, signal, maxWaitMs: timeoutMs },
     );
   };

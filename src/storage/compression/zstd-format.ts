@@ -115,6 +115,9 @@ export function decodeIndex(bytes: Uint8Array, floor: number, limit: number): nu
 
 /** Extensions of formats that are compressed already: passthrough objects with one stay raw. */
 const COMPRESSED_EXTENSIONS = new Set([
+  // A delta store's `<key>.delta`: codec output (xdelta3, zstd), whose record carries the logical
+  // size, not its own: never compressed again (a compressible zstd delta would not commit).
+  "delta",
   "gz",
   "tgz",
   "zip",

@@ -70,7 +70,9 @@ Deno.test("index: round trip and damage", () => {
 });
 
 Deno.test("extensions: compressed formats are recognised, others are not", () => {
-  for (const key of ["a.gz", "dir/b.TGZ", "c.zip", "d.jpg", "e.mp4", "x/y.tar.zst"]) {
+  for (
+    const key of ["a.gz", "dir/b.TGZ", "c.zip", "d.jpg", "e.mp4", "x/y.tar.zst", "b/app.img.delta"]
+  ) {
     assert.equal(hasCompressedExtension(key), true, key);
   }
   for (const key of ["a.csv", "b.tar", "c.json", "reference.bin", "gz", "dir.zip/file", ".zip"]) {
