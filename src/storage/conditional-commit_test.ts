@@ -11,7 +11,7 @@ import type { Backend, ObjectMeta, WriteCondition } from "./backend.ts";
 import { FilesystemBackend } from "./fs/filesystem-backend.ts";
 import { metaFor } from "../testing/object-fixtures.ts";
 import { startSvcServer } from "../../tests/helpers/s3-servers.ts";
-import { S3Backend } from "./s3/s3-backend.ts";
+import { openBackend } from "../testing/s3-backend-fixture.ts";
 import { CompressingBackend } from "./compression/compressing-backend.ts";
 import { EncryptingBackend } from "./encryption/encrypting-backend.ts";
 import { KeyRing } from "./encryption/key-ring.ts";
@@ -120,28 +120,14 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const server = await startSvcServer();
-    const spoolDir = await Deno.makeTempDir({ prefix: "svc-conditional-spool-" });
+    const opened = await openBackend(server);
     try {
-      const backend = await S3Backend.open({
-        endpoint: server.endpoint,
-        region: "us-east-1",
-        forcePathStyle: true,
-        accessKeyId: server.accessKeyId,
-        secretAccessKey: server.secretAccessKey,
-        connectTimeoutMs: 5000,
-        readTimeoutMs: 20_000,
-        attemptTimeoutMs: 60_000,
-        stallGraceMs: 5000,
-        streamCopyThreshold: 8 * 1024 * 1024,
-        partSize: 5 * 1024 * 1024,
-        uploadConcurrency: 4,
-        spoolDir,
-      });
+      const backend = opened.backend;
       await backend.createBucket(BUCKET);
       await conditionalCases(backend, false);
       await conditionalCases(backend, true);
     } finally {
-      await Deno.remove(spoolDir, { recursive: true });
+      await opened.close();
       await server.stop();
     }
   },

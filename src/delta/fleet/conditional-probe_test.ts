@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { Backend } from "../../storage/backend.ts";
 import { FilesystemBackend } from "../../storage/fs/filesystem-backend.ts";
-import { S3Backend } from "../../storage/s3/s3-backend.ts";
+import { openBackend } from "../../testing/s3-backend-fixture.ts";
 import {
   s3rverUnavailable,
   type S3Server,
@@ -30,26 +30,11 @@ async function probeOn(backend: Backend): Promise<boolean> {
 
 async function onServer(start: () => Promise<S3Server>): Promise<boolean> {
   const server = await start();
-  const spoolDir = await Deno.makeTempDir({ prefix: "svc-probe-spool-" });
+  const opened = await openBackend(server);
   try {
-    const backend = await S3Backend.open({
-      endpoint: server.endpoint,
-      region: "us-east-1",
-      forcePathStyle: true,
-      accessKeyId: server.accessKeyId,
-      secretAccessKey: server.secretAccessKey,
-      connectTimeoutMs: 5000,
-      readTimeoutMs: 20_000,
-      attemptTimeoutMs: 60_000,
-      stallGraceMs: 5000,
-      streamCopyThreshold: 8 * 1024 * 1024,
-      partSize: 5 * 1024 * 1024,
-      uploadConcurrency: 4,
-      spoolDir,
-    });
-    return await probeOn(backend);
+    return await probeOn(opened.backend);
   } finally {
-    await Deno.remove(spoolDir, { recursive: true });
+    await opened.close();
     await server.stop();
   }
 }

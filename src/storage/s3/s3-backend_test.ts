@@ -11,38 +11,9 @@ import {
   startS3rver,
   startSvcServer,
 } from "../../../tests/helpers/s3-servers.ts";
-import { S3Backend } from "./s3-backend.ts";
-import type { S3BackendOptions } from "./s3-options.ts";
+import { openBackend } from "../../testing/s3-backend-fixture.ts";
 
 const MiB = 1024 * 1024;
-
-export async function openBackend(
-  server: S3Server,
-  overrides: Partial<S3BackendOptions> = {},
-): Promise<{ backend: S3Backend; spoolDir: string; close(): Promise<void> }> {
-  const spoolDir = await Deno.makeTempDir({ prefix: "svc-s3-spool-" });
-  const backend = await S3Backend.open({
-    endpoint: server.endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    accessKeyId: server.accessKeyId,
-    secretAccessKey: server.secretAccessKey,
-    connectTimeoutMs: 5000,
-    readTimeoutMs: 20_000,
-    attemptTimeoutMs: 60_000,
-    stallGraceMs: 5000,
-    streamCopyThreshold: 8 * MiB,
-    partSize: 5 * MiB,
-    uploadConcurrency: 4,
-    spoolDir,
-    ...overrides,
-  });
-  return {
-    backend,
-    spoolDir,
-    close: () => Deno.remove(spoolDir, { recursive: true }),
-  };
-}
 
 function fixtureOn(start: () => Promise<S3Server>) {
   return async () => {
