@@ -130,9 +130,12 @@ export function baselineFormOf(meta: object): BaselineForm | null {
   return { transform: ARCHIVE_TOKENS, sha256: formSha256, size: Number(formSize) };
 }
 
-/** The metadata fields that record a baseline's derived form. */
+/**
+ * The metadata fields that record a baseline's derived form. Strings only: an S3 backend stores
+ * extra fields as metadata headers and refuses anything else (baselineFormOf reads the number).
+ */
 export function baselineFormFields(form: { sha256: string; size: number }) {
-  return { baselineForm: ARCHIVE_TOKENS, formSha256: form.sha256, formSize: form.size };
+  return { baselineForm: ARCHIVE_TOKENS, formSha256: form.sha256, formSize: String(form.size) };
 }
 
 /**
