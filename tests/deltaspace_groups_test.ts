@@ -23,7 +23,7 @@ import { getJsonXattr, setJsonXattr } from "../src/native/xattr.ts";
 
 const BUCKET = "artifacts";
 const GROUP_BASELINE = /^\.dg\/[0-9a-f]{32}\/reference\.bin$/;
-const MARKER = /^\.dg\/[0-9a-f]{32}\/refs\/[0-9a-f]{64}$/;
+const MARKER = /^\.dg\/[0-9a-f]{32}\/refs\/[0-9a-f]{64}(\.[0-9a-f]{16})?$/; // one per delta write
 const ignore = !objectsOnLocalDisk;
 
 async function put(s3: S3Client, key: string, body: Uint8Array) {

@@ -51,7 +51,9 @@ import { listLogicalPage, onlyArtifacts } from "./delta-list.ts";
 import { StoredLocator } from "./stored-locator.ts";
 import { stagedDelta } from "./delta-write.ts";
 import { plainMeta, storeOwnFields } from "./delta-stored.ts";
-import { deleteDelta, removeLeftoverArtifacts, removeStaleDelta } from "./delta-cleanup.ts";
+import { deleteDelta, removeLeftoverArtifacts } from "./delta-cleanup.ts";
+import { settleForms } from "./fleet/stored-forms.ts";
+import { writtenAtNow } from "./fleet/stored-order.ts";
 import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 import { hintedFolder } from "./groups/generations.ts";
@@ -102,6 +104,7 @@ export interface DeltaBackendOptions {
 
 /** Inner listing page size while collecting one logical page (hidden names need headroom). */
 const INNER_PAGE_KEYS = 1000;
+type Check = (info: ObjectInfo) => void;
 
 export class DeltaBackend implements Backend {
   readonly #ctx: DeltaContext;
@@ -198,10 +201,13 @@ export class DeltaBackend implements Backend {
     const settings = this.#settings();
     if (!settings.bucketCompression(bucket)) return this.#inner.getObject(bucket, key, range);
     if (isInternalName(key)) return this.#nullIfBucket(bucket);
-    // A passthrough object is opened with the range already applied (only what is read).
-    const found = await this.#stored.open(bucket, key, range);
-    if (!found) return null;
-    if (found.info.key === key) return { ...found, info: this.#labelled(bucket, key, found.info) };
+    const rebuild = (found: ObjectBody) => this.#rebuilt(bucket, key, found, range, check);
+    const read = await this.#stored.read(bucket, key, range, rebuild);
+    return read && { ...read, info: this.#labelled(bucket, key, read.info) };
+  }
+
+  /** The delta object `found` of `key` rebuilt (getObject; `check` as there). */
+  async #rebuilt(bucket: string, key: string, found: ObjectBody, range?: ByteRange, check?: Check) {
     const info = { ...found.info, key };
     try {
       check?.(info); // judged before the rebuild: a 304 or 412 costs no decode
@@ -215,7 +221,7 @@ export class DeltaBackend implements Backend {
       baselineFolderOf(key, found.info.meta),
       found.info,
       found.body,
-      settings.codecTimeoutMs,
+      this.#settings().codecTimeoutMs,
       range,
       async () => {
         const again = await this.#inner.getObject(bucket, found.info.key);
@@ -318,10 +324,11 @@ export class DeltaBackend implements Backend {
       commit: async (meta) => {
         this.#stored.forget(bucket, key);
         const storageReason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
-        const stored: DeltaMeta = { ...plainMeta(meta), storage: "passthrough", storageReason };
+        const reason: Partial<DeltaMeta> = { storageReason, writtenAt: writtenAtNow() };
+        const stored: DeltaMeta = { ...plainMeta(meta), storage: "passthrough", ...reason };
         const info = await staged.commit(stored);
         this.#stored.forget(bucket, key);
-        await removeStaleDelta(this.#ctx, bucket, key);
+        await settleForms(this.#ctx, bucket, key, key);
         // The key is now stored under its own name: the next GET or HEAD opens it directly
         // instead of also looking for a `.delta` twin (under the key lock, after the twin went).
         this.#stored.remember(bucket, key, info);

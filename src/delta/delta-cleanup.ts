@@ -14,8 +14,10 @@
  * baseline is removed through a retirement claim (baseline-guard.ts).
  */
 
-import { baselineFolderOf, type DeltaContext } from "./delta-context.ts";
-import { retireBaseline, RETIRING_PREFIX } from "./fleet/baseline-guard.ts";
+import { SvcError } from "../lib/mod.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
+import { baselineFolderOf, type DeltaContext, type DeltaMeta } from "./delta-context.ts";
+import { isPreconditionFailed, retireBaseline, RETIRING_PREFIX } from "./fleet/baseline-guard.ts";
 import { isGroupFolder } from "./groups/deltaspace-policy.ts";
 import { groupFolderOfName, hasMarkers, listMarkers, removeMarker } from "./groups/group-refs.ts";
 import { deltaspaceLockKey } from "./groups/generations.ts";
@@ -62,30 +64,46 @@ async function parentFolderInUse(
   }
 }
 
-/** After the delta of `key` against `folder` is gone: its marker, then maybe the baseline. */
+/**
+ * After the delta `removed` of `key` against `folder` is gone: its own marker (group-refs.ts),
+ * then maybe the baseline.
+ */
 async function releaseFolder(
   ctx: DeltaContext,
   bucket: string,
   key: string,
   folder: string,
+  removed: ObjectInfo,
 ): Promise<void> {
-  if (isGroupFolder(folder)) await removeMarker(ctx, bucket, folder, key);
+  if (isGroupFolder(folder)) {
+    await removeMarker(ctx, bucket, folder, key, (removed.meta as DeltaMeta).markerId);
+  }
   await removeBaselineIfUnused(ctx, bucket, folder);
+}
+
+function versionChanged(key: string): SvcError {
+  return new SvcError("PreconditionFailed", `Delta of "${key}" was replaced meanwhile`, {
+    Condition: "If-Match",
+  });
 }
 
 /**
  * Deletes the stored delta of `key` (if any) and what only it used. Returns whether a delta was
  * deleted. The delta's folder is read from its metadata, then checked again under that folder's
- * lock (a concurrent write may have replaced it by a delta against another baseline).
+ * lock (a concurrent write may have replaced it by a delta against another baseline); the delete
+ * itself is conditional on the version seen there (another svc instance may write the key).
+ * With `expected`, only that version of the delta goes: PreconditionFailed when another one is
+ * there now (fleet/stored-forms.ts).
  */
 export async function deleteDelta(
   ctx: DeltaContext,
   bucket: string,
   key: string,
+  expected?: ObjectInfo,
 ): Promise<boolean> {
   const deltaName = storedNameFor(key, "delta");
   for (;;) {
-    const info = await ctx.inner.headObject(bucket, deltaName);
+    const info = expected ?? await ctx.inner.headObject(bucket, deltaName);
     if (!info) return false;
     const folder = baselineFolderOf(key, info.meta);
     const outcome = await ctx.deltaspaceLocks.run(
@@ -93,9 +111,16 @@ export async function deleteDelta(
       async (): Promise<boolean | "moved"> => {
         const current = await ctx.inner.headObject(bucket, deltaName);
         if (!current) return false;
+        if (expected && current.version !== expected.version) throw versionChanged(key);
         if (baselineFolderOf(key, current.meta) !== folder) return "moved";
-        if (!(await ctx.inner.deleteObject(bucket, deltaName))) return false;
-        await releaseFolder(ctx, bucket, key, folder);
+        const condition = current.version !== undefined ? { ifMatch: current.version } : undefined;
+        try {
+          if (!(await ctx.inner.deleteObject(bucket, deltaName, condition))) return false;
+        } catch (err) {
+          if (expected || !isPreconditionFailed(err)) throw err;
+          return "moved"; // rewritten since the HEAD: look again
+        }
+        await releaseFolder(ctx, bucket, key, folder, current);
         return true;
       },
     );
@@ -103,30 +128,19 @@ export async function deleteDelta(
   }
 }
 
-/** After a passthrough commit: removes the key's old delta (and a baseline left unused). */
-export async function removeStaleDelta(
-  ctx: DeltaContext,
-  bucket: string,
-  key: string,
-): Promise<void> {
-  await deleteDelta(ctx, bucket, key);
-}
-
 /**
  * After a delta of `key` against another folder replaced one against `previous` (a policy
- * change): the marker and maybe the baseline of `previous` go, unless a later write has put the
- * key's delta back there meanwhile.
+ * change; the replaced delta's marker is gone already, delta-stored.ts): the baseline of
+ * `previous` goes when nothing uses it any more.
  */
 export async function releaseReplaced(
   ctx: DeltaContext,
   bucket: string,
-  key: string,
+  _key: string,
   previous: string,
 ): Promise<void> {
   await ctx.deltaspaceLocks.run(deltaspaceLockKey(ctx, bucket, previous), async () => {
-    const current = await ctx.inner.headObject(bucket, storedNameFor(key, "delta"));
-    if (current && baselineFolderOf(key, current.meta) === previous) return;
-    await releaseFolder(ctx, bucket, key, previous);
+    await removeBaselineIfUnused(ctx, bucket, previous);
   });
 }
 

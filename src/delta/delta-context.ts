@@ -58,6 +58,14 @@ export interface DeltaMeta extends ObjectMeta {
    * Absent on deltas written before the choice: xdelta3.
    */
   codec?: string;
+  /**
+   * When the writer committed this stored name (ms since the epoch, as a string), on every
+   * object svc writes in a compressed bucket: orders `x` against `x.delta` within one second of
+   * the backend's Last-Modified (fleet/stored-order.ts).
+   */
+  writtenAt?: string;
+  /** The id of a group delta's own marker (group-refs.ts); absent: the older shared marker. */
+  markerId?: string;
 }
 
 /** The folder of the baseline the stored delta of `key` (with metadata `meta`) decodes against. */

@@ -17,7 +17,10 @@ import {
 } from "./delta-context.ts";
 import type { Deltaspace } from "./groups/deltaspace-policy.ts";
 import type { Spool } from "./live-encode.ts";
-import { removeMarker, writeMarker } from "./groups/group-refs.ts";
+import { newMarkerId, removeMarker, writeMarker } from "./groups/group-refs.ts";
+import { isGroupFolder } from "./groups/deltaspace-policy.ts";
+import { stampAfter } from "./fleet/stored-order.ts";
+import { SvcError } from "../lib/mod.ts";
 
 export async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -44,6 +47,42 @@ export async function storeFile(
   }
 }
 
+/** Tries of storeOrdered before it commits without a condition (the key is very busy). */
+const ORDERED_ATTEMPTS = 5;
+
+/**
+ * Stores a local file as `name` (a key's passthrough or delta name in a compressed bucket),
+ * replacing exactly the object HEADed first, stamped after it (fleet/stored-order.ts: another
+ * instance may commit under the name at the same time). Returns the stored info and the object
+ * it replaced.
+ */
+export async function storeOrdered(
+  ctx: DeltaContext,
+  bucket: string,
+  name: string,
+  path: string,
+  meta: ObjectMeta,
+): Promise<{ info: ObjectInfo; previous: ObjectInfo | null }> {
+  for (let attempt = 1;; attempt++) {
+    const previous = await ctx.inner.headObject(bucket, name);
+    const stamped = { ...meta, writtenAt: stampAfter(previous) } as DeltaMeta;
+    // A backend without version tokens: unconditional, as before.
+    const condition: WriteCondition | undefined = attempt > ORDERED_ATTEMPTS
+      ? undefined
+      : previous === null
+      ? { ifNoneMatch: true }
+      : previous.version === undefined
+      ? undefined
+      : { ifMatch: previous.version };
+    try {
+      return { info: await storeFile(ctx, bucket, name, path, stamped, condition), previous };
+    } catch (err) {
+      const replaced = err instanceof SvcError && err.code === "PreconditionFailed";
+      if (!condition || !replaced) throw err;
+    }
+  }
+}
+
 /** The caller's metadata without delta-only fields. */
 export function plainMeta(meta: ObjectMeta): ObjectMeta {
   const {
@@ -53,6 +92,8 @@ export function plainMeta(meta: ObjectMeta): ObjectMeta {
     storageReason: _s,
     transform: _t,
     codec: _c,
+    writtenAt: _w,
+    markerId: _m,
     ...rest
   } = meta as DeltaMeta;
   return rest;
@@ -60,9 +101,27 @@ export function plainMeta(meta: ObjectMeta): ObjectMeta {
 
 /** The fields of a stored record that are the store's, not the caller's (kept on a meta update). */
 export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
-  const { storage, referenceSha256, deltaspace, deltaGroup, storageReason, transform, codec } =
-    meta as DeltaMeta;
-  const own = { referenceSha256, deltaspace, deltaGroup, storageReason, transform, codec };
+  const {
+    storage,
+    referenceSha256,
+    deltaspace,
+    deltaGroup,
+    storageReason,
+    transform,
+    codec,
+    writtenAt,
+    markerId,
+  } = meta as DeltaMeta;
+  const own = {
+    referenceSha256,
+    deltaspace,
+    deltaGroup,
+    storageReason,
+    transform,
+    codec,
+    writtenAt,
+    markerId,
+  };
   return { storage, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
 }
 
@@ -76,8 +135,8 @@ export interface Target {
 }
 
 /**
- * Stores a delta file as `<key>.delta` (a group's marker first), then removes a passthrough copy
- * of the key. Notes in `target.replaced` the folder of the delta it replaced, when another one.
+ * Stores a delta file as `<key>.delta` (a group's own marker first) and removes the marker of the
+ * delta it replaced. Notes in `target.replaced` the folder of that delta, when another one.
  * `codec` is the codec that wrote it (recorded: a read decodes with it).
  */
 export async function storeDelta(
@@ -93,9 +152,8 @@ export async function storeDelta(
 ): Promise<ObjectInfo> {
   const { space } = target;
   const deltaName = storedNameFor(key, "delta");
-  const previous = await ctx.inner.headObject(bucket, deltaName);
-  const previousFolder = previous ? baselineFolderOf(key, previous.meta) : undefined;
-  if (space.grouped) await writeMarker(ctx, bucket, space.folder, key);
+  const markerId = space.grouped ? newMarkerId() : undefined;
+  if (space.grouped) await writeMarker(ctx, bucket, space.folder, key, markerId);
   const deltaMeta: DeltaMeta = {
     ...meta,
     storage: "delta",
@@ -104,21 +162,28 @@ export async function storeDelta(
     deltaGroup: space.label,
     storageReason,
     ...(codec ? { codec } : {}),
+    ...(markerId !== undefined ? { markerId } : {}),
   };
   let info: ObjectInfo;
+  let previous: ObjectInfo | null;
   try {
-    info = await storeFile(ctx, bucket, deltaName, deltaPath, deltaMeta);
+    ({ info, previous } = await storeOrdered(ctx, bucket, deltaName, deltaPath, deltaMeta));
   } catch (err) {
-    // The marker is still the previous delta's when that one decodes against this group.
-    if (space.grouped && previousFolder !== space.folder) {
-      await removeMarker(ctx, bucket, space.folder, key).catch(() => {});
-    }
+    // This write's own marker: no other delta counts on it.
+    if (space.grouped) await removeMarker(ctx, bucket, space.folder, key, markerId).catch(() => {});
     throw err;
+  }
+  const previousFolder = previous ? baselineFolderOf(key, previous.meta) : undefined;
+  if (previous && previousFolder !== undefined && isGroupFolder(previousFolder)) {
+    // The delta this commit replaced (exactly that one: storeOrdered) is gone, so goes its own
+    // marker (the folder's baseline is released below when it was another folder's).
+    const previousMarker = (previous.meta as DeltaMeta).markerId;
+    await removeMarker(ctx, bucket, previousFolder, key, previousMarker).catch(() => {});
   }
   if (previousFolder !== undefined && previousFolder !== space.folder) {
     target.replaced = previousFolder;
   }
-  await ctx.inner.deleteObject(bucket, key);
+  // The key's passthrough name, when older, goes once the caller is out of the lock (settleForms).
   return { ...info, key, debug: { deltaspace: space.label } };
 }
 

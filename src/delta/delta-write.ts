@@ -40,11 +40,14 @@ import {
   removeQuietly,
 } from "./delta-context.ts";
 import type { Deltaspace } from "./groups/deltaspace-policy.ts";
-import { releaseReplaced, removeStaleDelta } from "./delta-cleanup.ts";
+import { releaseReplaced } from "./delta-cleanup.ts";
+import { settleForms } from "./fleet/stored-forms.ts";
+import { storedNameFor } from "./layout.ts";
 import {
   plainMeta,
   storeDelta,
   storeFile,
+  storeOrdered,
   type Target,
   warmRebuilt,
   warms,
@@ -169,6 +172,9 @@ async function commitEligible(
       })
     );
   }
+  // The key's passthrough name goes when older than this (checked) delta, never a newer write.
+  if ("passthrough" in stored) return stored;
+  await settleForms(ctx, bucket, key, storedNameFor(key, "delta"), stored.version);
   return stored;
 }
 
@@ -238,13 +244,15 @@ function encodeUnderLock(
         referenceSha256 = await winnerBaseline(ctx, bucket, deltaspace);
         if (referenceSha256 === undefined) return baselineLost(key, deltaspace);
       }
-      const baseline = await fetchBaseline(
-        ctx,
-        bucket,
-        deltaspace,
-        referenceSha256,
-        referenceInfo ?? undefined,
-      );
+      let baseline: Awaited<ReturnType<typeof fetchBaseline>>;
+      try {
+        const known = referenceInfo ?? undefined;
+        baseline = await fetchBaseline(ctx, bucket, deltaspace, referenceSha256, known);
+      } catch (err) {
+        // Retired by another instance since it was looked at (its last delta was replaced).
+        if (await baselineStillHeld(ctx, bucket, deltaspace, referenceSha256)) throw err;
+        return baselineLost(key, deltaspace);
+      }
       if ("corrupt" in baseline) return { passthrough: "baseline_unusable" };
       // Verified beside the encode, not before it; cut short when the answer is not needed.
       const unneeded = new AbortController();
@@ -367,9 +375,11 @@ export function stagedDelta(
         }
         const passthrough: DeltaMeta = { ...plainMeta(meta), storage: "passthrough" };
         if (compression) passthrough.storageReason = stored.passthrough;
-        const info = await storeFile(ctx, bucket, key, spool.path, passthrough);
+        const info = compression
+          ? (await storeOrdered(ctx, bucket, key, spool.path, passthrough)).info
+          : await storeFile(ctx, bucket, key, spool.path, passthrough);
         if (!compression) return info;
-        await removeStaleDelta(ctx, bucket, key);
+        await settleForms(ctx, bucket, key, key);
         ctx.observer?.decision("passthrough", meta.size, info.storedSize, stored.passthrough);
         return { ...info, debug: { deltaspace: space.label } };
       } finally {

@@ -96,13 +96,16 @@ export async function planLiveEncode(
   const permit = await ctx.pool.acquireWithin(signal, settings.codecSlotWaitMs);
   if (!permit) return "codec_busy";
   try {
-    const baseline = await fetchBaseline(
-      ctx,
-      bucket,
-      deltaspace,
-      reference.meta.sha256,
-      reference,
-    );
+    let baseline: Awaited<ReturnType<typeof fetchBaseline>>;
+    try {
+      baseline = await fetchBaseline(ctx, bucket, deltaspace, reference.meta.sha256, reference);
+    } catch (err) {
+      // Retired by another svc instance since the HEAD: the commit decides from the spool.
+      const now = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
+      if (now?.meta.sha256 === reference.meta.sha256) throw err;
+      permit.release();
+      return undefined;
+    }
     if ("corrupt" in baseline) {
       permit.release();
       return undefined;

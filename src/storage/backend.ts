@@ -138,6 +138,14 @@ export interface ListPage {
  */
 export type WriteCondition = { ifNoneMatch: true } | { ifMatch: string };
 
+/**
+ * A condition on a delete, checked atomically with it like a WriteCondition: `ifMatch` removes
+ * the object only while it is the version whose `ObjectInfo.version` token is given (S3's
+ * `If-Match` on DeleteObject). Several svc instances rely on it to garbage-collect a key's other
+ * stored name without removing a newer write (docs/DELTA.md "Several instances over one backend").
+ */
+export type DeleteCondition = { ifMatch: string };
+
 /** A body written to the backend but not yet visible. Exactly one of commit/abort is called. */
 export interface StagedObject {
   /** Bytes written. */
@@ -251,8 +259,11 @@ export interface Backend {
    * never plaintext on svc's disk either. null or absent: kept as they are.
    */
   scratchSealer?(bucket: string): Promise<ScratchSealer | null>;
-  /** Removes one object; false when it did not exist. */
-  deleteObject(bucket: string, key: string): Promise<boolean>;
+  /**
+   * Removes one object; false when it did not exist. With a condition, only when it holds:
+   * SvcError PreconditionFailed otherwise (a missing object is still false).
+   */
+  deleteObject(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean>;
   /** One page of keys in UTF-8 byte order. Throws NoSuchBucket. */
   listObjects(bucket: string, options: ListOptions): Promise<ListPage>;
 }

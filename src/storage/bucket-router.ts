@@ -22,6 +22,7 @@ import type {
   Backend,
   BucketEntry,
   ByteRange,
+  DeleteCondition,
   ListOptions,
   ListPage,
   LocalExtent,
@@ -283,8 +284,8 @@ export class BucketRouter implements Backend {
     );
   }
 
-  deleteObject(bucket: string, key: string): Promise<boolean> {
-    return this.#on(bucket, ({ backend, real }) => backend.deleteObject(real, key));
+  deleteObject(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean> {
+    return this.#on(bucket, ({ backend, real }) => backend.deleteObject(real, key, condition));
   }
 
   listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

@@ -14,6 +14,7 @@ import type {
   Backend,
   BucketEntry,
   ByteRange,
+  DeleteCondition,
   ListOptions,
   ListPage,
   LocalExtent,
@@ -112,8 +113,8 @@ export class ObservedBackend implements Backend {
     return this.inner.scratchSealer?.(bucket) ?? Promise.resolve(null);
   }
 
-  deleteObject(bucket: string, key: string): Promise<boolean> {
-    return this.#observe(() => this.inner.deleteObject(bucket, key));
+  deleteObject(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean> {
+    return this.#observe(() => this.inner.deleteObject(bucket, key, condition));
   }
 
   listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

@@ -9,6 +9,11 @@
  *   long (a leak, swept when the bucket is deleted), never a baseline removed under a delta;
  * - the baseline goes when its last marker does (under the group's lock, delta-cleanup.ts).
  *
+ * Each delta write has a marker of its own, `refs/<sha256(key) hex>.<markerId>` (the id is in the
+ * delta's metadata): two svc instances writing one key at once each hold theirs, so the cleanup
+ * of one write's delta never removes the marker of another's (docs/DELTA.md "Several instances
+ * over one backend"). Deltas written before keep the shared marker without an id.
+ *
  * A later baseline generation (generations.ts) has the same layout one level down:
  * `.dg/<id>/g<N>/reference.bin` and `.dg/<id>/g<N>/refs/…`.
  */
@@ -24,9 +29,15 @@ function hex(algorithm: "sha256" | "md5", data: Uint8Array): string {
   return createHash(algorithm).update(data).digest("hex");
 }
 
-/** The marker of `key` in the group folder `folder` (`.dg/<id>/`). */
-export function markerName(folder: string, key: string): string {
-  return `${folder}${REFS}${hex("sha256", encoder.encode(key))}`;
+/** The marker of `key` in the group folder `folder` (`.dg/<id>/`): one write's when `id`. */
+export function markerName(folder: string, key: string, id?: string): string {
+  const name = `${folder}${REFS}${hex("sha256", encoder.encode(key))}`;
+  return id === undefined ? name : `${name}.${id}`;
+}
+
+/** A new marker id: unique per delta write. */
+export function newMarkerId(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 16);
 }
 
 /**
@@ -38,12 +49,13 @@ export function groupFolderOfName(name: string): string | null {
   return match ? match[0] : null;
 }
 
-/** Writes (or rewrites) the marker of `key`: its delta is about to be stored against `folder`. */
+/** Writes the marker `id` of `key`: its delta is about to be stored against `folder`. */
 export async function writeMarker(
   ctx: DeltaContext,
   bucket: string,
   folder: string,
   key: string,
+  id?: string,
 ): Promise<void> {
   const body = encoder.encode(key);
   const meta: ObjectMeta = {
@@ -59,7 +71,7 @@ export async function writeMarker(
   };
   const staged = await ctx.inner.stageObject(
     bucket,
-    markerName(folder, key),
+    markerName(folder, key, id),
     new Blob([body]).stream(),
   );
   try {
@@ -75,8 +87,9 @@ export async function removeMarker(
   bucket: string,
   folder: string,
   key: string,
+  id?: string,
 ): Promise<void> {
-  await ctx.inner.deleteObject(bucket, markerName(folder, key));
+  await ctx.inner.deleteObject(bucket, markerName(folder, key, id));
 }
 
 /** Whether any marker is left in the group folder. */

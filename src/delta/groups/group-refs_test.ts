@@ -71,6 +71,16 @@ async function withStore(
   }
 }
 
+/** The marker name of the delta `key` now has: one of its own, named by its `markerId`. */
+function ownMarker(inner: FilesystemBackend, folder: string) {
+  return async (key: string) => {
+    const delta = await inner.headObject("b", `${key}.delta`);
+    const id = (delta!.meta as DeltaMeta).markerId;
+    assert.ok(id, `${key}.delta records its marker id`);
+    return markerName(folder, key, id);
+  };
+}
+
 Deno.test({
   name: "groups: versions in version folders share one .dg baseline, tracked by markers",
   ignore,
@@ -81,12 +91,14 @@ Deno.test({
       await put("releases/1.2.3/app.zip", v1);
       await put("releases/1.2.4/app.zip", v2);
       const folder = groupFolder("releases/*/app.zip");
+      const marker = ownMarker(inner, folder);
+      const marker4 = await marker("releases/1.2.4/app.zip");
       assert.deepEqual(
         await names(),
         [
           `${folder}reference.bin`,
-          markerName(folder, "releases/1.2.3/app.zip"),
-          markerName(folder, "releases/1.2.4/app.zip"),
+          await marker("releases/1.2.3/app.zip"),
+          marker4,
           "releases/1.2.3/app.zip.delta",
           "releases/1.2.4/app.zip.delta",
         ].sort(),
@@ -103,11 +115,7 @@ Deno.test({
       assert.equal(await store.deleteObject("b", "releases/1.2.3/app.zip"), true);
       assert.deepEqual(
         await names(),
-        [
-          `${folder}reference.bin`,
-          markerName(folder, "releases/1.2.4/app.zip"),
-          "releases/1.2.4/app.zip.delta",
-        ].sort(),
+        [`${folder}reference.bin`, marker4, "releases/1.2.4/app.zip.delta"].sort(),
       );
       assert.equal(await store.deleteObject("b", "releases/1.2.4/app.zip"), true);
       assert.deepEqual(await names(), []);
@@ -118,7 +126,7 @@ Deno.test({
   name: "groups: a policy change orphans nothing; overwrite and delete follow the stored meta",
   ignore,
   fn: () =>
-    withStore(async ({ store, policy, put, read, names }) => {
+    withStore(async ({ store, inner, policy, put, read, names }) => {
       const v1 = randomBytes(256 * 1024);
       const v2 = nextVersion(v1);
       const v3 = nextVersion(v2);
@@ -131,11 +139,12 @@ Deno.test({
       // Overwrite under auto: the new delta joins the group, the parent baseline stays for lib.
       await put("r/1.0/app.zip", v3);
       const folder = groupFolder("r/*/app.zip");
+      const appMarker = await ownMarker(inner, folder)("r/1.0/app.zip");
       assert.deepEqual(
         await names(),
         [
           `${folder}reference.bin`,
-          markerName(folder, "r/1.0/app.zip"),
+          appMarker,
           "r/1.0/app.zip.delta",
           "r/1.0/lib.zip.delta",
           "r/1.0/reference.bin",
@@ -147,11 +156,7 @@ Deno.test({
       await store.deleteObject("b", "r/1.0/lib.zip");
       assert.deepEqual(
         await names(),
-        [
-          `${folder}reference.bin`,
-          markerName(folder, "r/1.0/app.zip"),
-          "r/1.0/app.zip.delta",
-        ].sort(),
+        [`${folder}reference.bin`, appMarker, "r/1.0/app.zip.delta"].sort(),
       );
       // Back to parent: overwriting app moves it to the folder; the group goes.
       policy.value = "parent";

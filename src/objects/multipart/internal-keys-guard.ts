@@ -17,6 +17,7 @@ import type {
   Backend,
   BucketEntry,
   ByteRange,
+  DeleteCondition,
   ListOptions,
   ListPage,
   LocalExtent,
@@ -134,9 +135,9 @@ export class InternalKeysGuard implements Backend {
     return inner.scratchSealer && ((bucket) => inner.scratchSealer!(bucket));
   }
 
-  async deleteObject(bucket: string, key: string): Promise<boolean> {
+  async deleteObject(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean> {
     if (isInternalKey(key)) return await this.#absent(bucket) ?? false;
-    return await this.inner.deleteObject(bucket, key);
+    return await this.inner.deleteObject(bucket, key, condition);
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

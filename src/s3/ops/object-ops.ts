@@ -29,6 +29,7 @@ import { replayBodyCheck, uploadBody } from "../../body/mod.ts";
 import { type S3Request, writeContextOf } from "../request.ts";
 import type { ObjectRequest } from "../routes/route-types.ts";
 import { tagCount, taggingHeader } from "../tagging.ts";
+import { deleteObjectIfMatch } from "./conditional-delete.ts";
 import {
   applyResponseOverrides,
   httpDate,
@@ -252,6 +253,8 @@ export async function deleteObject(
   objects: ObjectService,
   request: ObjectRequest,
 ): Promise<Response> {
+  const ifMatch = request.headers.get("if-match");
+  if (ifMatch !== null) return await deleteObjectIfMatch(objects, request, ifMatch);
   await objects.delete(request.bucket, request.key, writeContextOf(request, "delete"));
   return new Response(null, { status: 204 });
 }

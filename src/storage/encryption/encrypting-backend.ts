@@ -19,6 +19,7 @@ import type {
   Backend,
   BucketEntry,
   ByteRange,
+  DeleteCondition,
   ListOptions,
   ListPage,
   LocalExtent,
@@ -81,8 +82,8 @@ export class EncryptingBackend implements Backend {
     return unmarked(await this.inner.headObject(bucket, key));
   }
 
-  deleteObject(bucket: string, key: string): Promise<boolean> {
-    return this.inner.deleteObject(bucket, key);
+  deleteObject(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean> {
+    return this.inner.deleteObject(bucket, key, condition);
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

@@ -21,6 +21,7 @@ import type {
   Backend,
   BucketEntry,
   ByteRange,
+  DeleteCondition,
   ListOptions,
   ListPage,
   LocalExtent,
@@ -153,8 +154,8 @@ export class FilesystemBackend implements Backend {
     return this.writer.stageExtents(bucket, key, sources);
   }
 
-  deleteObject(bucket: string, key: string): Promise<boolean> {
-    return this.writer.delete(bucket, key);
+  deleteObject(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean> {
+    return this.writer.delete(bucket, key, condition);
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

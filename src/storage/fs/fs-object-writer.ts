@@ -4,23 +4,37 @@
  * byte of its body is read.
  */
 
-import type { LocalExtent, ObjectInfo, ObjectMeta, StagedObject } from "../backend.ts";
-import { writeStreamToFile } from "../../lib/mod.ts";
+import type {
+  DeleteCondition,
+  LocalExtent,
+  ObjectInfo,
+  ObjectMeta,
+  StagedObject,
+} from "../backend.ts";
+import { SvcError, writeStreamToFile } from "../../lib/mod.ts";
 import { removeXattr, setJsonXattr } from "../../native/mod.ts";
 import { EarlyWriteback } from "./early-writeback.ts";
 import type { BucketDirectories } from "./fs-buckets.ts";
 import { fsyncDirectory, isAbsentError, nullIfAbsent, statOrNull } from "./fs-calls.ts";
 import type { StoredMeta } from "./fs-extents.ts";
-import { checkPathConflicts, objectPath, parseKey, parseKeyOrNull, placeFile } from "./fs-keys.ts";
+import {
+  checkPathConflicts,
+  locateObjectSync,
+  objectPath,
+  parseKey,
+  parseKeyOrNull,
+  placeFile,
+} from "./fs-keys.ts";
 import { fitsAttribute, rewriteMetaInFile } from "./fs-meta-spill.ts";
 import { pathLock } from "./fs-nesting.ts";
-import { META_XATTR, readMarkerSync, readMeta } from "./fs-object-meta.ts";
+import { META_XATTR, readMarkerSync, readMeta, versionOf } from "./fs-object-meta.ts";
 import { READ_ATTEMPTS, readObject } from "./fs-object-reader.ts";
 import {
   type CommitContext,
   markerFileOfMeta,
   stagedFile,
   stagedMarker,
+  underConditionLock,
 } from "./fs-staged-object.ts";
 import { MARKER_ENTRY, OBJECT_ENTRY } from "./fs-reserved.ts";
 import { removeDirectoryIfEmptySync, removeEmptyParentsSync } from "./fs-tree-cleanup.ts";
@@ -153,7 +167,30 @@ export class ObjectWriter {
     return null;
   }
 
-  async delete(bucket: string, key: string): Promise<boolean> {
+  /**
+   * Removes the object; with `condition`, only while it is that version, checked and removed
+   * under the key lock conditional commits take (PreconditionFailed otherwise).
+   */
+  async delete(bucket: string, key: string, condition?: DeleteCondition): Promise<boolean> {
+    if (!condition) return await this.#delete(bucket, key);
+    const parsed = parseKeyOrNull(key);
+    const bucketDir = await this.buckets.require(bucket);
+    if (!parsed) return false;
+    return await underConditionLock(bucketDir, parsed.key, async () => {
+      const current = locateObjectSync(bucketDir, parsed);
+      if (current === null) return false;
+      if (versionOf(current) !== condition.ifMatch) {
+        throw new SvcError(
+          "PreconditionFailed",
+          `Delete of "${key}" refused: If-Match "${condition.ifMatch}" did not hold`,
+          { Condition: "If-Match" },
+        );
+      }
+      return await this.#delete(bucket, key);
+    });
+  }
+
+  async #delete(bucket: string, key: string): Promise<boolean> {
     const parsed = parseKeyOrNull(key);
     const bucketDir = await this.buckets.require(bucket);
     if (!parsed) return false;
@@ -179,7 +216,7 @@ export class ObjectWriter {
         if (!stat?.isFile) return false;
         // Under the path lock: a conversion of this file into a directory is not half done.
         removed = await pathLock.run(path, () => removeObjectFile(path, this.context));
-        if (removed === "moved") return await this.delete(bucket, key);
+        if (removed === "moved") return await this.#delete(bucket, key);
         if (!removed) return false;
       }
       await this.context.extents.release(removed.extents);

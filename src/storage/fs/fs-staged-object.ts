@@ -79,7 +79,7 @@ export function stagedFile(
       };
       // One process per root: a key lock makes the check and the rename one step for every
       // conditional commit of the key (unconditional ones need no check).
-      return condition ? await conditionLocks.run(`${bucketDir}\0${parsed.key}`, place) : place();
+      return condition ? await underConditionLock(bucketDir, parsed.key, place) : place();
     },
     abort: async () => {
       if (state === "done") return;
@@ -93,6 +93,14 @@ export function stagedFile(
 }
 
 const conditionLocks = new KeyLock();
+
+/**
+ * Runs `fn` under the lock every conditional commit of the key takes, so a conditional delete's
+ * check and unlink are one step for them too (one process per root).
+ */
+export function underConditionLock<T>(bucketDir: string, key: string, fn: () => Promise<T>) {
+  return conditionLocks.run(`${bucketDir}\0${key}`, fn);
+}
 
 /** Throws PreconditionFailed when `condition` does not hold for the stored object `current`. */
 export function checkCondition(

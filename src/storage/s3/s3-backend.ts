@@ -15,6 +15,7 @@ import type {
   Backend,
   BucketEntry,
   ByteRange,
+  DeleteCondition,
   ListOptions,
   ListPage,
   LocalExtent,
@@ -234,13 +235,33 @@ export class S3Backend implements Backend {
 
   /** HEAD first, because S3 answers 204 to deleting a missing key. A delete racing ours may
    * make both report true. */
-  async deleteObject(bucket: string, key: string): Promise<boolean> {
-    if (!(await this.headObject(bucket, key))) return false;
+  async deleteObject(
+    bucket: string,
+    key: string,
+    condition?: DeleteCondition,
+  ): Promise<boolean> {
+    const current = await this.headObject(bucket, key);
+    if (!current) return false;
+    // DeleteObjects (keys ending in `/`) takes no condition: checked against the HEAD instead.
+    if (condition && key.endsWith("/") && current.version !== condition.ifMatch) {
+      throw new SvcError(
+        "PreconditionFailed",
+        `Delete of "${key}" refused: If-Match did not hold`,
+        {
+          Condition: "If-Match",
+        },
+      );
+    }
     try {
       if (key.endsWith("/")) await this.deleteExactly(bucket, key);
-      else await this.client.send({ method: "DELETE", bucket, key, idempotent: true });
+      else {
+        // S3's conditional DeleteObject: 412 when the object is another version now.
+        const headers = condition && { "if-match": `"${condition.ifMatch}"` };
+        await this.client.send({ method: "DELETE", bucket, key, headers, idempotent: true });
+      }
     } catch (err) {
       if (isMissingKey(err)) return false;
+      if (condition) throw commitError(err, bucket, key, condition);
       throw svcErrorFromBackend(err, bucket, key);
     }
     return true;
