@@ -9,13 +9,10 @@ import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
 import type { Backend, ObjectMeta, WriteCondition } from "./backend.ts";
 import { FilesystemBackend } from "./fs/filesystem-backend.ts";
+import { layeredBackend } from "../testing/layered-backend-fixture.ts";
 import { metaFor } from "../testing/object-fixtures.ts";
 import { startSvcServer } from "../../tests/helpers/s3-servers.ts";
 import { openBackend } from "../testing/s3-backend-fixture.ts";
-import { CompressingBackend } from "./compression/compressing-backend.ts";
-import { EncryptingBackend } from "./encryption/encrypting-backend.ts";
-import { KeyRing } from "./encryption/key-ring.ts";
-import { ObservedBackend } from "./observed-backend.ts";
 
 const utf8 = new TextEncoder();
 const BUCKET = "conditional";
@@ -98,15 +95,7 @@ Deno.test("conditional commit: filesystem backend", async () => {
 Deno.test("conditional commit: encryption, compression and observed layers pass it on", async () => {
   const dir = await Deno.makeTempDir({ prefix: "svc-conditional-layers-" });
   try {
-    const keys = await KeyRing.fromConfig("local", {
-      mode: "aes256-gcm-proxy",
-      key: btoa(String.fromCharCode(...new Uint8Array(32).fill(7))),
-    });
-    const compressed = new CompressingBackend(
-      new EncryptingBackend(await FilesystemBackend.open(dir), keys),
-      { settings: () => ({ mode: "auto", level: 3 }), isBaseline: () => false },
-    );
-    const backend = new ObservedBackend(compressed);
+    const backend = await layeredBackend(dir);
     await backend.createBucket(BUCKET);
     await conditionalCases(backend, false);
   } finally {
