@@ -181,7 +181,9 @@ export const ENV_NOTES: Record<string, EnvNote> = {
   "SVC_MAX_MULTIPART_UPLOADS": {
     meaning: "Multipart uploads in progress; more answer 503 SlowDown",
   },
-  "SVC_MAX_OBJECT_SIZE": { meaning: "Largest object (upload or multipart total), in bytes" },
+  "SVC_MAX_OBJECT_SIZE": {
+    meaning: "Largest request body (PUT, POST, one part) and delta eligibility, in bytes",
+  },
   "SVC_MAX_PASSTHROUGH_OBJECT_SIZE": {
     meaning:
       "Accepted; not built yet: passthrough objects are bounded by the max object size only (a startup warning says so)",
