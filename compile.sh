@@ -35,6 +35,7 @@ includes=(
   src/body/hash-worker.ts
   src/admin/session/bcrypt-worker.ts
   src/delta/archive/archive-worker.ts
+  src/delta/archive/model/model-worker.ts
   src/cli/build-info.json
 )
 include_args=()

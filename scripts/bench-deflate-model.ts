@@ -9,7 +9,7 @@
  */
 import { Buffer } from "node:buffer";
 import { cpuUsage } from "node:process";
-import { contractSync, expandSync } from "../src/delta/archive/token-files.ts";
+import { contractFile, expandFile, stopModelThreads } from "../src/delta/archive/token-files.ts";
 
 const args = [...Deno.args];
 let save: string | undefined;
@@ -29,10 +29,13 @@ try {
     const format = file.endsWith(".zip") || file.endsWith(".jar") ? "zip" : "gzip";
     const name = file.split("/").pop()!;
     const started = cpuUsage().user;
-    const result = expandSync(format, file, `${dir}/x`);
+    const t0 = performance.now();
+    const result = await expandFile(format, file, `${dir}/x`);
     const expanded = cpuUsage().user;
-    contractSync(`${dir}/x`, `${dir}/out`);
+    const t1 = performance.now();
+    await contractFile(`${dir}/x`, `${dir}/out`);
     const contracted = cpuUsage().user;
+    const t2 = performance.now();
     const same = equal(Deno.readFileSync(file), Deno.readFileSync(`${dir}/out`));
     const form = Deno.readFileSync(`${dir}/x`);
     let formCheck = "";
@@ -44,12 +47,14 @@ try {
     }
     if (!result.ok || !same) failed = true;
     console.log(
-      `${name}: form ${form.length} bytes, expand ${ms(expanded - started)} ms CPU, ` +
-        `contract ${ms(contracted - expanded)} ms CPU, rebuild ${same ? "exact" : "DIFFERS"}` +
+      `${name}: form ${form.length} bytes, expand ${ms(expanded - started)} ms CPU ` +
+        `(${Math.round(t1 - t0)} ms wall), contract ${ms(contracted - expanded)} ms CPU ` +
+        `(${Math.round(t2 - t1)} ms wall), rebuild ${same ? "exact" : "DIFFERS"}` +
         formCheck,
     );
   }
 } finally {
+  stopModelThreads();
   Deno.removeSync(dir, { recursive: true });
 }
 if (failed) Deno.exit(1);

@@ -40,8 +40,10 @@ const where = (load: RuntimeLoad) => `${load.file}:${load.line} ${load.text}`;
 Deno.test("compile.sh includes every file the source loads at run time", async () => {
   const includes = compileIncludes(await Deno.readTextFile(new URL("compile.sh", ROOT)));
   const loads = await sourceLoads();
-  // The three workers are known run-time loads: a scan finding none of them is a broken scan.
-  for (const worker of ["hash-worker.ts", "bcrypt-worker.ts", "archive-worker.ts"]) {
+  // The four workers are known run-time loads: a scan finding none of them is a broken scan.
+  for (
+    const worker of ["hash-worker.ts", "bcrypt-worker.ts", "archive-worker.ts", "model-worker.ts"]
+  ) {
     assert.ok(loads.some((load) => load.target?.endsWith(`/${worker}`)), `${worker} not found`);
   }
   const unnamed = loads.filter((load) => load.target === undefined).map(where);

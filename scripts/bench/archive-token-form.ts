@@ -18,7 +18,7 @@
 import process from "node:process";
 import { createHash } from "node:crypto";
 import { archiveFormatOf } from "../../src/delta/archive/archive-codec.ts";
-import { contractSync, expandSync } from "../../src/delta/archive/token-files.ts";
+import { contractFile, expandFile, stopModelThreads } from "../../src/delta/archive/token-files.ts";
 
 const arg = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(name);
@@ -53,14 +53,14 @@ const cpuMs = () => {
 
 const speeds: string[] = [];
 /** Expands `path` to `path.svcx`, contracts it back, checks the bytes; records the speeds. */
-function tokenForm(path: string): string {
+async function tokenForm(path: string): Promise<string> {
   const format = archiveFormatOf(path) ?? "gzip";
   const size = Deno.statSync(path).size;
   const c0 = cpuMs();
-  const expanded = expandSync(format, path, `${path}.svcx`);
+  const expanded = await expandFile(format, path, `${path}.svcx`);
   const c1 = cpuMs();
   if (!expanded.ok) throw new Error(`${path}: ${expanded.reason}`);
-  const rebuilt = contractSync(`${path}.svcx`, `${path}.back`);
+  const rebuilt = await contractFile(`${path}.svcx`, `${path}.back`);
   const c2 = cpuMs();
   const exact = rebuilt.sha256 === sha256(path) && sha256(`${path}.back`) === rebuilt.sha256;
   Deno.removeSync(`${path}.back`);
@@ -114,11 +114,11 @@ for (const version of versions) {
   await run("zip", ["-q", "-9", "-r", "-X", zip, "."], tree);
   files.tgz.push(tgz);
   files.tar.push(tar);
-  files.tgzForm.push(tokenForm(tgz));
+  files.tgzForm.push(await tokenForm(tgz));
   files.zip.push(zip);
-  files.zipForm.push(tokenForm(zip));
+  files.zipForm.push(await tokenForm(zip));
 }
-for (const path of speedFiles) Deno.removeSync(tokenForm(path));
+for (const path of speedFiles) Deno.removeSync(await tokenForm(path));
 
 const FLAGS: [string, string[]][] = [
   ["svc (-D -W 1048576)", ["-D", "-W", "1048576"]],
@@ -167,7 +167,7 @@ for (const [from, to] of pairs) {
       await run("sh", ["-c", `${unpack} > '${content}'`]);
       inputs[0][i + 1] = copy;
       (inputs[1] ??= ["content", "", ""])[i + 1] = content;
-      (inputs[2] ??= ["token form", "", ""])[i + 1] = tokenForm(copy);
+      (inputs[2] ??= ["token form", "", ""])[i + 1] = await tokenForm(copy);
     }
     for (const [label, source, target] of inputs) {
       const sizes = [];
@@ -185,3 +185,4 @@ for (const [from, to] of pairs) {
 }
 console.log("\n# Round trips (all exact) and speeds\n");
 for (const line of speeds) console.log(`- ${line}`);
+stopModelThreads(); // its idle helper threads would keep the process up

@@ -7,14 +7,18 @@ import assert from "node:assert/strict";
 import { deflateRawSync, gzipSync, inflateRawSync } from "node:zlib";
 import { zipSync } from "fflate";
 import { sample } from "../../testing/archive-samples.ts";
-import { type ArchiveFormat, contractSync, type ExpandResult, expandSync } from "./token-files.ts";
+import { type ArchiveFormat, contractFile, expandFile, type ExpandResult } from "./token-files.ts";
 
 /** Expands `bytes`; when that succeeds, checks the rebuilt bytes equal them. */
-function check(format: ArchiveFormat, bytes: Uint8Array, dir: string): ExpandResult {
+async function check(
+  format: ArchiveFormat,
+  bytes: Uint8Array,
+  dir: string,
+): Promise<ExpandResult> {
   Deno.writeFileSync(`${dir}/in`, bytes);
-  const result = expandSync(format, `${dir}/in`, `${dir}/x`);
+  const result = await expandFile(format, `${dir}/in`, `${dir}/x`);
   if (!result.ok) return result;
-  contractSync(`${dir}/x`, `${dir}/out`);
+  await contractFile(`${dir}/x`, `${dir}/out`);
   const back = Deno.readFileSync(`${dir}/out`);
   assert.equal(back.length, bytes.length);
   assert.ok(back.every((byte, i) => byte === bytes[i]), "rebuilt bytes differ");
@@ -57,7 +61,7 @@ function gzipAround(deflate: Uint8Array): Uint8Array {
   return new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, ...deflate, 0, 0, 0, 0, 0, 0, 0, 0]);
 }
 
-Deno.test("length 258 coded as 284 + 31 and odd padding bits are kept exactly", () => {
+Deno.test("length 258 coded as 284 + 31 and odd padding bits are kept exactly", async () => {
   const dir = Deno.makeTempDirSync();
   try {
     const deflate = handCoded((bits) => {
@@ -71,14 +75,14 @@ Deno.test("length 258 coded as 284 + 31 and odd padding bits are kept exactly", 
       bits(0b101, 3); // non-zero padding
     });
     assert.equal(inflateRawSync(deflate).length, 259);
-    const result = check("gzip", gzipAround(deflate), dir);
+    const result = await check("gzip", gzipAround(deflate), dir);
     assert.ok(result.ok && result.deflateStreams === 1, JSON.stringify(result));
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 });
 
-Deno.test("a block longer than a segment (matches and literals) round trips exactly", () => {
+Deno.test("a block longer than a segment (matches and literals) round trips exactly", async () => {
   const dir = Deno.makeTempDirSync();
   try {
     const text = sample(12, 1_200_000);
@@ -95,14 +99,14 @@ Deno.test("a block longer than a segment (matches and literals) round trips exac
       fixedSymbol(bits, 256);
     });
     assert.equal(inflateRawSync(deflate).length, 1 + 3 * 70_000 + text.length);
-    const result = check("gzip", gzipAround(deflate), dir);
+    const result = await check("gzip", gzipAround(deflate), dir);
     assert.ok(result.ok && result.deflateStreams === 1, JSON.stringify(result));
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 });
 
-Deno.test("invalid codes answer ok:false", () => {
+Deno.test("invalid codes answer ok:false", async () => {
   const dir = Deno.makeTempDirSync();
   try {
     const distance30 = handCoded((bits) => {
@@ -113,23 +117,23 @@ Deno.test("invalid codes answer ok:false", () => {
       for (let i = 4; i >= 0; i--) bits((30 >> i) & 1, 1); // distance code 30, a Huffman code
       fixedSymbol(bits, 256);
     });
-    const refused = check("gzip", gzipAround(distance30), dir);
+    const refused = await check("gzip", gzipAround(distance30), dir);
     assert.ok(!refused.ok && /distance code/.test(refused.reason), JSON.stringify(refused));
     const type3 = handCoded((bits) => bits(0b111, 3));
-    const reserved = check("gzip", gzipAround(type3), dir);
+    const reserved = await check("gzip", gzipAround(type3), dir);
     assert.ok(!reserved.ok && /type 3/.test(reserved.reason));
     const length286 = handCoded((bits) => {
       bits(1, 1);
       bits(1, 2);
       fixedSymbol(bits, 286);
     });
-    assert.ok(!check("gzip", gzipAround(length286), dir).ok);
+    assert.ok(!(await check("gzip", gzipAround(length286), dir)).ok);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 });
 
-Deno.test("a zip member whose data does not parse is kept RAW, the others expand", () => {
+Deno.test("a zip member whose data does not parse is kept RAW, the others expand", async () => {
   const dir = Deno.makeTempDirSync();
   try {
     const zip = zipSync({
@@ -138,14 +142,14 @@ Deno.test("a zip member whose data does not parse is kept RAW, the others expand
     });
     // Damage the start of the first member's deflate data (after its 30-byte header and name).
     zip[30 + 5] = 0xff;
-    const result = check("zip", zip, dir);
+    const result = await check("zip", zip, dir);
     assert.ok(result.ok && result.deflateStreams === 1, JSON.stringify(result));
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 });
 
-Deno.test("damaged archives (seeded fuzz) answer ok:false or rebuild exactly", () => {
+Deno.test("damaged archives (seeded fuzz) answer ok:false or rebuild exactly", async () => {
   const dir = Deno.makeTempDirSync();
   let state = 12345;
   const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
@@ -167,7 +171,7 @@ Deno.test("damaged archives (seeded fuzz) answer ok:false or rebuild exactly", (
         for (let i = 0; i < flips; i++) bytes[next() % bytes.length] ^= 1 << (next() % 8);
       }
       if (kind === 2) bytes = new Uint8Array([...bytes, ...bytes.subarray(0, next() % 200)]);
-      const result = check(format, bytes, dir);
+      const result = await check(format, bytes, dir);
       if (result.ok) outcomes.ok++;
       else {
         assert.ok(result.reason.length > 0);

@@ -8,26 +8,26 @@ import { gzipSync } from "node:zlib";
 import { zipSync } from "fflate";
 import { sample } from "../../testing/archive-samples.ts";
 import { formVersion, predictForm, unpredictForm } from "./predicted-form.ts";
-import { type ArchiveFormat, contractSync, expandSync } from "./token-files.ts";
+import { type ArchiveFormat, contractFile, expandFile } from "./token-files.ts";
 import { isFormatProblem } from "./byte-io.ts";
 
 const text = sample(7, 400_000);
 
-function withDir<T>(work: (dir: string) => T): T {
+async function withDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
   const dir = Deno.makeTempDirSync();
   try {
-    return work(dir);
+    return await work(dir);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 }
 
 /** Expands, checks the exact rebuild, and returns the form's version and bytes. */
-function expandExact(format: ArchiveFormat, bytes: Uint8Array, dir: string) {
+async function expandExact(format: ArchiveFormat, bytes: Uint8Array, dir: string) {
   Deno.writeFileSync(`${dir}/in`, bytes);
-  const result = expandSync(format, `${dir}/in`, `${dir}/x`);
+  const result = await expandFile(format, `${dir}/in`, `${dir}/x`);
   assert.ok(result.ok, JSON.stringify(result));
-  contractSync(`${dir}/x`, `${dir}/out`);
+  await contractFile(`${dir}/x`, `${dir}/out`);
   const back = Deno.readFileSync(`${dir}/out`);
   assert.equal(back.length, bytes.length);
   assert.ok(back.every((byte, i) => byte === bytes[i]), "rebuilt bytes differ");
@@ -45,10 +45,10 @@ function gnuGzip(level: number, bytes: Uint8Array, dir: string): Uint8Array | nu
   }
 }
 
-Deno.test("zlib levels 6-9 are predicted, levels 1-3 keep their tokens, all rebuild exactly", () => {
-  withDir((dir) => {
+Deno.test("zlib levels 6-9 are predicted, levels 1-3 keep their tokens, all rebuild exactly", async () => {
+  await withDir(async (dir) => {
     for (const level of [1, 2, 3, 4, 5, 6, 7, 8, 9]) {
-      const { version } = expandExact("gzip", gzipSync(text, { level }), dir);
+      const { version } = await expandExact("gzip", gzipSync(text, { level }), dir);
       // This runtime's zlib is Chromium's: its levels 1-5 do not follow zlib's table (zlib's own
       // levels 1-3 are predicted: see the gzip(1) test). Levels 4 and 5: either way is right.
       if (level <= 3 || level >= 6) assert.equal(version, level >= 6 ? 2 : 1, `zlib -${level}`);
@@ -56,18 +56,18 @@ Deno.test("zlib levels 6-9 are predicted, levels 1-3 keep their tokens, all rebu
   });
 });
 
-Deno.test("gzip(1) -1, -2, -3 (greedy parse), -6 and -9 (lazy parse) are predicted", () => {
-  withDir((dir) => {
+Deno.test("gzip(1) -1, -2, -3 (greedy parse), -6 and -9 (lazy parse) are predicted", async () => {
+  await withDir(async (dir) => {
     for (const level of [1, 2, 3, 6, 9]) {
       const bytes = gnuGzip(level, text, dir);
       if (bytes === null) return; // gzip(1) not installed: the zlib test covers the model
-      assert.equal(expandExact("gzip", bytes, dir).version, 2, `gzip -${level}`);
+      assert.equal((await expandExact("gzip", bytes, dir)).version, 2, `gzip -${level}`);
     }
   });
 });
 
-Deno.test("a zip predicts its members one by one; stored and tiny members stay as they are", () => {
-  withDir((dir) => {
+Deno.test("a zip predicts its members one by one; stored and tiny members stay as they are", async () => {
+  await withDir(async (dir) => {
     const zip = zipSync({
       "a.txt": [text.subarray(0, 100_000), { level: 9 }],
       "b.txt": [text.subarray(100_000, 200_000), { level: 6 }],
@@ -75,16 +75,16 @@ Deno.test("a zip predicts its members one by one; stored and tiny members stay a
       "tiny.txt": [new TextEncoder().encode("hi"), { level: 9 }],
     });
     // fflate is its own deflater: whatever the model makes of it, the rebuild is exact.
-    expandExact("zip", zip, dir);
+    await expandExact("zip", zip, dir);
   });
 });
 
-Deno.test("two versions of a content give forms that differ as little as the content", () => {
-  withDir((dir) => {
+Deno.test("two versions of a content give forms that differ as little as the content", async () => {
+  await withDir(async (dir) => {
     const edited = text.slice();
     for (let at = 10_000; at < edited.length; at += 40_000) edited[at] ^= 0x20; // 10 edits
-    const a = expandExact("gzip", gzipSync(text, { level: 9 }), dir).form;
-    const b = expandExact("gzip", gzipSync(edited, { level: 9 }), dir).form;
+    const a = (await expandExact("gzip", gzipSync(text, { level: 9 }), dir)).form;
+    const b = (await expandExact("gzip", gzipSync(edited, { level: 9 }), dir)).form;
     // The deflate streams differ after the first edit; the predicted forms end with the content
     // (then the gzip trailer and the END record): aligned from the end, only the edits differ.
     let differing = 0;
@@ -95,10 +95,10 @@ Deno.test("two versions of a content give forms that differ as little as the con
   });
 });
 
-Deno.test("a damaged predicted record fails, never rebuilds other bytes", () => {
-  withDir((dir) => {
+Deno.test("a damaged predicted record fails, never rebuilds other bytes", async () => {
+  await withDir(async (dir) => {
     const bytes = gzipSync(text, { level: 9 });
-    const { form } = expandExact("gzip", bytes, dir);
+    const { form } = await expandExact("gzip", bytes, dir);
     // Damage the content (the model then proposes other matches: the sha256 check catches it),
     // a block's token count and the model id.
     const contentAt = form.length - 100_000;
@@ -107,7 +107,7 @@ Deno.test("a damaged predicted record fails, never rebuilds other bytes", () => 
       const copy = form.slice();
       copy[at] ^= 0x55;
       Deno.writeFileSync(`${dir}/bad`, copy);
-      assert.throws(() => contractSync(`${dir}/bad`, `${dir}/out`), (err) => {
+      await assert.rejects(() => contractFile(`${dir}/bad`, `${dir}/out`), (err) => {
         assert.ok(isFormatProblem(err), String(err));
         return true;
       }, `damage at ${at}`);
@@ -115,15 +115,15 @@ Deno.test("a damaged predicted record fails, never rebuilds other bytes", () => 
   });
 });
 
-Deno.test("predictForm and unpredictForm are inverse on version 1 forms", () => {
-  withDir((dir) => {
+Deno.test("predictForm and unpredictForm are inverse on version 1 forms", async () => {
+  await withDir(async (dir) => {
     const bytes = gzipSync(text, { level: 6 });
     Deno.writeFileSync(`${dir}/in`, bytes);
-    // expandSync writes version 2; undo it, redo it: the same bytes both ways.
-    expandSync("gzip", `${dir}/in`, `${dir}/v2`);
-    unpredictForm(`${dir}/v2`, `${dir}/v1`);
+    // expandFile writes version 2; undo it, redo it: the same bytes both ways.
+    await expandFile("gzip", `${dir}/in`, `${dir}/v2`);
+    await unpredictForm(`${dir}/v2`, `${dir}/v1`);
     assert.equal(formVersion(`${dir}/v1`), 1);
-    const again = predictForm(`${dir}/v1`, `${dir}/v2b`);
+    const again = await predictForm(`${dir}/v1`, `${dir}/v2b`);
     assert.equal(again.predicted, 1);
     assert.deepEqual(Deno.readFileSync(`${dir}/v2b`), Deno.readFileSync(`${dir}/v2`));
   });

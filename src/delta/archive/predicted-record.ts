@@ -14,51 +14,51 @@
  *   correction  = varint tokens-since-previous-correction varint code [u16 distance - 1]
  *   code        = 0 literal | 1..256 match of length code + 2 | 257 match of 258 coded the other
  *                 way than flag bit 0 says (the distance follows every match)
+ *
+ * The chunked record (`Q`) is the same with a chunk table after the token count, so its chunks
+ * can run on several cores (model-chunks.ts):
+ *
+ *   chunked     = "Q" u8 model u8 flags varint content-size varint token-count
+ *                 varint chunk-count (varint tokens varint content-bytes)^chunk-count
+ *                 varint block-count block* u8 final-padding varint correction-count
+ *                 correction* content
  */
 import { type ByteSink, type ByteSource, formatProblem, truncated } from "./byte-io.ts";
-import { DeflateModel, MODEL_PARAMS } from "./deflate-model.ts";
+import { MODEL_PARAMS } from "./model/deflate-model.ts";
+import {
+  type Chunk,
+  chunkTasks,
+  type ChunkTokens,
+  type Correction,
+  type PredictTask,
+  type RebuildTask,
+} from "./model/model-chunks.ts";
 import { readVarint } from "./token-contract.ts";
 import { LENGTH_258_AS_284, type TokenBlock, type TokenStream } from "./token-stream.ts";
 
+export type { Chunk, Correction } from "./model/model-chunks.ts";
+
 export const TAG_PREDICTED = 0x50; // "P"
+export const TAG_PREDICTED_CHUNKED = 0x51; // "Q"
 const FLAG_258_AS_284 = 1;
 const CODE_OTHER_258 = 257;
+/** Most chunks a record may have (a damaged count must not allocate without bound). */
+const MAX_CHUNKS = 1 << 16;
 
-export interface Correction {
-  token: number;
-  length: number;
-  distance: number;
-}
-
-/**
- * The corrections the model needs to give back the stream's tokens, or null once they would pass
- * `limit` (the model does not describe this producer: try another or keep the tokens).
- */
-export function corrections(
+/** The tasks that predict each of the stream's chunks (`limit` corrections each at most). */
+export function predictTasks(
   stream: TokenStream,
+  chunks: Chunk[],
   model: number,
   as284: boolean,
   limit: number,
-  tokens = stream.tokenCount,
-): Correction[] | null {
-  const { lengths, distances } = stream;
-  const m = new DeflateModel(stream.content, MODEL_PARAMS[model]);
-  const found: Correction[] = [];
-  const proposal = m.proposal;
-  const default258 = as284 ? LENGTH_258_AS_284 : 258;
-  for (let k = 0; k < tokens; k++) {
-    const has = m.next();
-    const actual = lengths[k];
-    const proposed = proposal.length === 258 ? default258 : proposal.length;
-    if (has && proposed === actual && (actual === 0 || proposal.distance === distances[k])) {
-      m.accept();
-      continue;
-    }
-    found.push({ token: k, length: actual, distance: distances[k] });
-    if (found.length > limit) return null;
-    m.force(actual === LENGTH_258_AS_284 ? 258 : actual);
-  }
-  return found;
+): PredictTask[] {
+  return chunkTasks(stream.content, chunks, model, as284).map((task) => ({
+    ...task,
+    lengths: stream.lengths.subarray(task.firstToken, task.firstToken + task.tokens),
+    distances: stream.distances.subarray(task.firstToken, task.firstToken + task.tokens),
+    limit,
+  }));
 }
 
 /** Whether the producer codes length 258 as 284 + 31 (by the first such match). */
@@ -76,12 +76,20 @@ export function writePredicted(
   model: number,
   as284: boolean,
   found: Correction[],
+  chunks: Chunk[] = [],
 ): void {
-  out.byte(TAG_PREDICTED);
+  out.byte(chunks.length > 1 ? TAG_PREDICTED_CHUNKED : TAG_PREDICTED);
   out.byte(model);
   out.byte(as284 ? FLAG_258_AS_284 : 0);
   out.varint(stream.content.length);
   out.varint(stream.tokenCount);
+  if (chunks.length > 1) {
+    out.varint(chunks.length);
+    for (const chunk of chunks) {
+      out.varint(chunk.tokens);
+      out.varint(chunk.bytes);
+    }
+  }
   out.varint(stream.blocks.length);
   for (const block of stream.blocks) {
     out.byte(block.head);
@@ -121,17 +129,37 @@ function byteOf(src: ByteSource): number {
   return byte;
 }
 
+/** A `P` or `Q` record as read: what the model needs to rebuild its stream's tokens. */
+export interface PredictedRecord {
+  model: number;
+  as284: boolean;
+  tokenCount: number;
+  blocks: TokenBlock[];
+  finalPadding: number;
+  fixes: Correction[];
+  chunks: Chunk[];
+  content: Uint8Array;
+}
+
 /**
- * Reads a `P` record (its tag already read) and runs the model to rebuild its stream, checking
- * every proposal against what the record allows (a damaged record fails, never yields tokens).
+ * Reads a `P` or `Q` record (its tag already read). Its tokens come from running the model
+ * (`rebuildTasks`, then `rebuiltStream`), which checks every proposal against what the record
+ * allows: a damaged record fails, never yields tokens.
  */
-export function readPredicted(src: ByteSource, maxContent: number): TokenStream {
+export function readPredicted(
+  src: ByteSource,
+  maxContent: number,
+  tag = TAG_PREDICTED,
+): PredictedRecord {
   const model = byteOf(src);
   if (model >= MODEL_PARAMS.length) damaged(`unknown model ${model}`);
   const as284 = (byteOf(src) & FLAG_258_AS_284) !== 0;
   const size = readVarint(src);
   const tokenCount = readVarint(src);
   if (size > maxContent || tokenCount > size) damaged(`a stream of ${size} bytes`);
+  const chunks = tag === TAG_PREDICTED_CHUNKED
+    ? readChunks(src, tokenCount, size)
+    : [{ tokens: tokenCount, bytes: size }];
   const blockCount = readVarint(src);
   if (blockCount === 0 || blockCount > tokenCount + 1) damaged(`${blockCount} blocks`);
   const blocks: TokenBlock[] = [];
@@ -178,53 +206,53 @@ export function readPredicted(src: ByteSource, maxContent: number): TokenStream 
   if (last >= tokenCount) damaged("a correction past the last token");
   const content = new Uint8Array(size);
   src.read(content, size, "a predicted record's content");
-  return rebuild(content, { model, as284, tokenCount, blocks, finalPadding, fixes });
+  return { model, as284, tokenCount, blocks, finalPadding, fixes, chunks, content };
 }
 
-function rebuild(
-  content: Uint8Array,
-  r: {
-    model: number;
-    as284: boolean;
-    tokenCount: number;
-    blocks: TokenBlock[];
-    finalPadding: number;
-    fixes: Correction[];
-  },
-): TokenStream {
-  const lengths = new Uint16Array(r.tokenCount);
-  const distances = new Uint16Array(r.tokenCount);
-  const m = new DeflateModel(content, MODEL_PARAMS[r.model]);
-  const proposal = m.proposal;
-  const default258 = r.as284 ? LENGTH_258_AS_284 : 258;
-  let fix = 0;
-  let pos = 0;
-  for (let k = 0; k < r.tokenCount; k++) {
-    const has = m.next();
-    let length: number;
-    let distance: number;
-    if (fix < r.fixes.length && r.fixes[fix].token === k) {
-      ({ length, distance } = r.fixes[fix++]);
-      m.force(length === LENGTH_258_AS_284 ? 258 : length);
-    } else {
-      if (!has) damaged("the model ends before the tokens");
-      length = proposal.length === 258 ? default258 : proposal.length;
-      distance = proposal.distance;
-      m.accept();
-    }
-    const n = length === 0 ? 1 : length === LENGTH_258_AS_284 ? 258 : length;
-    if (length !== 0 && (distance > pos || distance === 0)) damaged("a match before the start");
-    lengths[k] = length;
-    distances[k] = distance;
-    pos += n;
+function readChunks(src: ByteSource, tokenCount: number, size: number): Chunk[] {
+  const count = readVarint(src);
+  if (count < 2 || count > MAX_CHUNKS || count > tokenCount) damaged(`${count} chunks`);
+  const chunks: Chunk[] = [];
+  let tokens = 0;
+  let bytes = 0;
+  for (let i = 0; i < count; i++) {
+    const chunk = { tokens: readVarint(src), bytes: readVarint(src) };
+    if (chunk.tokens === 0 || chunk.bytes < chunk.tokens) damaged("an empty chunk");
+    tokens += chunk.tokens;
+    bytes += chunk.bytes;
+    chunks.push(chunk);
   }
-  if (pos !== content.length) damaged("the tokens do not cover the content");
-  return {
+  if (tokens !== tokenCount || bytes !== size) damaged("the chunks do not add up to the stream");
+  return chunks;
+}
+
+/** The model runs that rebuild a record's tokens, a chunk each. */
+export function rebuildTasks(r: PredictedRecord): RebuildTask[] {
+  let fix = 0;
+  return chunkTasks(r.content, r.chunks, r.model, r.as284).map((task) => {
+    const from = fix;
+    const end = task.firstToken + task.tokens;
+    while (fix < r.fixes.length && r.fixes[fix].token < end) fix++;
+    return { ...task, fixes: r.fixes.slice(from, fix) };
+  });
+}
+
+/** The record's stream, from the tokens its rebuild tasks gave (in their order). */
+export function rebuiltStream(r: PredictedRecord, parts: ChunkTokens[]): TokenStream {
+  const stream = {
     blocks: r.blocks,
-    lengths,
-    distances,
     tokenCount: r.tokenCount,
-    content,
+    content: r.content,
     finalPadding: r.finalPadding,
   };
+  if (parts.length === 1) return { ...stream, ...parts[0] };
+  const lengths = new Uint16Array(r.tokenCount);
+  const distances = new Uint16Array(r.tokenCount);
+  let at = 0;
+  for (const part of parts) {
+    lengths.set(part.lengths, at);
+    distances.set(part.distances, at);
+    at += part.lengths.length;
+  }
+  return { ...stream, lengths, distances };
 }

@@ -1,5 +1,6 @@
 /**
- * Expansion and contraction, file to file, synchronous (the worker runs them). See docs/DELTA.md,
+ * Expansion and contraction, file to file (the worker runs them; predicted streams' chunks also
+ * run on helper threads, model-threads.ts). See docs/DELTA.md,
  * "Archive token form", for the format.
  */
 import { createHash } from "node:crypto";
@@ -10,6 +11,9 @@ import { contractDeflate, readVarint } from "./token-contract.ts";
 import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
 import { walkZip } from "./zip-walk.ts";
 import { formVersion, predictForm, unpredictForm, VERSION_PREDICTED } from "./predicted-form.ts";
+
+/** Ends the deflate model's helper threads (a script calling this module directly, at its end). */
+export { stopModelThreads } from "./model/model-threads.ts";
 
 export type ArchiveFormat = "gzip" | "zip";
 
@@ -36,7 +40,11 @@ function digestFile(path: string): { size: number; sha256: string } {
  * The token form of the archive at `inPath`, written to `outPath`: version 1 (tokens), then
  * version 2 where the deflate model predicts a stream (predicted-form.ts).
  */
-export function expandSync(format: ArchiveFormat, inPath: string, outPath: string): ExpandResult {
+export async function expandFile(
+  format: ArchiveFormat,
+  inPath: string,
+  outPath: string,
+): Promise<ExpandResult> {
   const tokensPath = `${outPath}.tokens`;
   try {
     const result = expandTokensSync(format, inPath, tokensPath);
@@ -44,7 +52,7 @@ export function expandSync(format: ArchiveFormat, inPath: string, outPath: strin
       Deno.renameSync(tokensPath, outPath);
       return result;
     }
-    const predicted = predictForm(tokensPath, outPath);
+    const predicted = await predictForm(tokensPath, outPath);
     if (predicted.predicted === 0) {
       Deno.renameSync(tokensPath, outPath);
       return result;
@@ -91,16 +99,16 @@ function hexBytes(hex: string): Uint8Array {
   return bytes;
 }
 
-export function contractSync(expandedPath: string, outPath: string): {
+export async function contractFile(expandedPath: string, outPath: string): Promise<{
   size: number;
   sha256: string;
-} {
+}> {
   if (formVersion(expandedPath) !== VERSION_PREDICTED) {
     return contractTokensSync(expandedPath, outPath);
   }
   const tokensPath = `${outPath}.tokens`;
   try {
-    unpredictForm(expandedPath, tokensPath);
+    await unpredictForm(expandedPath, tokensPath);
     return contractTokensSync(tokensPath, outPath);
   } finally {
     try {

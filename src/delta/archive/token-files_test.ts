@@ -1,5 +1,5 @@
 /**
- * Exact round trips of the token form (expandSync/contractSync, what the worker runs): archives
+ * Exact round trips of the token form (expandSync/contractFile, what the worker runs): archives
  * made by the producers
  * svc meets (zlib at several levels through node:zlib and Python, fflate, gzip(1), Info-ZIP,
  * Python's zipfile) are expanded, contracted and compared byte for byte with the original.
@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { deflateRawSync, gzipSync as zlibGzip } from "node:zlib";
 import { gzipSync as fflateGzip, zipSync } from "fflate";
 import { archiveFormatOf } from "./archive-codec.ts";
-import { type ArchiveFormat, contractSync, expandSync } from "./token-files.ts";
+import { type ArchiveFormat, contractFile, expandFile } from "./token-files.ts";
 import { sample } from "../../testing/archive-samples.ts";
 
 async function roundTrip(format: ArchiveFormat, bytes: Uint8Array, label: string) {
@@ -17,9 +17,9 @@ async function roundTrip(format: ArchiveFormat, bytes: Uint8Array, label: string
   try {
     const original = `${dir}/in`;
     await Deno.writeFile(original, bytes);
-    const expanded = expandSync(format, original, `${dir}/x`);
+    const expanded = await expandFile(format, original, `${dir}/x`);
     assert.ok(expanded.ok, `${label}: ${JSON.stringify(expanded)}`);
-    const rebuilt = contractSync(`${dir}/x`, `${dir}/out`);
+    const rebuilt = await contractFile(`${dir}/x`, `${dir}/out`);
     const back = await Deno.readFile(`${dir}/out`);
     assert.equal(back.length, bytes.length, label);
     assert.ok(back.every((byte, i) => byte === bytes[i]), `${label}: bytes differ`);

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { sample } from "../../testing/archive-samples.ts";
+import { sample } from "../../../testing/archive-samples.ts";
 import { DeflateModel, MODEL_PARAMS } from "./deflate-model.ts";
 
 function lcg(seed: number): () => number {

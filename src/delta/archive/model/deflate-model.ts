@@ -141,6 +141,18 @@ export class DeflateModel {
     this.#generation = nextGeneration();
   }
 
+  /**
+   * Starts the parse at `position` instead of 0, as if a match had just ended there: every
+   * position before it goes into the chains at the first `next()`. A chunk of a stream
+   * (model-chunks.ts) starts so, over the content from 32 KiB before it; for deflate_slow that is
+   * the state a run from 0 has after a match, so a chunk needs no corrections a whole run would
+   * not. Only before the first `next()`.
+   */
+  startAt(position: number): void {
+    if (this.#s !== 0 || this.#inserted !== 0) throw new Error("DeflateModel.startAt after next()");
+    this.#s = position;
+  }
+
   /** Inserts every position before `end` not yet in the chains (those with enough bytes). */
   #insertUpTo(end: number): void {
     const from = this.#inserted;
