@@ -63,6 +63,13 @@ async function readsBack(svc: SvcProcess, key: string, body: Uint8Array) {
   assert.equal(sha256Hex(got), sha256Hex(body), `GET ${key}: wrong bytes`);
 }
 
+/** The reference cache's hit and miss counters (`/_/metrics`). */
+async function cacheCounts(svc: SvcProcess): Promise<{ hits: number; misses: number }> {
+  const text = await (await fetch(`${svc.url}/_/metrics`)).text();
+  const value = (name: string) => Number(text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1] ?? 0);
+  return { hits: value("svc_cache_hits_total"), misses: value("svc_cache_misses_total") };
+}
+
 /** Bytes on disk of the files under `folder` (baseline and deltas; metadata is in xattrs). */
 function storedBytes(dataDir: string, folder: string): number {
   return storedFiles(dataDir, BUCKET)
@@ -95,9 +102,13 @@ Deno.test({
         assert.equal(delta.meta?.codec, "identity");
         assert.equal(delta.size, 0);
       }
-      // A second version in a folder encodes against the derived token form: a small delta.
+      // A second version in a folder encodes against the derived token form: a small delta. Its
+      // PUT finds the form in the reference cache (seeded by the first PUT, not derived again).
       const second = tgzOf(2);
+      const before = await cacheCounts(svc);
       await put(svc, "r/1.0/app-next.tgz", second);
+      const after = await cacheCounts(svc);
+      assert.deepEqual([after.hits - before.hits, after.misses - before.misses], [1, 0]);
       const next = storedFiles(dataDir, BUCKET).find((f) => f.name === "r/1.0/app-next.tgz.delta");
       assert.ok(next, "stored as a delta");
       assert.equal(next.meta?.transform, "archive-tokens-1");

@@ -31,6 +31,7 @@ import { baselineStillHeld, createBaselineFile } from "./fleet/baseline-guard.ts
 import { removeBaselineIfUnused } from "./delta-cleanup.ts";
 import { type ArchiveForm, baselineFormFields } from "./archive-form.ts";
 import { identityDelta } from "./codec/codec-choice.ts";
+import { seedDerivedBaseline } from "./delta-read.ts";
 import type { Spool } from "./live-encode.ts";
 
 /**
@@ -128,6 +129,7 @@ export async function createBaselineAndDelta(
   } as DeltaMeta;
   const stored = await createBaselineFile(ctx, bucket, referenceName, source.path, referenceMeta);
   if (stored === "lost") return "lost";
+  if (original) await seedDerivedBaseline(ctx, bucket, target.space.folder, stored, spool.path);
   try {
     const encoded = original
       ? await identityDelta(ctx.spoolDir)

@@ -72,7 +72,7 @@ async function fetchDerived(
   form: BaselineForm,
 ): Promise<BaselineAcquired> {
   const owner = `${baselineCacheKey(ctx, bucket, deltaspace)}#${form.transform}`;
-  return await ctx.referenceCache.acquireBuilt(owner, form.sha256, async (path) => {
+  const acquired = await ctx.referenceCache.acquireBuilt(owner, form.sha256, async (path) => {
     const raw = await verifiedBaseline(ctx, bucket, deltaspace, stored.meta.sha256);
     if ("corrupt" in raw) return;
     try {
@@ -81,6 +81,36 @@ async function fetchDerived(
       await raw.release();
     }
   }, stored.sealed !== true);
+  ctx.observer?.referenceCache("corrupt" in acquired ? false : acquired.cacheHit);
+  return acquired;
+}
+
+/**
+ * Puts the token form of a baseline just created from an archive into the reference cache, as
+ * `fetchDerived` would derive it (its sha256 is checked on admission): the PUT has the form in
+ * hand, so the group's next write does not expand the baseline again. Best effort: a failure only
+ * leaves the derivation to the first use.
+ */
+export async function seedDerivedBaseline(
+  ctx: DeltaContext,
+  bucket: string,
+  deltaspace: string,
+  stored: ObjectInfo,
+  formPath: string,
+): Promise<void> {
+  const form = baselineFormOf(stored.meta);
+  if (form === null || stored.sealed === true) return; // sealed: never kept on disk
+  const owner = `${baselineCacheKey(ctx, bucket, deltaspace)}#${form.transform}`;
+  try {
+    const acquired = await ctx.referenceCache.acquireBuilt(
+      owner,
+      form.sha256,
+      (path) => Deno.copyFile(formPath, path),
+    );
+    if (!("corrupt" in acquired)) await acquired.release();
+  } catch (err) {
+    log.debug("Baseline token form not seeded", { bucket, deltaspace, error: String(err) });
+  }
 }
 
 /** `fetchBaseline`, with a cached file re-hashed before use: a damaged one is fetched again. */
