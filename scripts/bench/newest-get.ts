@@ -1,0 +1,86 @@
+/**
+ * Issue 28: the newest version of an archive series read through the server that stored it (its
+ * rebuilt bytes are cached since its PUT), against the same bytes read from a passthrough bucket
+ * (`compression: false`), in alternating GETs of one run; the ratio per round, median and spread.
+ *
+ *   node_modules/.bin/deno run -A scripts/bench/newest-get.ts [--series typescript.tgz,...] [--gets 20]
+ */
+import { corpusSeries } from "./corpus/series.ts";
+import { buildCorpus, defaultCorpusDir } from "./corpus/build.ts";
+import { signedFetch, startSvc } from "../../tests/helpers/svc.ts";
+
+const args = Deno.args;
+const arg = (name: string, fallback: string) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const gets = Number(arg("--gets", "20"));
+const only = arg(
+  "--series",
+  "typescript.tgz,prettier.tgz,eslint.tgz,react-dom.tgz,react-dom.zip,eslint.jar",
+);
+const corpusDir = defaultCorpusDir();
+await buildCorpus(corpusDir);
+const series = corpusSeries(corpusDir).filter((s) => only.split(",").includes(s.name));
+
+const configDir = await Deno.makeTempDir({ prefix: "svc-newest-" });
+await Deno.writeTextFile(
+  `${configDir}/svc.yaml`,
+  "storage:\n  buckets:\n    plain: { compression: false }\n    flat: {}\n",
+);
+const svc = await startSvc({
+  args: ["--config", `${configDir}/svc.yaml`],
+  env: { SVC_CACHE_MB: "1024", SVC_REBUILT_CACHE_MB: "1024" },
+});
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1];
+try {
+  for (const bucket of ["plain", "flat"]) {
+    const res = await signedFetch(`${svc.url}/${bucket}`, { method: "PUT" });
+    await res.body?.cancel();
+  }
+  console.log(
+    "| series | newest MiB | plain GET ms | svc GET ms | ratio svc/plain speed (median, min-max) |",
+  );
+  console.log("| --- | --- | --- | --- | --- |");
+  for (const s of series) {
+    for (const [i, file] of s.files.entries()) {
+      const body = await Deno.readFile(file);
+      for (const bucket of ["plain", "flat"]) {
+        const res = await signedFetch(`${svc.url}/${bucket}/${s.name}/${i}`, {
+          method: "PUT",
+          body,
+        });
+        if (res.status !== 200) throw new Error(`PUT ${s.name} ${i}: ${await res.text()}`);
+        await res.body?.cancel();
+      }
+    }
+    const last = s.files.length - 1;
+    const size = (await Deno.stat(s.files[last])).size;
+    const time = async (bucket: string) => {
+      const t = performance.now();
+      const res = await signedFetch(`${svc.url}/${bucket}/${s.name}/${last}`);
+      const n = (await res.arrayBuffer()).byteLength;
+      if (res.status !== 200 || n !== size) throw new Error(`GET ${bucket}: ${res.status} ${n}`);
+      return performance.now() - t;
+    };
+    const plain: number[] = [], flat: number[] = [], ratios: number[] = [];
+    for (let g = 0; g < gets; g++) {
+      const p = await time("plain");
+      const f = await time("flat");
+      plain.push(p);
+      flat.push(f);
+      ratios.push(p / f);
+    }
+    console.log(
+      `| ${s.name} | ${(size / 2 ** 20).toFixed(1)} | ${median(plain).toFixed(1)} | ${
+        median(flat).toFixed(1)
+      } | ` +
+        `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${
+          Math.max(...ratios).toFixed(2)
+        }) |`,
+    );
+  }
+} finally {
+  await svc.stop();
+  await Deno.remove(configDir, { recursive: true });
+}
