@@ -166,7 +166,10 @@ export async function runJobs(jobs: ModelJob[]): Promise<ModelResult[]> {
   }
   const remote: Promise<ModelReply>[] = [];
   jobs.forEach((job, i) => {
-    if (thread[i] !== 0) remote[i] = send(helpers[thread[i] - 1], job);
+    if (thread[i] === 0) return;
+    remote[i] = send(helpers[thread[i] - 1], job);
+    // Awaited below; when this thread's share fails first, a helper's failure is not unhandled.
+    remote[i].catch(() => {});
   });
   const results: ModelResult[] = [];
   try {
