@@ -13,6 +13,8 @@
  *   token form version 1 (`archive-tokens-1`), seekable-zstd baselines and passthrough objects.
  * - both in turn: 58699f5 reads what 4399500 wrote and adds versions (groups beside the parent
  *   rule's baselines in one bucket) before today's svc takes over.
+ * - 2bff598, main before chunked predicted records: token form version 2 (`P` records), archive
+ *   baselines kept as the archives' own bytes, the zstd delta codec.
  *
  * The data dir is read before the upgrade to prove the old format is really there. Skipped (with
  * the reason) where git or the commits are missing, e.g. a shallow clone.
@@ -81,6 +83,8 @@ function assertPlainLayout(dataDir: string) {
 const BEFORE_GROUPS_COMMIT = "439950039a01a5d42fff42e163745ae041db7192";
 /** 58699f5: main before token form version 2. */
 const MAIN_BEFORE_V2_COMMIT = "58699f56f272afa6e9ad05a08ed79e48a6d95718";
+/** 2bff598: main before chunked predicted records and model threads. */
+const MAIN_BEFORE_CHUNKS_COMMIT = "2bff598a95c41ff4767c7c4746f50b5aac7957e3";
 
 const BEFORE_GROUPS: Scenario = {
   commits: [BEFORE_GROUPS_COMMIT],
@@ -125,6 +129,27 @@ const MAIN_BEFORE_V2: Scenario = {
     const legacy = names(dataDir, "legacy");
     assert.ok(legacy.includes("builds/reference.bin"), legacy.join(" "));
     assert.ok(!legacy.some((n) => n.startsWith(".dg/")), legacy.join(" "));
+    assertPlainLayout(dataDir);
+  },
+};
+
+const MAIN_BEFORE_CHUNKS: Scenario = {
+  commits: [MAIN_BEFORE_CHUNKS_COMMIT],
+  what: "token form version 2, archive baselines, zstd deltas",
+  buckets: [
+    { name: "artifacts", policy: "{}", keepsBaselines: true },
+    { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
+  ],
+  checkOldLayout(dataDir) {
+    const files = storedFiles(dataDir, "artifacts");
+    const stored = files.map((f) => f.name);
+    assert.ok(stored.some((n) => GROUP_BASELINE.test(n)), `a group baseline: ${stored.join(" ")}`);
+    const archiveBaselines = files.filter((f) => f.meta?.baselineForm === "archive-tokens-1");
+    assert.ok(archiveBaselines.length >= 2, `archive baselines: ${stored.join(" ")}`);
+    const tokenDeltas = files.filter((f) =>
+      f.name.endsWith(".delta") && f.meta?.transform === "archive-tokens-1" && f.size > 0
+    );
+    assert.ok(tokenDeltas.length >= 2, `token form deltas: ${stored.join(" ")}`);
     assertPlainLayout(dataDir);
   },
 };
@@ -337,7 +362,7 @@ function entryOf(object: Stored): Entry {
   return { key: object.key, size: object.body.length, etag: object.etag };
 }
 
-for (const scenario of [BEFORE_GROUPS, MAIN_BEFORE_V2, UPGRADED_TWICE]) {
+for (const scenario of [BEFORE_GROUPS, MAIN_BEFORE_V2, UPGRADED_TWICE, MAIN_BEFORE_CHUNKS]) {
   const commits = scenario.commits.map((c) => c.slice(0, 7)).join(", ");
   const problems = scenario.commits.map(historyProblem).filter((p) => p !== undefined);
   if (problems.length) console.warn(`upgrade test from ${commits} skipped: ${problems[0]}`);
