@@ -32,8 +32,8 @@ export type ModelReply =
   | (ModelResult & { id: number })
   | { id: number; error: string; damaged: boolean };
 
-/** Helpers are ended after this long without a job. */
-const IDLE_MS = 20_000;
+/** Helpers are ended after this long without a job (the archive pool keeps its workers as long). */
+const IDLE_MS = 30_000;
 /** At most this many helpers, whatever the core count. */
 const MAX_HELPERS = 7;
 
