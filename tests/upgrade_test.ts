@@ -103,6 +103,21 @@ const BEFORE_GROUPS: Scenario = {
   },
 };
 
+/**
+ * The `artifacts` bucket of a data dir with deltaspace groups: a group baseline and at least two
+ * token-form deltas with content (not the empty deltas of archive baselines) are there.
+ */
+function groupedArtifacts(dataDir: string) {
+  const files = storedFiles(dataDir, "artifacts");
+  const stored = files.map((f) => f.name);
+  assert.ok(stored.some((n) => GROUP_BASELINE.test(n)), `a group baseline: ${stored.join(" ")}`);
+  const tokenDeltas = files.filter((f) =>
+    f.name.endsWith(".delta") && f.meta?.transform === "archive-tokens-1" && f.size > 0
+  );
+  assert.ok(tokenDeltas.length >= 2, `token form deltas: ${stored.join(" ")}`);
+  return { files, stored };
+}
+
 const MAIN_BEFORE_V2: Scenario = {
   commits: [MAIN_BEFORE_V2_COMMIT],
   what: "groups, token form version 1, compressed baselines",
@@ -112,17 +127,11 @@ const MAIN_BEFORE_V2: Scenario = {
     { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
   ],
   checkOldLayout(dataDir) {
-    const files = storedFiles(dataDir, "artifacts");
-    const stored = files.map((f) => f.name);
-    assert.ok(stored.some((n) => GROUP_BASELINE.test(n)), `a group baseline: ${stored.join(" ")}`);
+    const { files, stored } = groupedArtifacts(dataDir);
     assert.ok(!stored.some((n) => /(^|\/)(builds|dist|releases)\/.*reference\.bin$/.test(n)));
     // The .tgz versions differ enough (gzip(1) output in token form version 1) that the third
     // one started re-baselining generation 1: old generations are read too.
     assert.ok(stored.some((n) => /^\.dg\/[0-9a-f]{32}\/g1\/reference\.bin$/.test(n)), "g1");
-    const tokenDeltas = files.filter((f) =>
-      f.name.endsWith(".delta") && f.meta?.transform === "archive-tokens-1"
-    );
-    assert.ok(tokenDeltas.length >= 2, `token form deltas: ${stored.join(" ")}`);
     const compressed = files.filter((f) => String(f.meta?.compression ?? "").startsWith("zstd:"));
     assert.ok(compressed.some((f) => f.name === "docs/readme.txt"), "compressed passthrough");
     assert.ok(compressed.some((f) => f.name.endsWith("reference.bin")), "compressed baseline");
@@ -141,15 +150,9 @@ const MAIN_BEFORE_CHUNKS: Scenario = {
     { name: "plain", policy: "{ compression: false }", keepsBaselines: false },
   ],
   checkOldLayout(dataDir) {
-    const files = storedFiles(dataDir, "artifacts");
-    const stored = files.map((f) => f.name);
-    assert.ok(stored.some((n) => GROUP_BASELINE.test(n)), `a group baseline: ${stored.join(" ")}`);
+    const { files, stored } = groupedArtifacts(dataDir);
     const archiveBaselines = files.filter((f) => f.meta?.baselineForm === "archive-tokens-1");
     assert.ok(archiveBaselines.length >= 2, `archive baselines: ${stored.join(" ")}`);
-    const tokenDeltas = files.filter((f) =>
-      f.name.endsWith(".delta") && f.meta?.transform === "archive-tokens-1" && f.size > 0
-    );
-    assert.ok(tokenDeltas.length >= 2, `token form deltas: ${stored.join(" ")}`);
     assertPlainLayout(dataDir);
   },
 };
