@@ -28,7 +28,7 @@ import type { ConfigState } from "./config-state.ts";
 import type { IamPlane } from "./iam-plane.ts";
 import { openJobs } from "./jobs-plane.ts";
 import { operatorRoutes } from "./operator-routes.ts";
-import { openUsagePlane } from "./usage-plane.ts";
+import { fleetInstanceId, openUsagePlane } from "./usage-plane.ts";
 import { openDiagnosticsPlane } from "./diagnostics-plane.ts";
 
 export interface AdminPlane {
@@ -116,6 +116,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
     audit,
     sharedBucket: iam.sharedBucket,
     env: parts.env,
+    fleetInstance: iam.sharedBucket === null ? undefined : await fleetInstanceId(db),
   });
   const deps: AdminPlaneDeps = {
     services,
