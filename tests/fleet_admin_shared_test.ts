@@ -108,6 +108,10 @@ async function browsePanel(fleet: Fleet) {
     assert.equal(listed.$metadata.httpStatusCode, 200);
     s3.destroy();
   }
+  // Through the load balancer (round robin: every instance in turn) as the console asks.
+  for (let i = 0; i < fleet.instances.length; i++) {
+    assert.equal((await credentialsAt(fleet.url, both)).body.stored, true, "through the balancer");
+  }
   // The session cookie alone: only the instance that stored the pair holds it in memory.
   assert.equal((await credentialsAt(fleet.instances[1].url, session)).body.stored, false);
   // A sealed pair is bound to its session: another session of the user cannot open it.

@@ -10,6 +10,8 @@
  * first met that scan (right after it, for the scans the admin plane starts) plus this
  * instance's tally since. The counter alone cannot go below zero, so an instance removing
  * objects another one wrote would lose bytes if its inline updates were used.
+ * Quotas judge the same sum on the write path (`forQuota`), from the documents as last read
+ * (refreshed in the background) so a write costs no backend round trip.
  *
  * Observing every bucket costs one metadata read per overwrite or removal (the object replaced),
  * which the counter alone spares for buckets it never counted; only fleets pay it. Documents of
