@@ -19,11 +19,8 @@ export { outboxRoutes } from "./ops/outbox-routes.ts";
 export { statsRoute, usageAggregate } from "./ops/stats-route.ts";
 export { usageRoutes } from "./ops/usage-routes.ts";
 export { BootstrapPassword } from "./session/bootstrap-password.ts";
-export {
-  BrowseCredentials,
-  iamSessionRoutes,
-  sessionEntitlement,
-} from "./session/iam-session-routes.ts";
+export { BrowseCredentials } from "./session/browse-credentials.ts";
+export { iamSessionRoutes, sessionEntitlement } from "./session/iam-session-routes.ts";
 export { LoginLimiter } from "./session/login-limiter.ts";
 export { oauthRoutes } from "./session/oauth-routes.ts";
 export { terminatePasswordWorker } from "./session/password-hasher.ts";

@@ -149,6 +149,8 @@ export class JobsService {
       const run = synthesizedRun(job);
       return run === null ? [] : [runRow(run)!];
     }
+    // A rule's runs: in a fleet, every instance's (rules-room.ts).
+    if (this.#rules) return await this.#rules.runs(job, limit);
     return (await this.#store.runs(job.id, limit)).map((run) => runRow(run)!);
   }
 

@@ -78,5 +78,6 @@ export async function openSvc(config: Config, options: SvcOptions): Promise<Svc>
     audit,
     env: options.env,
   });
+  surface.useQuotaUsage(admin.quotaUsage);
   return { services, surface, runtime, admin };
 }

@@ -6,6 +6,7 @@
 import { Authenticator } from "../auth/mod.ts";
 import { BootstrapCredentials, ChainedCredentials, type CredentialStore } from "../iam/mod.ts";
 import type { Config } from "../config/mod.ts";
+import type { BucketUsage } from "../objects/mod.ts";
 import { bucketPolicySource, createS3Handler, type S3Access, type S3Handler } from "../s3/mod.ts";
 import type { ConfigHolder, Services } from "./services.ts";
 
@@ -19,7 +20,15 @@ export interface S3Surface {
   credentials: () => CredentialStore;
   authenticator: Authenticator;
   s3: S3Handler;
+  /**
+   * Sets how quotas judge usage once the admin plane knows (in a fleet: every instance's writes);
+   * until then, and alone, the local counter.
+   */
+  useQuotaUsage(view: QuotaUsage | null): void;
 }
+
+/** The usage a quota judges, from this instance's counter. */
+export type QuotaUsage = (bucket: string, local: BucketUsage) => Promise<BucketUsage>;
 
 /** Settings the authenticator reads per request from the current snapshot. */
 function authSettings(holder: ConfigHolder) {
@@ -41,6 +50,7 @@ function authSettings(holder: ConfigHolder) {
 
 export function openS3Surface(services: Services, iam?: IamHooks): S3Surface {
   const holder = services.config;
+  let quotaView: QuotaUsage | null = null;
   // One credential store per config snapshot, rebuilt when a change swaps the snapshot.
   let keys: { config: Config; store: CredentialStore } | undefined;
   const credentials = () => {
@@ -78,6 +88,7 @@ export function openS3Surface(services: Services, iam?: IamHooks): S3Surface {
       admission: services.admission,
       bucketPolicy: bucketPolicySource(() => holder.current),
       usage: services.usage,
+      quotaUsage: (bucket, local) => quotaView?.(bucket, local) ?? Promise.resolve(local),
       maintenanceGate: services.maintenanceGate,
     },
     semaphore: services.semaphore,
@@ -87,5 +98,10 @@ export function openS3Surface(services: Services, iam?: IamHooks): S3Surface {
     debugHeaders: () => holder.current.advanced.debug_headers,
     trustProxyHeaders: () => holder.current.advanced.trust_proxy_headers,
   });
-  return { credentials, authenticator, s3 };
+  return {
+    credentials,
+    authenticator,
+    s3,
+    useQuotaUsage: (view) => void (quotaView = view),
+  };
 }

@@ -16,10 +16,12 @@
  *    object it replaces would pass it. Deletes are always allowed: they are how a bucket gets
  *    back under. Sizes not known up front (POST forms, UploadPartCopy, chunked bodies without a
  *    declared length) are only checked against the current usage, and concurrent writes are
- *    each judged against the same usage, so a bucket can overshoot; the quota is soft.
+ *    each judged against the same usage, so a bucket can overshoot; the quota is soft. In a
+ *    fleet the usage is the fleet's (`quotaUsage`: every instance's writes as last published),
+ *    so writes through the other instances count, up to their publish delay.
  */
 import { SvcError } from "../lib/mod.ts";
-import type { ObjectService, UsageCounter } from "../objects/mod.ts";
+import type { BucketUsage, ObjectService, UsageCounter } from "../objects/mod.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 
 export type WriteKind =
@@ -50,6 +52,8 @@ export interface WriteGateServices {
   objects: ObjectService;
   bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
   usage: UsageCounter;
+  /** The usage a quota judges, from this instance's (a fleet adds the others' writes). */
+  quotaUsage?: (bucket: string, local: BucketUsage) => Promise<BucketUsage>;
   /** Buckets held by maintenance jobs; absent in setups without jobs. */
   maintenanceGate?: BucketWriteGate;
 }
@@ -88,7 +92,9 @@ export async function gateWrite(services: WriteGateServices, intent: WriteIntent
     );
   }
   if (REMOVALS.has(kind) || kind === "tagging") return;
-  const used = (await services.usage.usage(bucket)).logical_bytes;
+  const local = await services.usage.usage(bucket);
+  const used = (services.quotaUsage ? await services.quotaUsage(bucket, local) : local)
+    .logical_bytes;
   if (used >= quota) throw overQuota(bucket, quota, used);
   const declared = await intent.declaredBytes?.();
   if (declared === undefined) return;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { SvcError } from "../lib/errors.ts";
 import type { ObjectService } from "../objects/object-service.ts";
-import { UsageCounter } from "../objects/usage/usage.ts";
+import { type BucketUsage, UsageCounter } from "../objects/usage/usage.ts";
 import type { EffectiveBucketPolicy } from "./bucket-policy.ts";
 import {
   BucketWriteGate,
@@ -173,4 +173,46 @@ Deno.test("drained waits for the writes in flight on that bucket only", async ()
   abort.abort(new Error("cancelled"));
   await assert.rejects(aborted, /cancelled/);
   stuck();
+});
+
+/** A bucket holding 30 bytes here, with a quota of 100, judged through `quotaUsage`. */
+function fleetGate(quotaUsage?: (bucket: string, local: BucketUsage) => Promise<BucketUsage>) {
+  const usage = new UsageCounter(() =>
+    Promise.resolve({ objects: [info("here", 30)], commonPrefixes: [], isTruncated: false })
+  );
+  const objects = {
+    head: () => Promise.reject(new SvcError("NoSuchKey", "none")),
+  } as unknown as ObjectService;
+  const services = {
+    objects,
+    usage,
+    bucketPolicy: (bucket: string) => ({ bucket, publicPrefixes: [], quotaBytes: 100 }),
+    ...(quotaUsage ? { quotaUsage } : {}),
+  };
+  return (declared: number) =>
+    gateWrite(services, {
+      kind: "put",
+      bucket: "bkt",
+      key: "new",
+      declaredBytes: () => Promise.resolve(declared),
+    });
+}
+
+Deno.test("write gate: a quota judges the fleet's usage when one is given", async () => {
+  // Alone: 30 used, 60 more fit.
+  await fleetGate()(60);
+  const seen: number[] = [];
+  // In a fleet the other instances wrote 50 more: 80 used, 60 more pass the quota.
+  const fleet = fleetGate((_bucket, local) => {
+    seen.push(local.logical_bytes);
+    return Promise.resolve({ ...local, logical_bytes: local.logical_bytes + 50 });
+  });
+  await assert.rejects(fleet(60), (err: unknown) => {
+    assert.ok(err instanceof SvcError);
+    assert.equal(err.code, "QuotaExceeded");
+    assert.match(err.message, /\(80 bytes used\)/);
+    return true;
+  });
+  assert.deepEqual(seen, [30], "given this instance's counter");
+  await fleet(20);
 });

@@ -95,6 +95,8 @@ export interface FleetOptions {
   buckets?: string[];
   /** Appended to the instances' config file (indented lines under `advanced:`). */
   advancedYaml?: string;
+  /** Added under `storage:` of the instances' config file (bucket policies, rules). */
+  storageYaml?: string;
   /** Extra environment of every instance. */
   env?: Record<string, string>;
   /** Start haproxy (default true). */
@@ -214,13 +216,18 @@ async function startHaproxy(dir: string, port: number, config: string): Promise<
 }
 
 /** The instances' shared config file: the store as S3 backend, config sync, proxy headers. */
-function instanceYaml(store: S3Server, advancedYaml: string, encrypted: boolean): string {
+function instanceYaml(
+  store: S3Server,
+  advancedYaml: string,
+  encrypted: boolean,
+  storageYaml = "",
+): string {
   const encryption = encrypted ? "  backend_encryption:\n    mode: aes256-gcm-proxy\n" : "";
   return `storage:
   s3: ${store.endpoint}
   access_key_id: ${store.accessKeyId}
   secret_access_key: ${store.secretAccessKey}
-${encryption}advanced:
+${encryption}${storageYaml}advanced:
   config_sync_bucket: ${COORD_BUCKET}
   config_sync_poll_secs: 1
   trust_proxy_headers: true
@@ -249,7 +256,12 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     const configFile = `${dir}/svc.yaml`;
     await Deno.writeTextFile(
       configFile,
-      instanceYaml(store, options.advancedYaml ?? "", options.encryptionKey !== undefined),
+      instanceYaml(
+        store,
+        options.advancedYaml ?? "",
+        options.encryptionKey !== undefined,
+        options.storageYaml,
+      ),
     );
     const env: Record<string, string> = {
       SVC_BACKEND_LIST_FRESH_SECS: "0",

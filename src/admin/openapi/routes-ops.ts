@@ -31,7 +31,7 @@ export const OPS_ROUTES: RouteSpec[] = [
   jobs.get("/jobs/:id/runs", "A job's runs, newest first", {
     params: job,
     query: limit,
-    returns: "`{runs}`.",
+    returns: "`{runs}`; in a fleet every instance's runs of a rule, each naming its `instance`.",
   }),
   jobs.get("/jobs/:id/failures", "A job's failed objects", {
     params: job,

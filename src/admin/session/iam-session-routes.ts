@@ -10,11 +10,13 @@
  *   POST /migrate                        {name?}: the bootstrap key pair becomes an IAM admin user
  *
  * Key checks go through the login limiter like passwords (429 while an address is limited) and
- * compare secrets in constant time. The browse panel's key pairs live in memory only, one per
- * session, and end with it (logout, expiry, restart: the user connects again); a session reads
- * back only its own pair.
+ * compare secrets in constant time. The browse panel's key pairs live in memory, one per
+ * session, and end with it (logout, expiry, restart: the user connects again); in a fleet they
+ * also travel sealed in a cookie of their own, so every instance answers for them
+ * (browse-credentials.ts). A session reads back only its own pair.
  */
 import { Hono } from "hono";
+import { getCookie } from "hono/cookie";
 import type { IamStore } from "../../db/mod.ts";
 import { BOOTSTRAP_PRINCIPAL, IamError, type IamIndex } from "../../iam/mod.ts";
 import type { ConfigPort } from "../../config/mod.ts";
@@ -24,6 +26,7 @@ import { AdminError, jsonBody } from "../admin-error.ts";
 import type { LoginLimiter } from "./login-limiter.ts";
 import { limitedVerify } from "./session-routes.ts";
 import { type AdminSessions, constantTimeEqual } from "./sessions.ts";
+import { BROWSE_COOKIE, type BrowseCredentials, type KeyPair } from "./browse-credentials.ts";
 
 export interface IamSessionDeps {
   sessions: AdminSessions;
@@ -37,11 +40,6 @@ export interface IamSessionDeps {
   onChange: () => Promise<unknown>;
 }
 
-interface KeyPair {
-  access_key_id: string;
-  secret_access_key: string;
-}
-
 function keyPairOf(body: Record<string, unknown>): KeyPair {
   for (const name of ["access_key_id", "secret_access_key"]) {
     if (typeof body[name] !== "string" || body[name] === "") {
@@ -52,27 +50,6 @@ function keyPairOf(body: Record<string, unknown>): KeyPair {
     access_key_id: body.access_key_id as string,
     secret_access_key: body.secret_access_key as string,
   };
-}
-
-/** The session ends with the pair: a map from session id, cleared on logout and expiry. */
-export class BrowseCredentials {
-  readonly #pairs = new Map<string, KeyPair & { expiresAt: number }>();
-
-  set(sessionId: string, pair: KeyPair, expiresAt: number): void {
-    this.#pairs.set(sessionId, { ...pair, expiresAt });
-  }
-
-  get(sessionId: string, now = Date.now()): KeyPair | undefined {
-    const pair = this.#pairs.get(sessionId);
-    if (pair && pair.expiresAt <= now) this.#pairs.delete(sessionId);
-    return pair && pair.expiresAt > now
-      ? { access_key_id: pair.access_key_id, secret_access_key: pair.secret_access_key }
-      : undefined;
-  }
-
-  delete(sessionId: string): boolean {
-    return this.#pairs.delete(sessionId);
-  }
 }
 
 export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials): Hono<AdminEnv> {
@@ -129,8 +106,9 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
     }
     await sessions.prune();
     const issued = await sessions.issue(user.name, false, sessionOrigin(c.var), user.accessKeyId);
-    browse.set(issued.record.id, pair, issued.record.expiresAt);
+    const sealed = browse.set(issued.record.id, pair, issued.record.expiresAt, c.var.https);
     c.header("set-cookie", issued.setCookie);
+    if (sealed !== null) c.header("set-cookie", sealed, { append: true });
     audit("browse_connected", { user: user.name, ip, session: issued.record.id });
     return c.json({
       ok: true,
@@ -160,7 +138,8 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
   });
 
   app.get("/session/s3-credentials", (c) => {
-    const pair = browse.get(c.var.principal.sessionId);
+    const pair = browse.get(c.var.principal.sessionId, getCookie(c, BROWSE_COOKIE));
+    c.header("cache-control", "no-store");
     return c.json(pair ? { stored: true, ...pair } : { stored: false });
   });
 
@@ -178,7 +157,14 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
     if (!principal.admin && user?.name !== principal.user) {
       throw new AdminError("forbidden", "A browse session may store only its own user's keys");
     }
-    browse.set(principal.sessionId, pair, Date.now() + 24 * 3600_000);
+    const sealed = browse.set(
+      principal.sessionId,
+      pair,
+      // Usable only with the session's own cookie, so the session's end bounds it anyway.
+      Date.now() + 24 * 3600_000,
+      c.var.https,
+    );
+    if (sealed !== null) c.header("set-cookie", sealed);
     audit("browse_credentials_stored", {
       ...actorFields(c.var),
       access_key_id: pair.access_key_id,
@@ -188,6 +174,8 @@ export function iamSessionRoutes(deps: IamSessionDeps, browse: BrowseCredentials
 
   app.delete("/session/s3-credentials", (c) => {
     const removed = browse.delete(c.var.principal.sessionId);
+    const cleared = browse.clearCookie(c.var.https);
+    if (cleared !== null) c.header("set-cookie", cleared);
     return c.json({ stored: false, removed });
   });
 

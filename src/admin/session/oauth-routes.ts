@@ -21,7 +21,7 @@ import type { ConfigPort } from "../../config/mod.ts";
 import type { AuditFn } from "../../observability/mod.ts";
 import { type AdminEnv, sessionOrigin } from "../admin-env.ts";
 import { AdminError, type AdminErrorCode } from "../admin-error.ts";
-import type { BrowseCredentials } from "./iam-session-routes.ts";
+import type { BrowseCredentials } from "./browse-credentials.ts";
 import type { AdminSessions } from "./sessions.ts";
 import {
   AuthorizeBudget,
@@ -192,11 +192,13 @@ export function oauthRoutes(deps: OauthRouteDeps): Hono<AdminEnv> {
       sessionOrigin(c.var),
       user!.accessKeyId,
     );
+    let sealed: string | null = null;
     if (!admin) {
       const pair = { access_key_id: user!.accessKeyId, secret_access_key: user!.secretAccessKey };
-      deps.browse.set(issued.record.id, pair, issued.record.expiresAt);
+      sealed = deps.browse.set(issued.record.id, pair, issued.record.expiresAt, c.var.https);
     }
     c.header("set-cookie", issued.setCookie, { append: true });
+    if (sealed !== null) c.header("set-cookie", sealed, { append: true });
     c.header("cache-control", "no-store");
     deps.count?.("ok");
     deps.audit("admin_login", {

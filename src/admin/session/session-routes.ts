@@ -35,8 +35,11 @@ export interface SessionRoutesDeps {
   };
   limiter: LoginLimiter;
   audit: AuditFn;
-  /** Told when a session ends by logout (the browse panel's key pair goes with it). */
-  onSessionEnd?: (sessionId: string) => void;
+  /**
+   * Told when a session ends by logout (the browse panel's key pair goes with it); may answer a
+   * `Set-Cookie` value to send as well (the sealed pair's cookie, cleared).
+   */
+  onSessionEnd?: (sessionId: string, https: boolean) => string | null | void;
 }
 
 function passwordField(body: Record<string, unknown>, name: string): string {
@@ -100,8 +103,9 @@ export function sessionRoutes(deps: SessionRoutesDeps): Hono<AdminEnv> {
     await sessions.end(
       checked.ok ? checked.record : { id: principal.sessionId, expiresAt: Number.MAX_SAFE_INTEGER },
     );
-    deps.onSessionEnd?.(principal.sessionId);
+    const cleared = deps.onSessionEnd?.(principal.sessionId, c.var.https === true);
     c.header("set-cookie", sessions.clearCookie(c.var.https === true));
+    if (typeof cleared === "string") c.header("set-cookie", cleared, { append: true });
     audit("admin_logout", { ...actorFields(c.var), session: principal.sessionId }, "info");
     return c.json({ ok: true });
   });

@@ -227,6 +227,15 @@ export class RuleStore {
     ], "write");
   }
 
+  /** The newest runs of one rule, newest first. */
+  async recentRuns(id: string, limit: number): Promise<RunRecord[]> {
+    const result = await this.#db.execute({
+      sql: "SELECT * FROM job_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?",
+      args: [id, limit],
+    });
+    return result.rows.map(toRun);
+  }
+
   /** The newest run of each rule id given (for the rows' `last_run`). */
   async lastRuns(ids: string[]): Promise<Map<string, RunRecord>> {
     const out = new Map<string, RunRecord>();

@@ -13,6 +13,11 @@ import { type JobAction, type JobRecord, jobRow, runRow } from "../job-model.ts"
 import { removeRuleFromConfig } from "./rule-config.ts";
 import type { RuleJobs } from "./rule-jobs.ts";
 import type { FleetRules } from "./fleet-rules.ts";
+import { type FleetRuns, mergeRuns } from "./fleet-runs.ts";
+import { getLogger } from "../../observability/mod.ts";
+import { messageOf } from "./run-recorder.ts";
+
+const log = getLogger("svc::jobs");
 
 export type RuleKind = "replication" | "lifecycle";
 
@@ -25,6 +30,8 @@ export interface RulesRoomOptions {
   companions?: { start(): void; stop(): Promise<void> }[];
   /** The rule switches and leases shared with the other instances; absent: node-local. */
   fleet?: FleetRules | null;
+  /** The run history shared with the other instances (fleet-runs.ts); absent: node-local. */
+  fleetRuns?: FleetRuns | null;
 }
 
 export class RulesRoom {
@@ -108,6 +115,26 @@ export class RulesRoom {
     return out;
   }
 
+  /**
+   * A rule's runs, newest first. In a fleet: every instance's (its own rows here, the others'
+   * published documents), each naming the instance that ran it; when the others cannot be read,
+   * this instance's alone (logged).
+   */
+  async runs(job: JobRecord, limit: number): Promise<Record<string, unknown>[]> {
+    const own = await this.#options.store.recentRuns(job.id, limit);
+    const fleetRuns = this.#options.fleetRuns;
+    if (!fleetRuns) return own.map((run) => runRow(run)!);
+    const others = await fleetRuns.others(job.id).catch((err) => {
+      log.warn("the other instances' runs could not be read; answering this one's", {
+        job: job.id,
+        error: messageOf(err),
+      });
+      return [];
+    });
+    return mergeRuns([{ instance: fleetRuns.instance, runs: own }, ...others], limit)
+      .map(({ instance, run }) => ({ ...runRow(run)!, instance }));
+  }
+
   /** One action of the kind's matrix (the route already refused the others with 405). */
   async act(
     job: JobRecord,
@@ -151,6 +178,7 @@ export class RulesRoom {
         }
         await removeRuleFromConfig(this.#options.config, kind.kind, name, actor);
         await this.#options.store.remove(job.id);
+        await this.#options.fleetRuns?.forget(job.id).catch(() => {});
         audit("job_deleted");
         return { status: 200, body: { deleted: job.id } };
       }

@@ -17,6 +17,7 @@ import { type EventOutbox, openEventOutbox } from "../../events/mod.ts";
 import type { IamIndexHolder } from "../../iam/mod.ts";
 import { SvcError } from "../../lib/mod.ts";
 import { type JobsService, OutboxCursor } from "../../jobs/mod.ts";
+import type { BucketUsage } from "../../objects/mod.ts";
 import type { S3Handler } from "../../s3/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
 import type { CheckReport } from "../readiness.ts";
@@ -27,7 +28,7 @@ import type { ConfigState } from "./config-state.ts";
 import type { IamPlane } from "./iam-plane.ts";
 import { openJobs } from "./jobs-plane.ts";
 import { operatorRoutes } from "./operator-routes.ts";
-import { openUsagePlane } from "./usage-plane.ts";
+import { fleetInstanceId, openUsagePlane } from "./usage-plane.ts";
 import { openDiagnosticsPlane } from "./diagnostics-plane.ts";
 
 export interface AdminPlane {
@@ -46,6 +47,8 @@ export interface AdminPlane {
   s3Unavailable(): string | null;
   /** The config database's readiness check. */
   readiness(): Promise<CheckReport>;
+  /** How quotas judge usage in a fleet (every instance's writes); null alone. */
+  quotaUsage: ((bucket: string, local: BucketUsage) => Promise<BucketUsage>) | null;
   close(): Promise<void>;
 }
 
@@ -113,6 +116,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
     audit,
     sharedBucket: iam.sharedBucket,
     env: parts.env,
+    fleetInstance: iam.sharedBucket === null ? undefined : await fleetInstanceId(db),
   });
   const deps: AdminPlaneDeps = {
     services,
@@ -138,6 +142,7 @@ export async function openAdminPlane(parts: AdminPlaneParts): Promise<AdminPlane
     iam: iam.index,
     events,
     s3Unavailable: state.s3Unavailable,
+    quotaUsage: usage.quotaUsage,
     readiness: state.readiness,
     async close() {
       // Interrupted jobs keep their status and cursor: the next start re-queues them.

@@ -42,7 +42,12 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
   const index = () => iam.index.current;
   const onChange = iam.changed;
   const limiter = new LoginLimiter();
-  const browse = new BrowseCredentials();
+  // In a fleet the panel's key pair also travels sealed under a key derived from the shared
+  // hash, so every instance answers for it (admin/session/browse-credentials.ts).
+  const browse = new BrowseCredentials({
+    passwordHash: () => iam.sharedBucket === null ? null : state.password.hash,
+    secureCookies: () => runtime.current().advanced.secure_cookies,
+  });
   const oidc = new OidcClient({
     allowHttp: () => runtime.current().advanced.oidc_allow_http_issuers,
   });
@@ -78,7 +83,10 @@ export function adminApi(deps: AdminPlaneDeps): Hono<AdminEnv> {
         db,
         limiter,
         audit,
-        onSessionEnd: (id) => browse.delete(id),
+        onSessionEnd: (id, https) => {
+          browse.delete(id);
+          return browse.clearCookie(https);
+        },
       }),
       iamSessionRoutes(
         { sessions, limiter, audit, config, store: iam.store, index, onChange },

@@ -10,6 +10,8 @@
  * first met that scan (right after it, for the scans the admin plane starts) plus this
  * instance's tally since. The counter alone cannot go below zero, so an instance removing
  * objects another one wrote would lose bytes if its inline updates were used.
+ * Quotas judge the same sum on the write path (`forQuota`), from the documents as last read
+ * (refreshed in the background) so a write costs no backend round trip.
  *
  * Observing every bucket costs one metadata read per overwrite or removal (the object replaced),
  * which the counter alone spares for buckets it never counted; only fleets pay it. Documents of
@@ -40,6 +42,12 @@ export interface FleetUsageOptions {
   publishDelayMs?: number;
   /** How long the other instances' documents are reused; default 2 s. */
   readCacheMs?: number;
+  /**
+   * Quotas (the write path): documents up to this old are judged by at once (a fresher read
+   * starts in the background); an older view is read first, once for the writes of that moment.
+   * Default 5 s.
+   */
+  quotaStaleMs?: number;
   now?: () => number;
 }
 
@@ -79,10 +87,13 @@ export class FleetUsage implements WriteObserver {
   readonly #tally: WriteTally;
   readonly #publishDelayMs: number;
   readonly #readCacheMs: number;
+  readonly #quotaStaleMs: number;
   readonly #now: () => number;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #publishing: Promise<void> = Promise.resolve();
   #read: { at: number; docs: Promise<TallyDocument[]> } | undefined;
+  /** The last documents read in full (the quota view judges by them). */
+  #seen: { at: number; docs: TallyDocument[] } | undefined;
   #closed = false;
 
   /**
@@ -99,6 +110,7 @@ export class FleetUsage implements WriteObserver {
     this.#now = options.now ?? Date.now;
     this.#publishDelayMs = options.publishDelayMs ?? 1000;
     this.#readCacheMs = options.readCacheMs ?? 2000;
+    this.#quotaStaleMs = options.quotaStaleMs ?? 5000;
     this.#tally = new WriteTally(options.instance, {
       onChange: () => this.#schedule(),
       now: this.#now,
@@ -224,7 +236,9 @@ export class FleetUsage implements WriteObserver {
     const docs = this.#fetchAll();
     const entry = { at, docs };
     this.#read = entry;
-    docs.catch(() => {
+    docs.then((read) => {
+      if (this.#seen === undefined || this.#seen.at <= at) this.#seen = { at, docs: read };
+    }, () => {
       if (this.#read === entry) this.#read = undefined;
     });
     return docs;
@@ -237,8 +251,43 @@ export class FleetUsage implements WriteObserver {
    * writes alone are added and the failure logged.
    */
   async adjust(bucket: string, usage: BucketUsage): Promise<BucketUsage> {
-    const at = usage.last_scan_at;
-    if (at === null) return usage;
+    if (usage.last_scan_at === null) return usage;
+    let docs: TallyDocument[];
+    try {
+      docs = await this.others();
+    } catch (err) {
+      log.warn("the other instances' usage tallies could not be read; answering this one's", {
+        bucket: this.#shared.bucket,
+        error: (err as Error).message,
+      });
+      docs = [];
+    }
+    return this.#combine(bucket, usage, docs);
+  }
+
+  /**
+   * The fleet's usage of `bucket` as a quota judges it on the write path, without a backend
+   * round trip per write: the other instances' documents as last read (a fresher read starts in
+   * the background once they are `readCacheMs` old), plus this instance's live tally. Only a view
+   * older than `quotaStaleMs` (no write asked for a while) is read first; a failed read answers
+   * with the last view (or this instance's writes alone). So a write misses the writes other
+   * instances made within about the publish delay plus `readCacheMs` (plus one read) before it.
+   */
+  async forQuota(bucket: string, usage: BucketUsage): Promise<BucketUsage> {
+    if (usage.last_scan_at === null) return usage;
+    const seen = this.#seen;
+    const age = seen === undefined ? Infinity : this.#now() - seen.at;
+    let docs = seen?.docs ?? [];
+    if (age > this.#quotaStaleMs) {
+      docs = await this.others().catch(() => docs);
+    } else if (age >= this.#readCacheMs) {
+      this.others().catch(() => {}); // the next writes judge by it
+    }
+    return this.#combine(bucket, usage, docs);
+  }
+
+  #combine(bucket: string, usage: BucketUsage, docs: TallyDocument[]): BucketUsage {
+    const at = usage.last_scan_at!;
     let base = this.#bases.get(bucket);
     if (base?.at !== at) {
       const counter = {
@@ -255,16 +304,6 @@ export class FleetUsage implements WriteObserver {
       logical: now.logical - base.tally.logical,
       stored: now.stored - base.tally.stored,
     };
-    let docs: TallyDocument[];
-    try {
-      docs = await this.others();
-    } catch (err) {
-      log.warn("the other instances' usage tallies could not be read; answering this one's", {
-        bucket: this.#shared.bucket,
-        error: (err as Error).message,
-      });
-      docs = [];
-    }
     const others = writesSince(docs, bucket, at);
     return withWrites(usage, base.counter, {
       count: own.count + others.count,

@@ -9,12 +9,14 @@ import {
   type CoordinationBucket,
   coordinationLeases,
   DbLeases,
+  FleetRuns,
   JobsService,
   JobsStore,
   lifecycleDriver,
   type MaintenanceSettings,
   OutboxConsumer,
   OutboxCursor,
+  PublishingRuleStore,
   replicationDriver,
   routeBucketVia,
   type RuleEnv,
@@ -35,6 +37,8 @@ export interface JobsDeps {
   /** Where rule leases and switches live when set; else they stay node-local. */
   sharedBucket: CoordinationBucket | null;
   env: Record<string, string | undefined>;
+  /** This instance's stable id in the fleet (its published runs are named by it). */
+  fleetInstance?: string;
 }
 
 /**
@@ -61,9 +65,16 @@ export function maintenanceSettings(env: Record<string, string | undefined>): Ma
  * the fleet runs a rule at a time, and the rule switches are shared: fleet-rules.ts), else in the
  * config database, under an id of this process.
  */
-function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: JobsDeps) {
-  const store = new RuleStore(db);
+function openRulesRoom(
+  { services, runtime, db, events, audit, sharedBucket, fleetInstance }: JobsDeps,
+) {
   const instance = `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  // Runs are published under the instance's stable id, so its rows keep their name after a
+  // restart (the lease holder id changes with every process).
+  const fleetRuns = sharedBucket === null
+    ? null
+    : new FleetRuns(sharedBucket.client, sharedBucket.bucket, fleetInstance ?? instance);
+  const store = fleetRuns === null ? new RuleStore(db) : new PublishingRuleStore(db, fleetRuns);
   const leases = new DbLeases(store, instance);
   // Rule leases live in the coordination bucket when one is set (checked now: svc refuses to
   // start when it cannot hold them).
@@ -107,6 +118,7 @@ function openRulesRoom({ services, runtime, db, events, audit, sharedBucket }: J
     kinds: [replication, new RuleJobs(lifecycleDriver(env), options)],
     companions: [consumer],
     fleet,
+    fleetRuns,
   });
 }
 

@@ -24,7 +24,7 @@ import { usageScanSource } from "../usage-source.ts";
  * (node-local `meta`, never synced), so a restart continues its tally. A second instance
  * started from a copy of this state directory would share it: give each its own state.
  */
-async function fleetInstanceId(db: ConfigDb): Promise<string> {
+export async function fleetInstanceId(db: ConfigDb): Promise<string> {
   const key = "fleet_usage_instance";
   const found = await db.execute({ sql: "SELECT value FROM meta WHERE key = ?", args: [key] });
   if (found.rows.length > 0) return String(found.rows[0].value);
@@ -95,6 +95,13 @@ export async function openUsagePlane(
     },
     bucketNames,
     bucketUsage,
+    /**
+     * How quotas judge a bucket's usage in a fleet (every instance's writes, from the view the
+     * write path may use without a backend round trip: fleet-usage.ts `forQuota`); null alone.
+     */
+    quotaUsage: fleet === null
+      ? null
+      : (bucket: string, own: BucketUsage) => fleet.forQuota(bucket, own),
     aggregate,
     fullScan,
     savings,

@@ -4,7 +4,12 @@
  */
 import type { AdmissionChain } from "../../admission/mod.ts";
 import type { CredentialStore } from "../../iam/mod.ts";
-import type { MultipartService, ObjectService, UsageCounter } from "../../objects/mod.ts";
+import type {
+  BucketUsage,
+  MultipartService,
+  ObjectService,
+  UsageCounter,
+} from "../../objects/mod.ts";
 import type { S3Access } from "../access.ts";
 import type { EffectiveBucketPolicy } from "../bucket-policy.ts";
 import type { BucketWriteGate } from "../write-gate.ts";
@@ -20,6 +25,8 @@ export interface S3Services {
   bucketPolicy: (bucket: string) => EffectiveBucketPolicy;
   /** Per-bucket usage, for quotas. */
   usage: UsageCounter;
+  /** The usage a quota judges, from this instance's (a fleet adds the others' writes). */
+  quotaUsage?: (bucket: string, local: BucketUsage) => Promise<BucketUsage>;
   /** Authorization hooks (IAM); absent means ALLOW_ALL: authentication decides everything. */
   access?: S3Access;
   /** Buckets held by maintenance jobs (writes 503) and writes in flight per bucket. */
