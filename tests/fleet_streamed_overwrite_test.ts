@@ -28,8 +28,8 @@ import { mutate } from "./helpers/tar.ts";
 
 const BUCKET = "streamed";
 const SECONDS = Number(Deno.env.get("SVC_FLEET_STREAMED_SECS") ?? "20");
-const KEYS = ["dumps/db-0.sql", "dumps/db-1.sql"];
-const WRITERS = 6;
+const KEYS = (Deno.env.get("SVC_FLEET_STREAMED_KEYS") ?? "dumps/db-0.sql,dumps/db-1.sql").split(",");
+const WRITERS = Number(Deno.env.get("SVC_FLEET_STREAMED_WRITERS") ?? "6");
 const READERS = 4;
 const MIB = 1024 * 1024;
 /** S3's smallest part but the last; max_object_size bounds one part too, so it sits just above. */
