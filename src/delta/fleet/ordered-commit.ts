@@ -23,7 +23,6 @@ import type {
   WriteCondition,
 } from "../../storage/mod.ts";
 import { stampAfter, writtenAtNow } from "./stored-order.ts";
-import { isPreconditionFailed } from "./baseline-guard.ts";
 
 const log = getLogger("svc::delta");
 
@@ -72,7 +71,8 @@ export async function commitOrdered(
     try {
       return { info: await commit(stamped, condition), previous };
     } catch (err) {
-      if (!condition || !isPreconditionFailed(err)) throw err;
+      const refused = err instanceof SvcError && err.code === "PreconditionFailed";
+      if (!condition || !refused) throw err;
     }
     const pause = pauseAfter(attempt);
     if (Date.now() + pause > deadline) {
