@@ -126,8 +126,9 @@ export class FleetUsage implements WriteObserver {
 
   /**
    * Opens the fleet usage of instance `instance` (stable across restarts): its last published
-   * tally is read back and continued. When it cannot be read, a new id is taken instead (the old
-   * document stays as a stopped instance's), so no published tally ever goes backwards.
+   * tally is read back and continued. When it cannot be read, or is older than ABANDON_AFTER_MS
+   * (it may be folded meanwhile), a new id is taken instead (the old document stays as a stopped
+   * instance's), so no published tally ever goes backwards or is counted twice.
    */
   static async open(shared: CoordinationBucket, options: FleetUsageOptions): Promise<FleetUsage> {
     try {
@@ -138,7 +139,6 @@ export class FleetUsage implements WriteObserver {
         idempotent: true,
       });
       const previous = JSON.parse(response.text);
-      // A tally older than ABANDON_AFTER_MS may be folded already: never published again.
       const now = (options.now ?? Date.now)();
       const fresh = isTallyDocument(previous) && now - previous.updated_at < ABANDON_AFTER_MS;
       if (fresh && previous.instance === options.instance) {
