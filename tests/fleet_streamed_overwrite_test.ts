@@ -28,7 +28,9 @@ import { mutate } from "./helpers/tar.ts";
 
 const BUCKET = "streamed";
 const SECONDS = Number(Deno.env.get("SVC_FLEET_STREAMED_SECS") ?? "20");
-const KEYS = (Deno.env.get("SVC_FLEET_STREAMED_KEYS") ?? "dumps/db-0.sql,dumps/db-1.sql").split(",");
+/** `SVC_FLEET_STREAMED_KEYS` (comma-separated) and `_WRITERS` narrow or widen the race. */
+const KEYS = (Deno.env.get("SVC_FLEET_STREAMED_KEYS") ?? "dumps/db-0.sql,dumps/db-1.sql")
+  .split(",");
 const WRITERS = Number(Deno.env.get("SVC_FLEET_STREAMED_WRITERS") ?? "6");
 const READERS = 4;
 const MIB = 1024 * 1024;
