@@ -53,7 +53,7 @@ import { stagedDelta } from "./delta-write.ts";
 import { plainMeta, storeOwnFields } from "./delta-stored.ts";
 import { deleteDelta, removeLeftoverArtifacts } from "./delta-cleanup.ts";
 import { settleForms } from "./fleet/stored-forms.ts";
-import { writtenAtNow } from "./fleet/stored-order.ts";
+import { commitStreamed } from "./fleet/ordered-commit.ts";
 import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 import { hintedFolder } from "./groups/generations.ts";
@@ -324,9 +324,10 @@ export class DeltaBackend implements Backend {
       commit: async (meta) => {
         this.#stored.forget(bucket, key);
         const storageReason = this.#ctx.codecUnavailable ? "codec_unavailable" : "not_eligible";
-        const reason: Partial<DeltaMeta> = { storageReason, writtenAt: writtenAtNow() };
-        const stored: DeltaMeta = { ...plainMeta(meta), storage: "passthrough", ...reason };
-        const info = await staged.commit(stored);
+        const stored: DeltaMeta = { ...plainMeta(meta), storage: "passthrough", storageReason };
+        // Ordered like every write of a key that may also be stored as `key.delta`.
+        const deltaName = isDeltaEligible(key, { size: 1, maxObjectSize: 1 }).eligible;
+        const info = await commitStreamed(this.#inner, bucket, key, staged, stored, deltaName);
         this.#stored.forget(bucket, key);
         await settleForms(this.#ctx, bucket, key, key);
         // The key is now stored under its own name: the next GET or HEAD opens it directly

@@ -19,8 +19,7 @@ import type { Deltaspace } from "./groups/deltaspace-policy.ts";
 import type { Spool } from "./live-encode.ts";
 import { newMarkerId, removeMarker, writeMarker } from "./groups/group-refs.ts";
 import { isGroupFolder } from "./groups/deltaspace-policy.ts";
-import { stampAfter } from "./fleet/stored-order.ts";
-import { SvcError } from "../lib/mod.ts";
+import { commitOrdered } from "./fleet/ordered-commit.ts";
 
 export async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -47,14 +46,11 @@ export async function storeFile(
   }
 }
 
-/** Tries of storeOrdered before it commits without a condition (the key is very busy). */
-const ORDERED_ATTEMPTS = 5;
-
 /**
  * Stores a local file as `name` (a key's passthrough or delta name in a compressed bucket),
- * replacing exactly the object HEADed first, stamped after it (fleet/stored-order.ts: another
+ * replacing exactly the object HEADed first, stamped after it (fleet/ordered-commit.ts: another
  * instance may commit under the name at the same time). Returns the stored info and the object
- * it replaced.
+ * it replaced; SlowDown when the name kept changing for longer than a write waits.
  */
 export async function storeOrdered(
   ctx: DeltaContext,
@@ -63,24 +59,13 @@ export async function storeOrdered(
   path: string,
   meta: ObjectMeta,
 ): Promise<{ info: ObjectInfo; previous: ObjectInfo | null }> {
-  for (let attempt = 1;; attempt++) {
-    const previous = await ctx.inner.headObject(bucket, name);
-    const stamped = { ...meta, writtenAt: stampAfter(previous) } as DeltaMeta;
-    // A backend without version tokens: unconditional, as before.
-    const condition: WriteCondition | undefined = attempt > ORDERED_ATTEMPTS
-      ? undefined
-      : previous === null
-      ? { ifNoneMatch: true }
-      : previous.version === undefined
-      ? undefined
-      : { ifMatch: previous.version };
-    try {
-      return { info: await storeFile(ctx, bucket, name, path, stamped, condition), previous };
-    } catch (err) {
-      const replaced = err instanceof SvcError && err.code === "PreconditionFailed";
-      if (!condition || !replaced) throw err;
-    }
-  }
+  return await commitOrdered(
+    ctx.inner,
+    bucket,
+    name,
+    meta,
+    (stamped, condition) => storeFile(ctx, bucket, name, path, stamped, condition),
+  );
 }
 
 /** The caller's metadata without delta-only fields. */

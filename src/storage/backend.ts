@@ -153,7 +153,10 @@ export interface StagedObject {
   /**
    * Makes the object visible atomically with this metadata, replacing any previous object, or,
    * with a condition, only when it holds (PreconditionFailed otherwise). The returned info
-   * carries the new version token when the backend reports one.
+   * carries the new version token when the backend reports one. A commit refused on its
+   * condition (PreconditionFailed) leaves the staged bytes as they were: the caller may commit
+   * again (another condition, other metadata) or abort, so a writer ordering its commit after
+   * the object it looked up first does not need the body twice (docs/DELTA.md).
    */
   commit(meta: ObjectMeta, condition?: WriteCondition): Promise<ObjectInfo>;
   /** Discards the staged bytes. Safe to call after a failed commit. */

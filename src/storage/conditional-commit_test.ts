@@ -69,6 +69,23 @@ async function conditionalCases(backend: Backend, multipart: boolean) {
   );
   assert.equal(await backend.headObject(BUCKET, `${key}-absent`), null);
 
+  // A commit refused on its condition leaves the staged bytes: another commit stores them.
+  const againBytes = utf8.encode("staged once");
+  const again = await backend.stageObject(BUCKET, `${key}-again`, new Blob([againBytes]).stream());
+  const againMeta = metaFor(againBytes, multipart ? { etag: "0123abcd-1" } : {});
+  await assert.rejects(again.commit(againMeta, { ifMatch: head!.version! }), refused);
+  await assert.rejects(again.commit(againMeta, { ifMatch: "nope" }), refused);
+  assert.equal(await backend.headObject(BUCKET, `${key}-again`), null);
+  const placed = await again.commit({ ...againMeta, contentType: "text/x-again" }, {
+    ifNoneMatch: true,
+  });
+  assert.ok(placed.version);
+  assert.equal(await text(backend, `${key}-again`), "staged once");
+  const placedHead = await backend.headObject(BUCKET, `${key}-again`);
+  assert.equal(placedHead?.meta.contentType, "text/x-again", "the last commit's metadata");
+  await assert.rejects(again.commit(againMeta), "a committed object is used");
+  await again.abort();
+
   // Concurrent creates of one key: exactly one wins, and its body is the one stored.
   const racers = Array.from({ length: 5 }, (_, i) => `racer ${i}`);
   const outcomes = await Promise.allSettled(

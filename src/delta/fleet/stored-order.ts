@@ -11,8 +11,8 @@
  * The rule needs each name's history to only get newer: a commit that replaces an object under
  * one name must be newer than it. A stamp taken before a commit does not ensure that (another
  * instance's commit may land between the two), so a write replaces exactly the object it HEADed
- * (`If-Match`, `If-None-Match: *` for none) with a stamp after that object's (delta-stored.ts
- * storeOrdered), and looks again when the condition fails.
+ * (`If-Match`, `If-None-Match: *` for none) with a stamp after that object's
+ * (ordered-commit.ts, for every write of the key), and looks again when the condition fails.
  */
 
 import type { ObjectInfo } from "../../storage/mod.ts";

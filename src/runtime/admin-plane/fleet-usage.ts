@@ -15,7 +15,7 @@
  *
  * Observing every bucket costs one metadata read per overwrite or removal (the object replaced),
  * which the counter alone spares for buckets it never counted; only fleets pay it. Documents of
- * stopped instances stay (their writes count until the next scan); nothing removes them yet.
+ * stopped instances (not published for a week) are folded into one (fleet-usage-fold.ts).
  */
 import { getLogger } from "../../observability/mod.ts";
 import { BackendError, type ObjectInfo } from "../../storage/mod.ts";
@@ -28,12 +28,24 @@ import {
   writesSince,
   WriteTally,
 } from "./fleet-usage-tally.ts";
+import {
+  ABANDON_AFTER_MS,
+  FOLD_AFTER_MS,
+  FOLDED_INSTANCE,
+  foldStale,
+  HEARTBEAT_MS,
+  isFolded,
+  readFolded,
+} from "./fleet-usage-fold.ts";
 
 const log = getLogger("svc::fleet-usage");
 
 export const USAGE_PREFIX = ".svc/usage/";
 
 const keyOf = (instance: string) => `${USAGE_PREFIX}${encodeURIComponent(instance)}.json`;
+const FOLDED_KEY = keyOf(FOLDED_INSTANCE);
+/** How often an instance looks for stale documents to fold (when answering usage). */
+const FOLD_CHECK_MS = 60 * 60 * 1000;
 
 export interface FleetUsageOptions {
   /** Unique per process: a restarted instance publishes a new document. */
@@ -95,6 +107,9 @@ export class FleetUsage implements WriteObserver {
   /** The last documents read in full (the quota view judges by them). */
   #seen: { at: number; docs: TallyDocument[] } | undefined;
   #closed = false;
+  #publishedAt = 0;
+  #foldedAt = -Infinity;
+  readonly #heartbeat: ReturnType<typeof setInterval>;
 
   /**
    * Per bucket: the counter when an answer first met its scan of `at`, and this instance's
@@ -116,12 +131,16 @@ export class FleetUsage implements WriteObserver {
       now: this.#now,
       previous: options.previous,
     });
+    // A live instance's document never looks stopped (fleet-usage-fold.ts).
+    this.#heartbeat = setInterval(() => void this.publish(), HEARTBEAT_MS / 4);
+    Deno.unrefTimer(this.#heartbeat);
   }
 
   /**
    * Opens the fleet usage of instance `instance` (stable across restarts): its last published
-   * tally is read back and continued. When it cannot be read, a new id is taken instead (the old
-   * document stays as a stopped instance's), so no published tally ever goes backwards.
+   * tally is read back and continued. When it cannot be read, or is older than ABANDON_AFTER_MS
+   * (it may be folded meanwhile), a new id is taken instead (the old document stays as a stopped
+   * instance's), so no published tally ever goes backwards or is counted twice.
    */
   static async open(shared: CoordinationBucket, options: FleetUsageOptions): Promise<FleetUsage> {
     try {
@@ -132,7 +151,9 @@ export class FleetUsage implements WriteObserver {
         idempotent: true,
       });
       const previous = JSON.parse(response.text);
-      if (isTallyDocument(previous) && previous.instance === options.instance) {
+      const now = (options.now ?? Date.now)();
+      const fresh = isTallyDocument(previous) && now - previous.updated_at < ABANDON_AFTER_MS;
+      if (fresh && previous.instance === options.instance) {
         return new FleetUsage(shared, { ...options, previous });
       }
     } catch (err) {
@@ -175,7 +196,8 @@ export class FleetUsage implements WriteObserver {
   /** Publishes the tally when it changed (one at a time, in order); failures are logged. */
   publish(): Promise<void> {
     this.#publishing = this.#publishing.then(async () => {
-      if (!this.#tally.dirty) return;
+      const due = this.#now() - this.#publishedAt >= HEARTBEAT_MS;
+      if (!this.#tally.dirty && !due) return;
       const doc = this.#tally.document();
       try {
         await this.#shared.client.send({
@@ -186,6 +208,7 @@ export class FleetUsage implements WriteObserver {
           body: JSON.stringify(doc),
           idempotent: true,
         });
+        this.#publishedAt = doc.updated_at;
       } catch (err) {
         log.warn("the usage tally could not be published; retried at the next write", {
           bucket: this.#shared.bucket,
@@ -212,8 +235,9 @@ export class FleetUsage implements WriteObserver {
       token = listed.truncated ? listed.next : undefined;
     } while (token !== undefined);
     const own = keyOf(this.instance);
+    const others = keys.filter((key) => key !== own && key !== FOLDED_KEY);
     const docs = await Promise.all(
-      keys.filter((key) => key !== own).map(async (key) => {
+      others.map(async (key) => {
         try {
           const response = await client.send({ method: "GET", bucket, key, idempotent: true });
           const parsed = JSON.parse(response.text);
@@ -226,7 +250,25 @@ export class FleetUsage implements WriteObserver {
         }
       }),
     );
-    return docs.filter((doc): doc is TallyDocument => doc !== null);
+    const found = docs.filter((doc): doc is TallyDocument => doc !== null);
+    // Read after the others: a document folded meanwhile is then counted once (in the fold).
+    const folded = await readFolded(this.#shared, FOLDED_KEY);
+    this.#foldStale(others, found);
+    return [...found.filter((doc) => !isFolded(folded, doc)), ...(folded ? [folded] : [])];
+  }
+
+  /** Folds stopped instances' documents in the background, at most once per FOLD_CHECK_MS. */
+  #foldStale(keys: string[], docs: TallyDocument[]): void {
+    const now = this.#now();
+    if (now - this.#foldedAt < FOLD_CHECK_MS) return;
+    if (!docs.some((doc) => now - doc.updated_at >= FOLD_AFTER_MS)) return;
+    this.#foldedAt = now;
+    foldStale(this.#shared, FOLDED_KEY, keys, keyOf, now).catch((err) =>
+      log.warn("stopped instances' usage tallies could not be folded; tried again later", {
+        bucket: this.#shared.bucket,
+        error: (err as Error).message,
+      })
+    );
   }
 
   /** The other instances' documents (cached `readCacheMs`; a failed read is not cached). */
@@ -315,6 +357,7 @@ export class FleetUsage implements WriteObserver {
   /** Publishes the last writes. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#heartbeat);
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.publish();

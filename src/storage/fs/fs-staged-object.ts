@@ -5,7 +5,7 @@
  */
 
 import { KeyLock, SvcError } from "../../lib/mod.ts";
-import type { StagedObject, WriteCondition } from "../backend.ts";
+import type { ObjectMeta, StagedObject, WriteCondition } from "../backend.ts";
 import type { EarlyWriteback } from "./early-writeback.ts";
 import type { ExtentStore, StoredMeta } from "./fs-extents.ts";
 import {
@@ -37,49 +37,69 @@ export function stagedFile(
   /** Early syncs of the bytes (large bodies): settled before the commit's fsync. */
   writeback?: EarlyWriteback,
 ): StagedObject {
-  let state: "staged" | "failed" | "done" = "staged";
+  // "refused": a commit failed on its condition; the temp file stays for another commit.
+  let state: "staged" | "refused" | "failed" | "done" = "staged";
   let open = true;
+  const bodyBytes = extents === undefined ? size : 0;
   const closeFile = () => {
     if (open) file.close();
     open = false;
   };
+  const commitOnce = async (meta: ObjectMeta, condition?: WriteCondition) => {
+    if (state !== "staged" && state !== "refused") {
+      throw new Error(`Staged object "${parsed.key}" was already used`);
+    }
+    if (state === "refused") {
+      // The refused commit's record is replaced: anything it spilled after the bytes goes.
+      file = await Deno.open(tmpPath, { read: true, write: true });
+      open = true;
+      await file.truncate(bodyBytes);
+    }
+    state = "failed"; // until the rename succeeds; abort() then still cleans up
+    // Metadata first, so one fsync makes bytes and metadata durable before the name exists.
+    // A record too large for the attribute goes after the bytes (the file of an object kept as
+    // extents holds none).
+    const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
+    writeNewMetaSync(tmpPath, file, bodyBytes, stored);
+    await writeback?.settle();
+    await file.sync();
+    closeFile();
+    const place = async () => {
+      // The object this commit replaces may have extents: released once the rename is done.
+      const replaced = locateObjectSync(bucketDir, parsed);
+      checkCondition(parsed.key, replaced, condition);
+      // A large replaced file keeps a second name, so the rename does not free its blocks.
+      const held = replaced?.file && replaced.extents === undefined &&
+          replaced.storedSize >= RETIRE_MIN_BYTES
+        ? await context.retired.hold(replaced.file.path)
+        : null;
+      try {
+        await placeFile(tmpPath, bucketDir, parsed, context);
+      } finally {
+        if (held !== null) context.retired.release(held);
+      }
+      state = "done";
+      if (replaced?.extents !== extents) await context.extents.release(replaced?.extents);
+      if (!condition) return { key: parsed.key, storedSize: size, meta };
+      const placed = locateObjectSync(bucketDir, parsed);
+      const version = placed ? { version: versionOf(placed) } : {};
+      return { key: parsed.key, storedSize: size, meta, ...version };
+    };
+    // One process per root: a key lock makes the check and the rename one step for every
+    // conditional commit of the key (unconditional ones need no check).
+    return condition ? await underConditionLock(bucketDir, parsed.key, place) : await place();
+  };
   return {
     size,
     commit: async (meta, condition) => {
-      if (state !== "staged") throw new Error(`Staged object "${parsed.key}" was already used`);
-      state = "failed"; // until the rename succeeds; abort() then still cleans up
-      // Metadata first, so one fsync makes bytes and metadata durable before the name exists.
-      // A record too large for the attribute goes after the bytes (the file of an object kept as
-      // extents holds none).
-      const stored: StoredMeta = extents === undefined ? meta : { ...meta, extents };
-      writeNewMetaSync(tmpPath, file, extents === undefined ? size : 0, stored);
-      await writeback?.settle();
-      await file.sync();
-      closeFile();
-      const place = async () => {
-        // The object this commit replaces may have extents: released once the rename is done.
-        const replaced = locateObjectSync(bucketDir, parsed);
-        checkCondition(parsed.key, replaced, condition);
-        // A large replaced file keeps a second name, so the rename does not free its blocks.
-        const held = replaced?.file && replaced.extents === undefined &&
-            replaced.storedSize >= RETIRE_MIN_BYTES
-          ? await context.retired.hold(replaced.file.path)
-          : null;
-        try {
-          await placeFile(tmpPath, bucketDir, parsed, context);
-        } finally {
-          if (held !== null) context.retired.release(held);
-        }
-        state = "done";
-        if (replaced?.extents !== extents) await context.extents.release(replaced?.extents);
-        if (!condition) return { key: parsed.key, storedSize: size, meta };
-        const placed = locateObjectSync(bucketDir, parsed);
-        const version = placed ? { version: versionOf(placed) } : {};
-        return { key: parsed.key, storedSize: size, meta, ...version };
-      };
-      // One process per root: a key lock makes the check and the rename one step for every
-      // conditional commit of the key (unconditional ones need no check).
-      return condition ? await underConditionLock(bucketDir, parsed.key, place) : place();
+      try {
+        return await commitOnce(meta, condition);
+      } catch (err) {
+        // Refused before anything moved: the staged bytes may be committed again (backend.ts).
+        const refused = err instanceof SvcError && err.code === "PreconditionFailed";
+        if (refused && state === "failed") state = "refused";
+        throw err;
+      }
     },
     abort: async () => {
       if (state === "done") return;

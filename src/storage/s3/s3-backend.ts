@@ -27,7 +27,7 @@ import type {
 } from "../backend.ts";
 import { S3Client } from "./s3-client.ts";
 import { BUCKET_NAME, noSuchBucket, S3Buckets } from "./s3-buckets.ts";
-import { BackendError, isNoSuchBucket, svcErrorFromBackend } from "./s3-errors.ts";
+import { BackendError, isNoSuchBucket, isRefusal, svcErrorFromBackend } from "./s3-errors.ts";
 import { isAddressableKey } from "./s3-keys.ts";
 import { listPage } from "./s3-list.ts";
 import { metaFromHeaders } from "./s3-meta.ts";
@@ -176,7 +176,9 @@ export class S3Backend implements Backend {
           const target = { bucket, key };
           etag = await uploadFiles(this.client, this.options, target, extents, meta, condition);
         } catch (err) {
-          throw commitError(err, bucket, key, condition);
+          const failed = commitError(err, bucket, key, condition);
+          used = !isRefusal(failed); // refused: the parts may be sent again (backend.ts)
+          throw failed;
         }
         return { key, storedSize: size, meta, ...(etag ? { version: etag } : {}) };
       },
@@ -327,9 +329,11 @@ export class S3Backend implements Backend {
           const target = { bucket, key };
           etag = await uploadSpool(this.client, this.options, target, spool, meta, condition);
         } catch (err) {
-          throw commitError(err, bucket, key, condition);
+          const failed = commitError(err, bucket, key, condition);
+          used = !isRefusal(failed); // refused: the spool may be sent again (backend.ts)
+          throw failed;
         } finally {
-          await discard();
+          if (used) await discard();
         }
         return { key, storedSize: spool.size, meta, ...(etag ? { version: etag } : {}) };
       },

@@ -80,6 +80,11 @@ export function isTransientStatus(status: number, code: string): boolean {
     code === "InternalError" || code === "RequestTimeout";
 }
 
+/** A commit refused on its condition (the staged bytes stay for another commit). */
+export function isRefusal(err: unknown): boolean {
+  return err instanceof SvcError && err.code === "PreconditionFailed";
+}
+
 export function isNoSuchBucket(err: unknown): boolean {
   return err instanceof BackendError && err.code === "NoSuchBucket";
 }
