@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { CoordinationBucket } from "../../jobs/mod.ts";
 import type { BucketUsage } from "../../objects/mod.ts";
-import type { ObjectInfo } from "../../storage/mod.ts";
+import { BackendError, type ObjectInfo } from "../../storage/mod.ts";
 import { FleetUsage } from "./fleet-usage.ts";
 
 /** A coordination bucket in memory that counts the requests made to it. */
@@ -13,7 +13,7 @@ function memoryBucket() {
       if (request.method === "PUT") {
         calls.put++;
         objects.set(request.key!, request.body!);
-        return Promise.resolve({ text: "" });
+        return Promise.resolve({ text: "", headers: new Headers() });
       }
       if (request.key === undefined) {
         calls.list++;
@@ -25,8 +25,12 @@ function memoryBucket() {
       }
       calls.get++;
       const text = objects.get(request.key);
-      if (text === undefined) return Promise.reject(new Error(`no ${request.key}`));
-      return Promise.resolve({ text });
+      if (text === undefined) {
+        return Promise.reject(
+          new BackendError(404, "NoSuchKey", "", `GET "${request.key}"`, false),
+        );
+      }
+      return Promise.resolve({ text, headers: new Headers({ etag: `"${text.length}"` }) });
     },
   };
   const shared = { client, bucket: "coord" } as unknown as CoordinationBucket;
