@@ -24,7 +24,7 @@ import { usageScanSource } from "../usage-source.ts";
  * (node-local `meta`, never synced), so a restart continues its tally. A second instance
  * started from a copy of this state directory would share it: give each its own state.
  */
-async function fleetInstanceId(db: ConfigDb): Promise<string> {
+export async function fleetInstanceId(db: ConfigDb): Promise<string> {
   const key = "fleet_usage_instance";
   const found = await db.execute({ sql: "SELECT value FROM meta WHERE key = ?", args: [key] });
   if (found.rows.length > 0) return String(found.rows[0].value);
