@@ -66,7 +66,35 @@ function isGate(value: unknown): value is GateDocument {
     typeof doc.holder === "string" && typeof doc.heartbeat_at === "number";
 }
 
-export class GateDocs {
+/** What the gate needs of the coordination bucket (GateDocs; an in-memory one in tests). */
+export interface GateStore {
+  list(prefix: string): Promise<{ key: string; etag: string }[]>;
+  read(bucket: string): Promise<StoredGate | null>;
+  create(doc: GateDocument): Promise<string | null>;
+  replace(doc: GateDocument, etag: string): Promise<string | null>;
+  remove(bucket: string): Promise<void>;
+  ack(bucket: string, ack: GateAck): Promise<void>;
+  acks(bucket: string, holder: string, job: string): Promise<Map<string, GateAck>>;
+  present(instance: string, at: number): Promise<void>;
+  live(now: number, windowMs: number): Promise<Set<string>>;
+}
+
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export class GateDocs implements GateStore {
   constructor(readonly client: S3Client, readonly bucket: string) {}
 
   async #get(key: string): Promise<{ value: unknown; etag: string } | null> {

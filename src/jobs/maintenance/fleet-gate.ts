@@ -25,9 +25,10 @@
 import { getLogger } from "../../observability/mod.ts";
 import type { JobRecord } from "../job-model.ts";
 import {
-  type GateAck,
+  defaultSleep,
   type GateDocument,
   GATES_PREFIX,
+  type GateStore,
   type StoredGate,
 } from "./fleet-gate-docs.ts";
 import type { FleetJobHooks, MaintenanceFleet, MaintenanceWriteGate } from "./maintenance-deps.ts";
@@ -35,19 +36,6 @@ import { messageOf } from "./job-steps.ts";
 import { FleetRemoteJobs } from "./fleet-remote-jobs.ts";
 
 const log = getLogger("svc::jobs");
-
-/** What the gate needs of the coordination bucket (GateDocs; an in-memory one in tests). */
-export interface GateStore {
-  list(prefix: string): Promise<{ key: string; etag: string }[]>;
-  read(bucket: string): Promise<StoredGate | null>;
-  create(doc: GateDocument): Promise<string | null>;
-  replace(doc: GateDocument, etag: string): Promise<string | null>;
-  remove(bucket: string): Promise<void>;
-  ack(bucket: string, ack: GateAck): Promise<void>;
-  acks(bucket: string, holder: string, job: string): Promise<Map<string, GateAck>>;
-  present(instance: string, at: number): Promise<void>;
-  live(now: number, windowMs: number): Promise<Set<string>>;
-}
 
 export interface FleetGateOptions {
   docs: GateStore;
@@ -70,21 +58,6 @@ interface Claimed {
   job: string;
   etag: string;
   doc: GateDocument;
-}
-
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, MaintenanceFleet {

@@ -1,0 +1,227 @@
+/**
+ * Maintenance jobs in a fleet (issue 30 item 4): three svc instances over one backing svc behind
+ * HAProxy, sharing a coordination bucket. A re-encrypt job started on one instance gates its
+ * bucket on every instance: the others answer 503 SlowDown to writes meanwhile, and the job reads
+ * nothing before their writes in flight have ended (the drain handshake). Every object written
+ * before, during (retried until accepted) and after reads back byte-identical and no stored byte
+ * of the bucket is plaintext afterwards. The job is listed by the other instances, a second job
+ * on the bucket is refused anywhere, and a cancel asked on another instance stops a job.
+ */
+import assert from "node:assert/strict";
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { AdminClient } from "./helpers/admin.ts";
+import { type Fleet, fleetReason, startFleet } from "./helpers/fleet.ts";
+import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
+
+type Json = Record<string, unknown>;
+const MARKER = "PLAINTEXT-MARKER-7d1f";
+const utf8 = new TextEncoder();
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function bodyFor(key: string): Uint8Array {
+  const random = crypto.getRandomValues(new Uint8Array(2048));
+  const text = utf8.encode(`${MARKER} ${key} ${MARKER}`);
+  const body = new Uint8Array(random.length + text.length);
+  body.set(text);
+  body.set(random, text.length);
+  return body;
+}
+
+async function bytesOf(s3: S3Client, bucket: string, key: string): Promise<Uint8Array> {
+  const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return await got.Body!.transformToByteArray();
+}
+
+function holdsMarker(bytes: Uint8Array): boolean {
+  return new TextDecoder("latin1").decode(bytes).includes(MARKER);
+}
+
+/** Keys of the backing store's copy of `bucket` whose stored bytes show the marker. */
+async function plaintextStored(fleet: Fleet, bucket: string): Promise<string[]> {
+  const store = new S3Client({
+    endpoint: fleet.store.endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+  });
+  const found: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await store.send(
+      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
+    );
+    for (const object of page.Contents ?? []) {
+      if (holdsMarker(await bytesOf(store, bucket, object.Key!))) found.push(object.Key!);
+    }
+    token = page.NextContinuationToken;
+  } while (token);
+  store.destroy();
+  return found;
+}
+
+/** Turns encryption on in the shared config file and reloads every instance. */
+async function encryptFromNow(fleet: Fleet) {
+  const yaml = await Deno.readTextFile(fleet.configFile);
+  await Deno.writeTextFile(
+    fleet.configFile,
+    yaml.replace("advanced:", "  backend_encryption:\n    mode: aes256-gcm-proxy\nadvanced:"),
+  );
+  for (const instance of fleet.instances) {
+    const svc = instance.process!;
+    const mark = svc.logs.length;
+    svc.kill("SIGHUP");
+    await until(`instance ${instance.index} to reload`, () => {
+      const lines = svc.logs.slice(mark);
+      if (lines.some((line) => /reload.*(fail|refus)/i.test(line))) {
+        throw new Error(`reload failed:\n${lines.join("\n")}`);
+      }
+      return Promise.resolve(lines.some((l) => /config reloaded/.test(l)) || undefined);
+    });
+  }
+}
+
+async function admin(fleet: Fleet, index: number): Promise<AdminClient> {
+  const client = new AdminClient(fleet.instances[index].url);
+  await client.login();
+  return client;
+}
+
+async function startReencrypt(client: AdminClient, bucket: string): Promise<string> {
+  const outcome = await client.json<{ started: Json[] }>(
+    "POST",
+    "/jobs/reencrypt",
+    { buckets: [bucket] },
+    202,
+  );
+  return String(outcome.started[0].id);
+}
+
+/** The row another instance lists for `id` (which runs elsewhere). */
+function remoteRow(client: AdminClient, id: string) {
+  return until(`${id} to show on ${client.base}`, async () => {
+    const { jobs } = await client.json<{ jobs: Json[] }>("GET", "/jobs");
+    return jobs.find((row) => String(row.id).startsWith(`${id}@`));
+  });
+}
+
+/** Writes `key` through `s3` until accepted; counts the 503 SlowDown answers met on the way. */
+async function writeThroughGate(s3: S3Client, bucket: string, key: string, body: Uint8Array) {
+  let slowDowns = 0;
+  for (;;) {
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      return slowDowns;
+    } catch (err) {
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (e.$metadata?.httpStatusCode !== 503 || e.name !== "SlowDown") throw err;
+      slowDowns++;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+Deno.test({
+  name: "a re-encrypt gates its bucket on every instance, is seen and cancelled from any instance",
+  ignore: fleetReason !== null,
+  async fn() {
+    await using fleet = await startFleet({
+      buckets: ["data", "other"],
+      env: { SVC_ENCRYPTION_KEY: "c3".repeat(32), SVC_MAINTENANCE_PACE_MS: "100" },
+    });
+    const lb = fleet.client();
+    const bodies = new Map<string, Uint8Array>();
+    for (let i = 0; i < 30; i++) {
+      const key = `before/${String(i).padStart(2, "0")}`;
+      bodies.set(key, bodyFor(key));
+      await lb.send(new PutObjectCommand({ Bucket: "data", Key: key, Body: bodies.get(key) }));
+    }
+    for (let i = 0; i < 40; i++) {
+      await lb.send(new PutObjectCommand({ Bucket: "other", Key: `o/${i}`, Body: bodyFor("o") }));
+    }
+    assert.ok((await plaintextStored(fleet, "data")).length >= 30, "stored in plaintext first");
+    await encryptFromNow(fleet);
+
+    const [a, b, c] = [await admin(fleet, 0), await admin(fleet, 1), await admin(fleet, 2)];
+    const id = await startReencrypt(a, "data");
+
+    // Writers on the two other instances, each retrying its writes until accepted.
+    const others = [fleet.instanceClient(1), fleet.instanceClient(2)];
+    const slowDowns = [0, 0];
+    let done = false;
+    let n = 0;
+    const writers = others.map(async (s3, which) => {
+      while (!done) {
+        const key = `during/${which}-${String(n++).padStart(3, "0")}`;
+        bodies.set(key, bodyFor(key));
+        slowDowns[which] += await writeThroughGate(s3, "data", key, bodies.get(key)!);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+    });
+
+    // Visible on another instance: its holder, type and progress.
+    const row = await remoteRow(b, id);
+    assert.equal(row.type, "reencrypt");
+    assert.deepEqual(row.scope, { bucket: "data", prefix: "" });
+    assert.equal(typeof (row.held_by as Json).instance, "string");
+    assert.ok(row.progress && typeof row.progress === "object", JSON.stringify(row));
+    // The bucket is held fleet-wide: a second job is refused on any instance.
+    const second = await c.request("POST", "/jobs/reencrypt", { buckets: ["data"] });
+    const refusal = await second.json();
+    assert.equal(second.status, 400, JSON.stringify(refusal));
+    assert.equal(refusal.errors[0].error, "conflict", JSON.stringify(refusal));
+
+    const finished = await until(`${id} to end`, async () => {
+      const job = await a.json<Json>("GET", `/jobs/${id}`);
+      return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
+    }, 90_000);
+    done = true;
+    await Promise.all(writers);
+    assert.equal(finished.status, "succeeded", JSON.stringify(finished));
+    assert.ok(slowDowns[0] > 0 && slowDowns[1] > 0, `503s per instance: ${slowDowns}`);
+
+    // After: writes pass on every instance within the refresh, the job is gone from the others.
+    for (const [index, s3] of [fleet.instanceClient(0), ...others].entries()) {
+      const key = `after/${index}`;
+      bodies.set(key, bodyFor(key));
+      const start = Date.now();
+      await writeThroughGate(s3, "data", key, bodies.get(key)!);
+      assert.ok(Date.now() - start < 5000, `instance ${index} kept gating`);
+    }
+    await until("the row to leave the other instances", async () => {
+      const { jobs } = await b.json<{ jobs: Json[] }>("GET", "/jobs");
+      return jobs.some((r) => String(r.id).startsWith(`${id}@`)) ? undefined : true;
+    });
+    for (const [key, body] of bodies) {
+      assert.deepEqual(await bytesOf(lb, "data", key), body, key);
+    }
+    assert.deepEqual(await plaintextStored(fleet, "data"), [], "every stored byte sealed");
+
+    // Cancel from another instance: asked on b, the holder c stops at its next heartbeat.
+    const long = await startReencrypt(c, "other");
+    const seen = await remoteRow(b, long);
+    const cancel = await b.request("POST", `/jobs/${seen.id}/cancel`);
+    assert.equal(cancel.status, 202, await cancel.text());
+    const cancelled = await until(`${long} to be cancelled`, async () => {
+      const job = await c.json<Json>("GET", `/jobs/${long}`);
+      if (job.status === "succeeded") throw new Error(`${long} finished before the cancel`);
+      return job.status === "cancelled" ? job : undefined;
+    });
+    assert.ok(Number((cancelled.progress as Json).objects_done) < 40, JSON.stringify(cancelled));
+    await writeThroughGate(fleet.instanceClient(0), "other", "after", bodyFor("after"));
+    for (const s3 of [lb, ...others]) s3.destroy();
+  },
+});
