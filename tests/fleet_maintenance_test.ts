@@ -172,23 +172,28 @@ Deno.test({
       }
     });
 
-    // Visible on another instance: its holder, type and progress.
-    const row = await remoteRow(b, id);
-    assert.equal(row.type, "reencrypt");
-    assert.deepEqual(row.scope, { bucket: "data", prefix: "" });
-    assert.equal(typeof (row.held_by as Json).instance, "string");
-    assert.ok(row.progress && typeof row.progress === "object", JSON.stringify(row));
-    // The bucket is held fleet-wide: a second job is refused on any instance.
-    const second = await c.request("POST", "/jobs/reencrypt", { buckets: ["data"] });
-    const refusal = await second.json();
-    assert.equal(second.status, 400, JSON.stringify(refusal));
-    assert.equal(refusal.errors[0].error, "conflict", JSON.stringify(refusal));
+    let finished: Json;
+    try {
+      // Visible on another instance: its holder, type and progress.
+      const row = await remoteRow(b, id);
+      assert.equal(row.type, "reencrypt");
+      assert.deepEqual(row.scope, { bucket: "data", prefix: "" });
+      assert.equal(typeof (row.held_by as Json).instance, "string");
+      assert.ok(row.progress && typeof row.progress === "object", JSON.stringify(row));
+      // The bucket is held fleet-wide: a second job is refused on any instance.
+      const second = await c.request("POST", "/jobs/reencrypt", { buckets: ["data"] });
+      const refusal = await second.json();
+      assert.equal(second.status, 400, JSON.stringify(refusal));
+      assert.equal(refusal.errors[0].error, "conflict", JSON.stringify(refusal));
 
-    const finished = await until(`${id} to end`, async () => {
-      const job = await a.json<Json>("GET", `/jobs/${id}`);
-      return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
-    }, 90_000);
-    done = true;
+      finished = await until(`${id} to end`, async () => {
+        const job = await a.json<Json>("GET", `/jobs/${id}`);
+        return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
+      }, 90_000);
+    } finally {
+      done = true;
+      await Promise.allSettled(writers);
+    }
     await Promise.all(writers);
     assert.equal(finished.status, "succeeded", JSON.stringify(finished));
     assert.ok(slowDowns[0] > 0 && slowDowns[1] > 0, `503s per instance: ${slowDowns}`);
