@@ -103,7 +103,12 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
     const claimed = this.#claimed.get(bucket);
     if (claimed === undefined || (jobId !== undefined && claimed.job !== jobId)) return;
     this.#claimed.delete(bucket);
-    this.#serial(() => this.options.docs.remove(bucket)).catch((err) =>
+    // A flip (a holder resumed after one) stays gated elsewhere until every live instance has it.
+    const flip = claimed.doc.flip?.backend ?? null;
+    const adopted = flip === null
+      ? Promise.resolve()
+      : this.waitAcks(bucket, claimed.job, flip, AbortSignal.timeout(10 * this.#o.expireMs));
+    adopted.then(() => this.#serial(() => this.options.docs.remove(bucket))).catch((err) =>
       // Left behind, it stops gating once its heartbeat expires.
       log.warn("the fleet gate could not be removed", { bucket, error: messageOf(err) })
     );
@@ -298,15 +303,8 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   async #lapsed(bucket: string, stored: StoredGate): Promise<void> {
     const { docs, instance } = this.options;
     const doc = stored.doc;
-    if (doc.flip) {
-      await this.#answer(bucket, doc);
-      const live = await docs.live(this.#o.now(), this.#o.liveMs);
-      const acks = await docs.acks(bucket, doc.holder, doc.job);
-      const behind = [...live].filter((i) =>
-        i !== doc.holder && acks.get(i)?.flipped !== doc.flip!.backend
-      );
-      if (behind.length > 0) return;
-    }
+    if (doc.flip) await this.#answer(bucket, doc);
+    if (!(await this.#flipAdopted(bucket, doc))) return;
     const again = await docs.read(bucket);
     if (again === null || again.etag !== stored.etag) return; // it moved: not lapsed after all
     log.warn("a maintenance gate's holder stopped its heartbeat; the gate is lifted", {
@@ -318,10 +316,25 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
     await docs.remove(bucket);
   }
 
-  /** A gate in this instance's name that no local job holds (a removal that failed). */
+  /** Whether every live instance but the holder acked the gate's flip (true without one). */
+  async #flipAdopted(bucket: string, doc: GateDocument): Promise<boolean> {
+    if (!doc.flip) return true;
+    const live = await this.options.docs.live(this.#o.now(), this.#o.liveMs);
+    const acks = await this.options.docs.acks(bucket, doc.holder, doc.job);
+    return [...live].every((i) => i === doc.holder || acks.get(i)?.flipped === doc.flip!.backend);
+  }
+
+  /**
+   * A gate in this instance's name that no local job holds: a removal that failed, or the gate of
+   * a migration resumed after its flip (removed once every live instance adopted the flip).
+   */
   async #ownLeftover(bucket: string, doc: GateDocument): Promise<void> {
     if (this.#claimed.has(bucket) || this.#hooks === null) return;
-    if ((await this.#hooks.row(doc.job)) !== null) return;
+    if (
+      doc.flip ? !(await this.#flipAdopted(bucket, doc)) : (await this.#hooks.row(doc.job)) !== null
+    ) {
+      return;
+    }
     await this.options.docs.remove(bucket);
   }
 
