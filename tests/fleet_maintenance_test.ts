@@ -16,6 +16,8 @@ import {
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { type Fleet, fleetReason, startFleet } from "./helpers/fleet.ts";
+import { startBackingSvc } from "./helpers/s3-front.ts";
+import type { S3Server } from "./helpers/s3-servers.ts";
 import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
 
 type Json = Record<string, unknown>;
@@ -50,14 +52,19 @@ function holdsMarker(bytes: Uint8Array): boolean {
   return new TextDecoder("latin1").decode(bytes).includes(MARKER);
 }
 
-/** Keys of the backing store's copy of `bucket` whose stored bytes show the marker. */
-async function plaintextStored(fleet: Fleet, bucket: string): Promise<string[]> {
-  const store = new S3Client({
-    endpoint: fleet.store.endpoint,
+/** A client of a backing store itself (what the fleet stored, as stored). */
+function rawClient(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
     region: "us-east-1",
     forcePathStyle: true,
     credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
   });
+}
+
+/** Keys of the backing store's copy of `bucket` whose stored bytes show the marker. */
+async function plaintextStored(fleet: Fleet, bucket: string): Promise<string[]> {
+  const store = rawClient(fleet.store.endpoint);
   const found: string[] = [];
   let token: string | undefined;
   do {
@@ -228,5 +235,101 @@ Deno.test({
     assert.ok(Number((cancelled.progress as Json).objects_done) < 40, JSON.stringify(cancelled));
     await writeThroughGate(fleet.instanceClient(0), "other", "after", bodyFor("after"));
     for (const s3 of [lb, ...others]) s3.destroy();
+  },
+});
+
+/** Two S3 backends: the fleet's store (`main`, the default) and a second store (`second`). */
+function twoStores(second: S3Server) {
+  return (store: S3Server) => {
+    const backend = (name: string, s: S3Server) =>
+      `    - name: ${name}\n      type: s3\n      endpoint: ${s.endpoint}\n` +
+      `      access_key_id: ${s.accessKeyId}\n      secret_access_key: ${s.secretAccessKey}\n`;
+    return `  default_backend: main\n  backends:\n${backend("main", store)}${
+      backend("second", second)
+    }`;
+  };
+}
+
+async function storedKeys(endpoint: string, bucket: string): Promise<string[]> {
+  const client = rawClient(endpoint);
+  try {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+    return (page.Contents ?? []).map((object) => object.Key!);
+  } catch (err) {
+    if ((err as { name?: string }).name === "NoSuchBucket") return [];
+    throw err;
+  } finally {
+    client.destroy();
+  }
+}
+
+Deno.test({
+  name: "a migration's routing flip reaches every instance before its gate lifts",
+  ignore: fleetReason !== null,
+  async fn() {
+    const second = await startBackingSvc(["unused"]);
+    try {
+      await using fleet = await startFleet({
+        buckets: ["moving"],
+        storageYaml: twoStores(second),
+        env: { SVC_MAINTENANCE_PACE_MS: "100" },
+      });
+      const lb = fleet.client();
+      const bodies = new Map<string, Uint8Array>();
+      for (let i = 0; i < 25; i++) {
+        const key = `before/${String(i).padStart(2, "0")}`;
+        bodies.set(key, bodyFor(key));
+        await lb.send(new PutObjectCommand({ Bucket: "moving", Key: key, Body: bodies.get(key) }));
+      }
+      const a = await admin(fleet, 0);
+      const started = await a.json<Json>("POST", "/buckets/moving/migrate", {
+        target_backend: "second",
+        delete_source: true,
+      }, 202);
+      const id = String(started.id);
+      const others = [fleet.instanceClient(1), fleet.instanceClient(2)];
+      const slowDowns = [0, 0];
+      let done = false;
+      let n = 0;
+      const writers = others.map(async (s3, which) => {
+        while (!done) {
+          const key = `during/${which}-${String(n++).padStart(3, "0")}`;
+          bodies.set(key, bodyFor(key));
+          slowDowns[which] += await writeThroughGate(s3, "moving", key, bodies.get(key)!);
+          await new Promise((r) => setTimeout(r, 30));
+        }
+      });
+      let finished: Json;
+      try {
+        finished = await until(`${id} to end`, async () => {
+          const job = await a.json<Json>("GET", `/jobs/${id}`);
+          return ["succeeded", "failed", "cancelled"].includes(String(job.status))
+            ? job
+            : undefined;
+        }, 90_000);
+      } finally {
+        done = true;
+        await Promise.allSettled(writers);
+      }
+      await Promise.all(writers);
+      assert.equal(finished.status, "succeeded", JSON.stringify(finished));
+      assert.ok(slowDowns[0] > 0 && slowDowns[1] > 0, `503s per instance: ${slowDowns}`);
+      // Every instance routes the bucket to the second store: a write through each lands there.
+      for (const [index, s3] of [fleet.instanceClient(0), ...others].entries()) {
+        const key = `after/${index}`;
+        bodies.set(key, bodyFor(key));
+        await writeThroughGate(s3, "moving", key, bodies.get(key)!);
+      }
+      const moved = await storedKeys(second.endpoint, "moving");
+      for (const key of bodies.keys()) assert.ok(moved.includes(key), `${key} on the second store`);
+      assert.deepEqual(await storedKeys(fleet.store.endpoint, "moving"), [], "source cleaned up");
+      for (const [key, body] of bodies) {
+        assert.deepEqual(await bytesOf(lb, "moving", key), body, key);
+      }
+      assert.match(await Deno.readTextFile(fleet.configFile), /moving:\s+backend: second/);
+      for (const s3 of [lb, ...others]) s3.destroy();
+    } finally {
+      await second.stop();
+    }
   },
 });

@@ -93,6 +93,11 @@ export interface FleetOptions {
   instances?: number;
   /** Buckets created on the store first (the backing svc keeps them verbatim). */
   buckets?: string[];
+  /**
+   * The lines under `storage:` instead of the store as the single S3 backend (given the store;
+   * indented by two spaces), e.g. named backends.
+   */
+  storageYaml?: (store: S3Server) => string;
   /** Appended to the instances' config file (indented lines under `advanced:`). */
   advancedYaml?: string;
   /** Extra environment of every instance. */
@@ -214,13 +219,19 @@ async function startHaproxy(dir: string, port: number, config: string): Promise<
 }
 
 /** The instances' shared config file: the store as S3 backend, config sync, proxy headers. */
-function instanceYaml(store: S3Server, advancedYaml: string, encrypted: boolean): string {
+function instanceYaml(
+  store: S3Server,
+  advancedYaml: string,
+  encrypted: boolean,
+  storageYaml?: (store: S3Server) => string,
+): string {
   const encryption = encrypted ? "  backend_encryption:\n    mode: aes256-gcm-proxy\n" : "";
-  return `storage:
-  s3: ${store.endpoint}
+  const storage = storageYaml?.(store) ?? `  s3: ${store.endpoint}
   access_key_id: ${store.accessKeyId}
   secret_access_key: ${store.secretAccessKey}
-${encryption}advanced:
+`;
+  return `storage:
+${storage}${encryption}advanced:
   config_sync_bucket: ${COORD_BUCKET}
   config_sync_poll_secs: 1
   trust_proxy_headers: true
@@ -249,7 +260,12 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     const configFile = `${dir}/svc.yaml`;
     await Deno.writeTextFile(
       configFile,
-      instanceYaml(store, options.advancedYaml ?? "", options.encryptionKey !== undefined),
+      instanceYaml(
+        store,
+        options.advancedYaml ?? "",
+        options.encryptionKey !== undefined,
+        options.storageYaml,
+      ),
     );
     const env: Record<string, string> = {
       SVC_BACKEND_LIST_FRESH_SECS: "0",
