@@ -333,3 +333,54 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a killed holder's gate lifts after its expiry, and the restarted holder finishes the job",
+  ignore: fleetReason !== null,
+  async fn() {
+    await using fleet = await startFleet({
+      buckets: ["data"],
+      env: { SVC_ENCRYPTION_KEY: "c3".repeat(32), SVC_MAINTENANCE_PACE_MS: "300" },
+    });
+    const lb = fleet.client();
+    const bodies = new Map<string, Uint8Array>();
+    for (let i = 0; i < 30; i++) {
+      const key = `before/${String(i).padStart(2, "0")}`;
+      bodies.set(key, bodyFor(key));
+      await lb.send(new PutObjectCommand({ Bucket: "data", Key: key, Body: bodies.get(key) }));
+    }
+    await encryptFromNow(fleet);
+    const a = await admin(fleet, 0);
+    const id = await startReencrypt(a, "data");
+    await until("a few objects re-encrypted", async () => {
+      const job = await a.json<Json>("GET", `/jobs/${id}`);
+      return Number((job.progress as Json).objects_done) >= 3 ? true : undefined;
+    });
+    await fleet.kill(0);
+    const b = fleet.instanceClient(1);
+    // The holder is gone but its gate holds until its heartbeat expires.
+    const killedAt = Date.now();
+    await assert.rejects(
+      b.send(new PutObjectCommand({ Bucket: "data", Key: "early", Body: "x" })),
+      (err: { name?: string }) => err.name === "SlowDown",
+    );
+    bodies.set("lapsed", bodyFor("lapsed"));
+    await writeThroughGate(b, "data", "lapsed", bodies.get("lapsed")!);
+    const waited = Date.now() - killedAt;
+    assert.ok(waited > 15_000 && waited < 60_000, `gate lifted after ${waited} ms`);
+
+    await fleet.restart(0);
+    const again = await admin(fleet, 0);
+    const finished = await until(`${id} to end after the restart`, async () => {
+      const job = await again.json<Json>("GET", `/jobs/${id}`);
+      return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
+    }, 90_000);
+    assert.equal(finished.status, "succeeded", JSON.stringify(finished));
+    for (const [key, body] of bodies) {
+      assert.deepEqual(await bytesOf(lb, "data", key), body, key);
+    }
+    assert.deepEqual(await plaintextStored(fleet, "data"), [], "every stored byte sealed");
+    lb.destroy();
+    b.destroy();
+  },
+});

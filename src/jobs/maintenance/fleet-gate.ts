@@ -273,7 +273,8 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   /** Drains this instance's writes to `bucket`, adopts the flip, then acks (once each). */
   async #answer(bucket: string, doc: GateDocument): Promise<void> {
     const flip = doc.flip?.backend ?? null;
-    const key = `${bucket}|${doc.holder}|${doc.job}|${flip ?? ""}`;
+    // Per gate document: a gate claimed anew for the same job (after a lapse) is answered again.
+    const key = `${bucket}|${doc.holder}|${doc.job}|${doc.created_at}|${flip ?? ""}`;
     if (this.#acked.has(key) || this.#acking.has(key)) return;
     this.#acking.add(key);
     try {

@@ -228,6 +228,15 @@ Deno.test("a dead holder's gate is lifted after its expiry; the holder then find
   assert.equal(b.local.holder("data"), undefined, "writes pass again");
   await a.gate.heartbeat();
   assert.deepEqual(a.lost, ["maintenance:1"], "a holder that was presumed dead stops its job");
+  // The holder restarted: it claims the bucket anew, and the others answer the new gate.
+  await store.present("a", clock.now);
+  await store.present("b", clock.now);
+  assert.equal(await a.gate.claim(job("maintenance:1", "data")), "created");
+  const drained = a.gate.drained("data");
+  await b.gate.tick();
+  await settle();
+  await drained;
+  assert.equal(b.local.holder("data"), "maintenance:1@a");
 });
 
 Deno.test("a flip reaches every live instance before it returns, even past a holder's death", async () => {
