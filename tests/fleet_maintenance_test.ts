@@ -187,6 +187,9 @@ Deno.test({
       assert.deepEqual(row.scope, { bucket: "data", prefix: "" });
       assert.equal(typeof (row.held_by as Json).instance, "string");
       assert.ok(row.progress && typeof row.progress === "object", JSON.stringify(row));
+      const gate = await b.json<Json>("GET", "/jobs/bucket/data");
+      assert.equal(gate.write_gate, "gated", JSON.stringify(gate));
+      assert.equal((gate.job as Json).id, row.id, JSON.stringify(gate));
       // The bucket is held fleet-wide: a second job is refused on any instance.
       const second = await c.request("POST", "/jobs/reencrypt", { buckets: ["data"] });
       const refusal = await second.json();

@@ -187,7 +187,8 @@ export class JobsService {
 
   /** The active job of a bucket: status, phase and counts only (browse sessions read it). */
   async bucketStatus(bucket: string): Promise<Record<string, unknown>> {
-    const job = await this.#store.activeForBucket(bucket);
+    const job = (await this.#store.activeForBucket(bucket)) ??
+      this.#deps.fleet?.remoteJobOf(bucket) ?? null;
     const gated = this.#deps.gate.holder(bucket) !== undefined;
     if (job === null) return { bucket, write_gate: gated ? "gated" : "open", job: null };
     const { phase, objects_done, objects_failed, bytes_done, objects_total, percent, eta_seconds } =

@@ -76,6 +76,11 @@ export class FleetRemoteJobs {
     };
   }
 
+  remoteJobOf(bucket: string): JobRecord | null {
+    const stored = this.#others().find((candidate) => candidate.doc.bucket === bucket);
+    return stored ? this.remoteJob(`${stored.doc.job}@${stored.doc.holder}`) : null;
+  }
+
   isRemote(id: string): boolean {
     return id.includes("@");
   }

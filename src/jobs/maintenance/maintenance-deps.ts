@@ -66,6 +66,8 @@ export interface MaintenanceFleet {
   remoteRows(): Record<string, unknown>[];
   remoteRow(id: string): Record<string, unknown> | null;
   remoteJob(id: string): JobRecord | null;
+  /** The job another instance runs on `bucket`, if any. */
+  remoteJobOf(bucket: string): JobRecord | null;
   isRemote(id: string): boolean;
   /** Asks the holder to cancel; a message when it cannot be, else null. */
   requestCancel(id: string, by: string): Promise<string | null>;
