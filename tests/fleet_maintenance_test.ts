@@ -228,7 +228,8 @@ Deno.test({
     // Cancel from another instance: asked on b, the holder c stops at its next heartbeat.
     const long = await startReencrypt(c, "other");
     const seen = await remoteRow(b, long);
-    const cancel = await b.request("POST", `/jobs/${seen.id}/cancel`);
+    // Encoded as the console sends it.
+    const cancel = await b.request("POST", `/jobs/${encodeURIComponent(String(seen.id))}/cancel`);
     assert.equal(cancel.status, 202, await cancel.text());
     const cancelled = await until(`${long} to be cancelled`, async () => {
       const job = await c.json<Json>("GET", `/jobs/${long}`);
