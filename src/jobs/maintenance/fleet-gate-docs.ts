@@ -13,6 +13,7 @@
  *   few seconds; the "live" instances a gate waits for are those whose presence is recent.
  */
 import { BackendError, parseListObjects, type S3Client } from "../../storage/mod.ts";
+import type { MaintenanceWriteGate } from "./maintenance-deps.ts";
 
 export const GATES_PREFIX = "_svc/gates/";
 export const PRESENCE_PREFIX = "_svc/instances/";
@@ -77,6 +78,23 @@ export interface GateStore {
   acks(bucket: string, holder: string, job: string): Promise<Map<string, GateAck>>;
   present(instance: string, at: number): Promise<void>;
   live(now: number, windowMs: number): Promise<Set<string>>;
+}
+
+export interface FleetGateOptions {
+  docs: GateStore;
+  /** This instance's stable fleet id. */
+  instance: string;
+  /** The process's own gate (the S3 layer's BucketWriteGate). */
+  local: MaintenanceWriteGate;
+  /** Routes `bucket` to `backend` on this instance (a flip another instance made). */
+  adopt(bucket: string, backend: string): Promise<void>;
+  now?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  refreshMs?: number;
+  heartbeatMs?: number;
+  presenceMs?: number;
+  liveMs?: number;
+  expireMs?: number;
 }
 
 export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -26,9 +26,9 @@ import { getLogger } from "../../observability/mod.ts";
 import type { JobRecord } from "../job-model.ts";
 import {
   defaultSleep,
+  type FleetGateOptions,
   type GateDocument,
   GATES_PREFIX,
-  type GateStore,
   type StoredGate,
 } from "./fleet-gate-docs.ts";
 import type { FleetJobHooks, MaintenanceFleet, MaintenanceWriteGate } from "./maintenance-deps.ts";
@@ -36,23 +36,6 @@ import { messageOf } from "./job-steps.ts";
 import { FleetRemoteJobs } from "./fleet-remote-jobs.ts";
 
 const log = getLogger("svc::jobs");
-
-export interface FleetGateOptions {
-  docs: GateStore;
-  /** This instance's stable fleet id. */
-  instance: string;
-  /** The process's own gate (the S3 layer's BucketWriteGate). */
-  local: MaintenanceWriteGate;
-  /** Routes `bucket` to `backend` on this instance (a flip another instance made). */
-  adopt(bucket: string, backend: string): Promise<void>;
-  now?: () => number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  refreshMs?: number;
-  heartbeatMs?: number;
-  presenceMs?: number;
-  liveMs?: number;
-  expireMs?: number;
-}
 
 interface Claimed {
   job: string;
@@ -71,6 +54,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   #hooks: FleetJobHooks | null = null;
   #timers: ReturnType<typeof setInterval>[] = [];
   #lastPresence = 0;
+  #warnedAt = -Infinity;
   #ticking: Promise<void> | null = null;
   #writes: Promise<unknown> = Promise.resolve();
 
@@ -214,9 +198,12 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
 
   /** One watcher step (one at a time); failures are logged, the next step tries again. */
   tick(): Promise<void> {
-    this.#ticking ??= this.#tick().catch((err) =>
-      log.warn("the fleet's maintenance gates could not be read", { error: messageOf(err) })
-    ).finally(() => this.#ticking = null);
+    this.#ticking ??= this.#tick().catch((err) => {
+      // Once a minute, not every second, while the coordination bucket is out of reach.
+      if (this.#o.now() - this.#warnedAt < 60_000) return;
+      this.#warnedAt = this.#o.now();
+      log.warn("the fleet's maintenance gates could not be read", { error: messageOf(err) });
+    }).finally(() => this.#ticking = null);
     return this.#ticking;
   }
 

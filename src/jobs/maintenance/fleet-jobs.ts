@@ -11,16 +11,31 @@ import type { MigrateState } from "./migrate.ts";
 
 /** Refuses a job on a bucket another instance's job holds (409), before the job exists. */
 export async function checkFleetFree(fleet: MaintenanceFleet | undefined, bucket: string) {
-  const held = await fleet?.check(bucket);
+  const held = await fleet?.check(bucket).catch((err) => {
+    throw unreachable(err);
+  });
   if (held) throw new JobsError("conflict", held);
+}
+
+function unreachable(err: unknown): JobsError {
+  const why = err instanceof Error ? err.message : String(err);
+  return new JobsError("unavailable", `The fleet's coordination bucket cannot be reached: ${why}`);
 }
 
 /** Claims a new job's gate; when another instance won the race, the job fails and 409. */
 export async function claimNew(fleet: MaintenanceFleet, store: JobsStore, job: JobRecord) {
-  if ((await fleet.claim(job)) !== "held") return;
-  const message = `Bucket "${job.scope.bucket}" is held by a job on another instance`;
-  await store.update(job.id, { status: "failed", error: message, finishedAt: Date.now() });
-  throw new JobsError("conflict", message);
+  let refusal: JobsError;
+  try {
+    if ((await fleet.claim(job)) !== "held") return;
+    refusal = new JobsError(
+      "conflict",
+      `Bucket "${job.scope.bucket}" is held by a job on another instance`,
+    );
+  } catch (err) {
+    refusal = unreachable(err); // never run a job the fleet does not see gated
+  }
+  await store.update(job.id, { status: "failed", error: refusal.message, finishedAt: Date.now() });
+  throw refusal;
 }
 
 /**
