@@ -182,9 +182,9 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
     await this.waitAcks(bucket, claimed.job, backend, signal);
   }
 
-  /** Presence, the first listing (before the listener opens), then the timers. */
+  /** Presence and the first listing (before the listener opens; throws), then the timers. */
   async start(): Promise<void> {
-    await this.tick();
+    await this.#tick(); // a failure fails the boot: never serve writes blind to the gates
     this.#timers.push(setInterval(() => void this.tick(), this.#o.refreshMs));
     this.#timers.push(setInterval(() => void this.heartbeat(), this.#o.heartbeatMs));
   }
