@@ -34,7 +34,7 @@ export async function claimNew(fleet: MaintenanceFleet, store: JobsStore, job: J
   } catch (err) {
     refusal = unreachable(err); // never run a job the fleet does not see gated
   }
-  await store.update(job.id, { status: "failed", error: refusal.message, finishedAt: Date.now() });
+  await failUnrun(store, job.id, refusal.message);
   throw refusal;
 }
 
@@ -63,12 +63,18 @@ export async function reclaim(
     await store.update(job.id, { state: { ...job.state, gateLapsed: true } });
     return true;
   }
-  await store.update(job.id, {
-    status: "failed",
-    error: `Bucket "${job.scope.bucket}" was taken by another job while this one was down`,
-    finishedAt: Date.now(),
-  });
+  await failUnrun(
+    store,
+    job.id,
+    `Bucket "${job.scope.bucket}" was taken by another job while this one was down`,
+  );
   return false;
+}
+
+/** Ends a queued job that must not run as failed (a queued job reaches it through running). */
+async function failUnrun(store: JobsStore, id: string, error: string): Promise<void> {
+  await store.update(id, { status: "running" });
+  await store.update(id, { status: "failed", error, finishedAt: Date.now() });
 }
 
 /** The row of a local job still active, else null (the fleet gate's heartbeat reads it). */
