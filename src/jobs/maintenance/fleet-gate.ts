@@ -51,6 +51,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   readonly #remote = new Map<string, string>();
   readonly #acked = new Set<string>();
   readonly #acking = new Set<string>();
+  readonly #failedAt = new Map<string, number>();
   #hooks: FleetJobHooks | null = null;
   #timers: ReturnType<typeof setInterval>[] = [];
   #lastPresence = 0;
@@ -144,7 +145,13 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
       flip: null,
     };
     const etag = await docs.create(doc);
-    if (etag === null) return "held";
+    if (etag === null) {
+      // A create retried after a lost answer fails its own condition: the gate is ours then.
+      const won = await docs.read(bucket);
+      if (won?.doc.holder !== instance || won.doc.job !== job.id) return "held";
+      this.#claimed.set(bucket, { job: job.id, etag: won.etag, doc: won.doc });
+      return "created";
+    }
     this.#claimed.set(bucket, { job: job.id, etag, doc });
     return "created";
   }
@@ -276,6 +283,9 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
       });
       this.#acked.add(key);
     } catch (err) {
+      // Retried every refresh; said once a minute (an adoption this instance cannot make).
+      if (this.#o.now() - (this.#failedAt.get(key) ?? -Infinity) < 60_000) return;
+      this.#failedAt.set(key, this.#o.now());
       log.warn("a fleet maintenance gate could not be answered; retried at the next refresh", {
         bucket,
         job: doc.job,
