@@ -8,6 +8,7 @@
  * on the bucket is refused anywhere, and a cancel asked on another instance stops a job.
  */
 import assert from "node:assert/strict";
+import { Readable } from "node:stream";
 import {
   GetObjectCommand,
   ListObjectsV2Command,
@@ -386,5 +387,58 @@ Deno.test({
     assert.deepEqual(await plaintextStored(fleet, "data"), [], "every stored byte sealed");
     lb.destroy();
     b.destroy();
+  },
+});
+
+Deno.test({
+  name: "the job reads nothing before another instance's write in flight has ended",
+  ignore: fleetReason !== null,
+  async fn() {
+    await using fleet = await startFleet({ buckets: ["data"] });
+    const lb = fleet.client();
+    for (let i = 0; i < 5; i++) {
+      await lb.send(new PutObjectCommand({ Bucket: "data", Key: `k/${i}`, Body: bodyFor("k") }));
+    }
+    // A slow upload through instance 1, in flight when the job starts on instance 0.
+    const chunk = crypto.getRandomValues(new Uint8Array(16 * 1024));
+    const pieces = 40;
+    const slowBody = Readable.from((async function* () {
+      for (let i = 0; i < pieces; i++) {
+        yield chunk;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })());
+    const slowClient = fleet.instanceClient(1, { checksums: false });
+    let slowEndedAt = 0;
+    const slow = slowClient.send(
+      new PutObjectCommand({
+        Bucket: "data",
+        Key: "slow",
+        Body: slowBody,
+        ContentLength: chunk.length * pieces,
+      }),
+    ).then(() => slowEndedAt = Date.now());
+    await new Promise((r) => setTimeout(r, 500));
+    const a = await admin(fleet, 0);
+    const id = await startReencrypt(a, "data");
+    let leftDrainAt = 0;
+    const finished = await until(`${id} to end`, async () => {
+      const job = await a.json<Json>("GET", `/jobs/${id}`);
+      const phase = (job.progress as Json).phase;
+      if (leftDrainAt === 0 && phase !== "drain" && phase !== "queued") leftDrainAt = Date.now();
+      return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
+    }, 60_000);
+    await slow;
+    assert.equal(finished.status, "succeeded", JSON.stringify(finished));
+    assert.ok(
+      slowEndedAt > 0 && leftDrainAt >= slowEndedAt - 50,
+      `${leftDrainAt} < ${slowEndedAt}`,
+    );
+    const stored = await bytesOf(lb, "data", "slow");
+    assert.equal(stored.length, chunk.length * pieces);
+    // Counted when the job started: the totals include the slow object.
+    assert.equal((finished.progress as Json).objects_total, 6, JSON.stringify(finished));
+    lb.destroy();
+    slowClient.destroy();
   },
 });
