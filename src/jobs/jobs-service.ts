@@ -28,6 +28,7 @@ import type { MaintenanceDeps } from "./maintenance/maintenance-deps.ts";
 import { type MigrateState, migrateWorker } from "./maintenance/migrate.ts";
 import { reencryptWorker } from "./maintenance/reencrypt.ts";
 import { messageOf } from "./maintenance/job-steps.ts";
+import { activeRow, checkFleetFree, claimNew, reclaim } from "./maintenance/fleet-jobs.ts";
 import type { RulesRoom } from "./rules/rules-room.ts";
 import type { JobAction } from "./job-model.ts";
 
@@ -82,6 +83,19 @@ export class JobsService {
       },
       onEnd: (job) => this.#ended(job),
     });
+    deps.fleet?.attach({
+      row: (id) => activeRow(this.#store, id),
+      cancel: async (id, by) => {
+        const job = await this.#store.get(id);
+        if (job && !TERMINAL.has(job.status)) await this.cancel(job, { user: by, ip: "fleet" });
+      },
+      lost: async (id, why) => {
+        const job = await this.#store.get(id);
+        if (!job || TERMINAL.has(job.status)) return;
+        log.warn("a maintenance job lost its fleet gate and stops", { job: id, why });
+        await this.cancel(job, { user: "$fleet", ip: "local" }).catch(() => {});
+      },
+    });
   }
 
   get runner(): JobRunner {
@@ -95,6 +109,11 @@ export class JobsService {
       const state = job.state as Partial<MigrateState>;
       if (!(job.type === "migrate" && state.flipped)) {
         this.#deps.gate.engage(job.scope.bucket, job.id);
+        const fleet = this.#deps.fleet;
+        if (fleet && !(await reclaim(fleet, this.#store, job, this.#deps.audit))) {
+          this.#deps.gate.lift(job.scope.bucket, job.id);
+          continue;
+        }
       }
       this.#deps.audit("job_requeued", { job: job.id, type: job.type, bucket: job.scope.bucket });
       log.info("maintenance job re-queued after a restart", { job: job.id, type: job.type });
@@ -106,17 +125,21 @@ export class JobsService {
 
   async stop(): Promise<void> {
     await Promise.all([this.#runner.stop(), this.#rules?.stop()]);
+    await this.#deps.fleet?.stop();
   }
 
   async list(): Promise<Record<string, unknown>[]> {
     await this.#rules?.sync();
     const jobs = await this.#store.list();
     const rules = await this.#rules?.rows(jobs);
-    return jobs.map((job) => rules?.get(job.id) ?? jobRow(job));
+    const rows = jobs.map((job) => rules?.get(job.id) ?? jobRow(job));
+    return [...rows, ...(this.#deps.fleet?.remoteRows() ?? [])];
   }
 
   /** The row of one job as `GET /jobs` shows it. */
   async row(job: JobRecord): Promise<Record<string, unknown>> {
+    const remote = this.#deps.fleet?.isRemote(job.id) ? this.#deps.fleet.remoteRow(job.id) : null;
+    if (remote) return remote;
     return (await this.#rules?.rows([job]))?.get(job.id) ?? jobRow(job);
   }
 
@@ -138,6 +161,12 @@ export class JobsService {
   /** The job of an id from a URL (`maintenance:<n>`, or just `<n>`); 404 when unknown. */
   async job(id: string): Promise<JobRecord> {
     if (!/^maintenance:|^\d+$/.test(id)) await this.#rules?.sync();
+    const fleet = this.#deps.fleet;
+    if (fleet?.isRemote(id)) {
+      const remote = fleet.remoteJob(id);
+      if (remote === null) throw new JobsError("not_found", `No job "${id}"`);
+      return remote;
+    }
     const full = /^\d+$/.test(id) ? `maintenance:${id}` : id;
     const job = await this.#store.get(full);
     if (job === null) throw new JobsError("not_found", `No job "${id}"`);
@@ -160,7 +189,8 @@ export class JobsService {
 
   /** The active job of a bucket: status, phase and counts only (browse sessions read it). */
   async bucketStatus(bucket: string): Promise<Record<string, unknown>> {
-    const job = await this.#store.activeForBucket(bucket);
+    const job = (await this.#store.activeForBucket(bucket)) ??
+      this.#deps.fleet?.remoteJobOf(bucket) ?? null;
     const gated = this.#deps.gate.holder(bucket) !== undefined;
     if (job === null) return { bucket, write_gate: gated ? "gated" : "open", job: null };
     const { phase, objects_done, objects_failed, bytes_done, objects_total, percent, eta_seconds } =
@@ -208,6 +238,7 @@ export class JobsService {
     state: Record<string, unknown>,
     actor: Actor,
   ): Promise<JobRecord> {
+    await checkFleetFree(this.#deps.fleet, scope.bucket);
     let job: JobRecord;
     try {
       job = await this.#store.createMaintenance({
@@ -221,7 +252,9 @@ export class JobsService {
       if (err instanceof BucketBusyError) throw new JobsError("conflict", err.message);
       throw err;
     }
-    // Engaged now: from here every new write to the bucket answers 503 SlowDown.
+    // Engaged now: from here every new write to the bucket answers 503 SlowDown (in a fleet,
+    // on every instance once it sees the gate; the worker waits for their acks).
+    if (this.#deps.fleet) await claimNew(this.#deps.fleet, this.#store, job);
     this.#deps.gate.engage(scope.bucket, job.id);
     this.#deps.audit("job_created", { ...actor, job: job.id, type, ...scope });
     this.#runner.enqueue(job.id);
@@ -300,6 +333,12 @@ export class JobsService {
 
   /** `POST /jobs/:id/cancel` of a maintenance job. */
   async cancel(job: JobRecord, actor: Actor): Promise<JobRecord> {
+    if (this.#deps.fleet?.isRemote(job.id)) {
+      const refused = await this.#deps.fleet.requestCancel(job.id, actor.user);
+      if (refused !== null) throw new JobsError("conflict", refused);
+      this.#deps.audit("job_cancel_requested", { ...actor, job: job.id, bucket: job.scope.bucket });
+      return { ...job, status: "cancelling", cancelRequested: true };
+    }
     if (TERMINAL.has(job.status)) {
       throw new JobsError("conflict", `Job ${job.id} already ended (${job.status})`);
     }

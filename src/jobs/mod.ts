@@ -10,6 +10,8 @@ export { JobsError } from "./jobs-error.ts";
 export { JobsService, MAX_REENCRYPT_BUCKETS } from "./jobs-service.ts";
 export { JobsStore } from "./jobs-store.ts";
 export { lifecycleDriver } from "./lifecycle/lifecycle-driver.ts";
+export { GateDocs } from "./maintenance/fleet-gate-docs.ts";
+export { FleetGate } from "./maintenance/fleet-gate.ts";
 export type { MaintenanceSettings } from "./maintenance/maintenance-deps.ts";
 export { routeBucketVia } from "./maintenance/route-flip.ts";
 export { OutboxConsumer } from "./replication/outbox-consumer.ts";

@@ -93,6 +93,11 @@ export interface FleetOptions {
   instances?: number;
   /** Buckets created on the store first (the backing svc keeps them verbatim). */
   buckets?: string[];
+  /**
+   * The lines under `storage:` instead of the store as the single S3 backend (given the store;
+   * indented by two spaces), e.g. named backends.
+   */
+  backendsYaml?: (store: S3Server) => string;
   /** Appended to the instances' config file (indented lines under `advanced:`). */
   advancedYaml?: string;
   /** Added under `storage:` of the instances' config file (bucket policies, rules). */
@@ -221,13 +226,15 @@ function instanceYaml(
   advancedYaml: string,
   encrypted: boolean,
   storageYaml = "",
+  backendsYaml?: (store: S3Server) => string,
 ): string {
   const encryption = encrypted ? "  backend_encryption:\n    mode: aes256-gcm-proxy\n" : "";
-  return `storage:
-  s3: ${store.endpoint}
+  const backends = backendsYaml?.(store) ?? `  s3: ${store.endpoint}
   access_key_id: ${store.accessKeyId}
   secret_access_key: ${store.secretAccessKey}
-${encryption}${storageYaml}advanced:
+`;
+  return `storage:
+${backends}${encryption}${storageYaml}advanced:
   config_sync_bucket: ${COORD_BUCKET}
   config_sync_poll_secs: 1
   trust_proxy_headers: true
@@ -261,6 +268,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
         options.advancedYaml ?? "",
         options.encryptionKey !== undefined,
         options.storageYaml,
+        options.backendsYaml,
       ),
     );
     const env: Record<string, string> = {

@@ -7,6 +7,7 @@ import type { AuditFn } from "../../observability/mod.ts";
 import type { JobsStore } from "../jobs-store.ts";
 import type { Backend } from "../../storage/mod.ts";
 import type { Clock } from "../clock.ts";
+import type { JobRecord } from "../job-model.ts";
 
 export interface BucketRoute {
   /** The backend's name in the config. */
@@ -42,6 +43,37 @@ export interface MaintenanceWriteGate {
   drained(bucket: string, signal?: AbortSignal): Promise<void>;
 }
 
+/** What the fleet gate asks of this instance's jobs (jobs-service.ts answers). */
+export interface FleetJobHooks {
+  /** The row of a local job still active (queued, running, cancelling); else null. */
+  row(id: string): Promise<Record<string, unknown> | null>;
+  /** Cancels a local job (asked on another instance). */
+  cancel(id: string, by: string): Promise<void>;
+  /** The job's fleet gate was lifted under it (its heartbeat lapsed): it must stop. */
+  lost(id: string, why: string): Promise<void>;
+}
+
+/**
+ * The fleet side of maintenance jobs (fleet-gate.ts), present in fleet mode only: the gate held
+ * on every instance, and the jobs other instances run.
+ */
+export interface MaintenanceFleet {
+  attach(hooks: FleetJobHooks): void;
+  /** Why `bucket` cannot get a job now (another instance's job holds it), or null. */
+  check(bucket: string): Promise<string | null>;
+  /** Takes the bucket's fleet gate for `job`: new, already its own (a resume), or held. */
+  claim(job: JobRecord): Promise<"created" | "own" | "held">;
+  remoteRows(): Record<string, unknown>[];
+  remoteRow(id: string): Record<string, unknown> | null;
+  remoteJob(id: string): JobRecord | null;
+  /** The job another instance runs on `bucket`, if any. */
+  remoteJobOf(bucket: string): JobRecord | null;
+  isRemote(id: string): boolean;
+  /** Asks the holder to cancel; a message when it cannot be, else null. */
+  requestCancel(id: string, by: string): Promise<string | null>;
+  stop(): Promise<void>;
+}
+
 /** Bounded-label counters the workers feed (`type` is `reencrypt` or `migrate`). */
 export interface JobMetrics {
   objects(type: string, outcome: "done" | "failed", n?: number): void;
@@ -66,4 +98,6 @@ export interface MaintenanceDeps {
   settings(): MaintenanceSettings;
   audit: AuditFn;
   metrics?: JobMetrics;
+  /** Fleet mode only (`advanced.config_sync_bucket`): the gate is then also `gate`. */
+  fleet?: MaintenanceFleet;
 }

@@ -39,6 +39,11 @@ export interface MigrateState extends Record<string, unknown> {
   flipped: boolean;
   /** Last source key deleted in cleanup. */
   cleanupCursor: string | null;
+  /**
+   * Fleet mode: the bucket's fleet gate lapsed while this job was down after it had begun
+   * copying (writes reached the source meanwhile), so its copies cannot be trusted.
+   */
+  gateLapsed?: boolean;
 }
 
 function places(deps: MaintenanceDeps, state: MigrateState): [StoredPlace, StoredPlace] {
@@ -108,6 +113,13 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
 
     if (!state.flipped) {
       if (job.cancelRequested) return await unwind("cancelled");
+      if (state.gateLapsed) {
+        return await unwind(
+          "failed",
+          `The fleet write gate of bucket "${bucket}" lapsed while the job was down; writes ` +
+            `reached "${state.from}" meanwhile, so the copies were removed: start it again`,
+        );
+      }
       try {
         const outcome = await copyAndVerify(deps, cursor, signal);
         if (outcome !== null) return await unwind("failed", outcome);

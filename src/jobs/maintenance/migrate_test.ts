@@ -11,7 +11,7 @@ import { emptyProgress, jobRow } from "../job-model.ts";
 import { JobRunner } from "../runner.ts";
 import type { MaintenanceDeps } from "./maintenance-deps.ts";
 import { type MigrateState, migrateWorker } from "./migrate.ts";
-import { storedDigest } from "./raw-copy.ts";
+import { copyStoredObject, storedDigest } from "./raw-copy.ts";
 
 interface World {
   store: JobsStore;
@@ -237,6 +237,40 @@ Deno.test("a routing flip that fails unwinds the copies and keeps the bucket whe
     assert.equal(failed?.error, "Routing flip failed: config file is read-only");
     assert.equal(await world.target.headBucket("b"), null);
     assert.equal(gate.holder("b"), job.id, "the service lifts it when the job ends");
+    for (const key of world.bodies.keys()) {
+      assert.notEqual(await world.source.headObject("b", key), null, key);
+    }
+  });
+});
+
+Deno.test("a migration whose fleet gate lapsed while it was down unwinds instead of flipping", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, true);
+    await world.store.update(job.id, {
+      state: { ...job.state, cursor: "k/03", gateLapsed: true },
+    });
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    // A copy made before the lapse, as the earlier run left it.
+    await world.target.createBucket("b");
+    await copyStoredObject({ backend: world.source, bucket: "b" }, {
+      backend: world.target,
+      bucket: "b",
+    }, "k/01");
+    const clock = hookedClock(() => {});
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(depsFor(world, world.target, clock, gate)),
+    });
+    runner.enqueue(job.id);
+    await runner.idle();
+    const failed = await world.store.get(job.id);
+    assert.equal(failed?.status, "failed");
+    assert.match(failed?.error ?? "", /fleet write gate of bucket "b" lapsed/);
+    assert.deepEqual(world.flips, []);
+    assert.equal(await world.target.headObject("b", "k/01"), null, "the earlier copy is gone");
     for (const key of world.bodies.keys()) {
       assert.notEqual(await world.source.headObject("b", key), null, key);
     }

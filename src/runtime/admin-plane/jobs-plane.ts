@@ -9,7 +9,9 @@ import {
   type CoordinationBucket,
   coordinationLeases,
   DbLeases,
+  FleetGate,
   FleetRuns,
+  GateDocs,
   JobsService,
   JobsStore,
   lifecycleDriver,
@@ -27,6 +29,7 @@ import {
 } from "../../jobs/mod.ts";
 import type { ConfigRuntime } from "../config-runtime.ts";
 import type { Services } from "../services.ts";
+import { fleetInstanceId } from "./usage-plane.ts";
 
 export interface JobsDeps {
   services: Services;
@@ -128,17 +131,21 @@ export async function openJobs(deps: JobsDeps): Promise<JobsService> {
   const holder = services.config;
   const jobMetrics = services.metrics.jobs;
   const pacing = maintenanceSettings(deps.env);
+  const fleet = await openFleetGate(deps);
+  const flip = (bucket: string, backend: string) => routeBucketVia(runtime, bucket, backend);
   const jobs = new JobsService({
     deps: {
       store: new JobsStore(db),
       clock: services.clock,
-      gate: services.maintenanceGate,
+      gate: fleet ?? services.maintenanceGate,
       route: (bucket) => services.storage.router.route(bucket),
       routedTo: (bucket) => holder.current.storage.buckets[bucket]?.backend,
       backend: (name) => services.storage.backends.get(name),
-      routeBucket: (bucket, backend) => routeBucketVia(runtime, bucket, backend),
+      routeBucket: (bucket, backend) =>
+        fleet ? fleet.flip(bucket, backend, () => flip(bucket, backend)) : flip(bucket, backend),
       settings: () => pacing,
       audit,
+      ...(fleet ? { fleet } : {}),
       metrics: {
         objects: (type, outcome, n = 1) => jobMetrics.objects.inc({ type, outcome }, n),
         bytes: (type, n) => jobMetrics.bytes.inc({ type }, n),
@@ -149,4 +156,30 @@ export async function openJobs(deps: JobsDeps): Promise<JobsService> {
   });
   await jobs.start();
   return jobs;
+}
+
+/**
+ * Fleet mode: the maintenance write gate held on every instance (jobs/maintenance/fleet-gate.ts),
+ * under this instance's stable fleet id; its first listing runs now, before the listener opens,
+ * so a gate another instance holds is engaged before this one serves a write. A routing flip made
+ * elsewhere is adopted through the same config apply path as a local one.
+ */
+async function openFleetGate(deps: JobsDeps): Promise<FleetGate | null> {
+  const { sharedBucket, services, runtime } = deps;
+  if (sharedBucket === null) return null;
+  const gate = new FleetGate({
+    docs: new GateDocs(sharedBucket.client, sharedBucket.bucket),
+    instance: await fleetInstanceId(deps.db),
+    local: services.maintenanceGate,
+    adopt: async (bucket, backend) => {
+      if (services.config.current.storage.buckets[bucket]?.backend === backend) return;
+      if (!services.storage.backends.get(backend)) {
+        throw new Error(`Backend "${backend}" is not configured on this instance`);
+      }
+      await routeBucketVia(runtime, bucket, backend);
+      deps.audit("job_bucket_flip_adopted", { bucket, backend });
+    },
+  });
+  await gate.start();
+  return gate;
 }
