@@ -150,3 +150,11 @@ export function byteSplits(max: number, count = 4): number[] {
 export function valueRange(max: number): [number, number] {
   return [0, Number.isFinite(max) && max > 0 ? max * 1.1 : 1];
 }
+
+/** How long ago `value` (an ISO time or Unix ms) was, as of `now`: `4 s ago`; `–` when unknown. */
+export function formatAgo(value: string | number | null | undefined, now: number): string {
+  const at = typeof value === "number" ? value : Date.parse(value ?? "");
+  if (!Number.isFinite(at)) return "–";
+  // A heartbeat stamped by another instance's clock can be slightly ahead of this one.
+  return `${formatDuration(Math.max(0, (now - at) / 1000))} ago`;
+}

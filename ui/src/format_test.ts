@@ -3,6 +3,7 @@ import {
   byteSplits,
   cellText,
   countersText,
+  formatAgo,
   formatBytes,
   formatCount,
   formatDuration,
@@ -122,4 +123,13 @@ Deno.test("byteSplits: round binary steps from 0", () => {
     assert.ok(ticks.length >= 2 && ticks.length <= 11, `${max}: ${ticks.length} ticks`);
     assert.ok(ticks.at(-1)! <= max);
   }
+});
+
+Deno.test("formatAgo: seconds since, never negative, a dash when unknown", () => {
+  const now = Date.parse("2026-11-29T00:01:00Z");
+  assert.equal(formatAgo("2026-11-29T00:00:55Z", now), "5 s ago");
+  assert.equal(formatAgo(now - 125_000, now), "2 min 05 s ago");
+  assert.equal(formatAgo("2026-11-29T00:01:02Z", now), "0 s ago");
+  assert.equal(formatAgo(null, now), "–");
+  assert.equal(formatAgo("garbage", now), "–");
 });

@@ -2,7 +2,9 @@
  * Jobs: the unified rows of GET /jobs, whatever their kind, each with its progress bar (percent,
  * done of total, rate, ETA: job-progress-bar.ts). Each row's `actions` names what it supports,
  * and the buttons come from that list, so a new kind of job needs no UI change. While a job is
- * queued or running the list reloads every 2 s.
+ * queued or running the list reloads every 2 s. In a fleet a maintenance job another instance
+ * runs shows its holder and heartbeat and offers only Cancel (job-fleet.ts); run histories name
+ * the instance of each run.
  */
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../api.ts";
@@ -18,6 +20,7 @@ import {
 } from "../widgets.ts";
 import { JobProgressBar, type JobProgressFields } from "./job-progress-bar.ts";
 import { countersText } from "../format.ts";
+import { heldBy, heldByText, rowActions, runColumns } from "./job-fleet.ts";
 
 type Row = Record<string, unknown> & {
   id: string;
@@ -33,7 +36,6 @@ type Row = Record<string, unknown> & {
 
 const POLL_MS = 2000;
 const ACTIVE = new Set(["queued", "running", "cancelling"]);
-const ENDED = new Set(["succeeded", "failed", "cancelled"]);
 
 function scopeText(scope: Row["scope"]): string {
   if (!scope) return "–";
@@ -41,13 +43,22 @@ function scopeText(scope: Row["scope"]): string {
   return scope.target ? `${where} → ${scope.target}` : where;
 }
 
-/** In a fleet: which instance holds the rule's run, and the last run anywhere. */
+/** In a fleet: which instance runs a remote job or holds the rule's run, and its last run. */
 function fleetText(row: Row) {
   const leased = row.leased_by as { holder?: string } | null | undefined;
   const last = row.fleet_last_run as
     | { instance?: string; status?: string; finished_at?: string }
     | null
     | undefined;
+  const held = heldBy(row);
+  if (held) {
+    return html`
+      <br /><small class="muted fleet" data-held-by=${held.instance}>${heldByText(
+        held,
+        Date.now(),
+      )}</small>
+    `;
+  }
   if (!leased && !last) return null;
   return html`
     <br /><small class="muted fleet"
@@ -104,25 +115,24 @@ export function JobsPage() {
                       </td>
                       <td>${formatTime(row.created_at)}</td>
                       <td class="actions">
-                                        <button onClick=${() =>
-                                          setOpen(open === row.id ? null : row.id)}>Runs</button>
-                                        ${(row.actions ?? []).filter((name) =>
-                                          // A one-off that ended can no longer be cancelled (the API answers 409).
-                                          !(name === "cancel" && ENDED.has(row.status))
-                                        ).map((name) =>
-                                          html`<button onClick=${() =>
-                                            action.run(
-                                              () =>
-                                                call(`jobs/${encodeURIComponent(row.id)}/${name}`, {
-                                                  method: "POST",
-                                                }),
-                                              () => {
-                                                jobs.reload();
-                                                return `Job ${row.id}: ${name} requested.`;
-                                              },
-                                            )}>${name}</button>`
-                                        )}
-                                      </td>
+                        ${heldBy(row)
+                          ? null
+                          : html`<button onClick=${() =>
+                            setOpen(open === row.id ? null : row.id)}>Runs</button>`}
+                        ${rowActions(row).map((name) =>
+                          html`<button onClick=${() =>
+                            action.run(
+                              () =>
+                                call(`jobs/${encodeURIComponent(row.id)}/${name}`, {
+                                  method: "POST",
+                                }),
+                              () => {
+                                jobs.reload();
+                                return `Job ${row.id}: ${name} requested.`;
+                              },
+                            )}>${name}</button>`
+                        )}
+                      </td>
                     </tr>
                   `
                 )}</tbody>
@@ -148,10 +158,11 @@ function JobRuns({ id }: { id: string }) {
     <${Section} title=${`Job ${id}`}>
       <${ErrorText} error=${runs.error ?? failures.error} />
       <h3>Runs</h3>
-      <${RowsTable} rows=${(runs.data?.runs ?? []).map((run) => ({
-        ...run,
-        counters: countersText(run.counters as Record<string, unknown>),
-      }))} />
+      <${RowsTable} columns=${runColumns(runs.data?.runs ?? [])} rows=${(runs.data?.runs ?? [])
+        .map((run) => ({
+          ...run,
+          counters: countersText(run.counters as Record<string, unknown>),
+        }))} />
       <h3>Failures</h3>
       <${RowsTable} rows=${failures.data?.failures ?? []} />
       <//>
