@@ -10,7 +10,9 @@
  *   Each is written by its own instance only (no condition needed) and names the job it answers,
  *   so an ack left from an earlier job on the bucket does not count.
  * - `_svc/instances/<instance>.json`: an instance's presence (`{instance, at}`), rewritten every
- *   few seconds; the "live" instances a gate waits for are those whose presence is recent.
+ *   few seconds; the "live" instances a gate waits for are those whose presence is recent. Removed
+ *   by its instance at a clean shutdown, and by a sweep once not rewritten for a week
+ *   (fleet-gate-presence.ts).
  */
 import { BackendError, parseListObjects, type S3Client } from "../../storage/mod.ts";
 import type { MaintenanceWriteGate } from "./maintenance-deps.ts";
@@ -77,6 +79,10 @@ export interface GateStore {
   ack(bucket: string, ack: GateAck): Promise<void>;
   acks(bucket: string, holder: string, job: string): Promise<Map<string, GateAck>>;
   present(instance: string, at: number): Promise<void>;
+  /** Removes `instance`'s presence (its clean shutdown). */
+  absent(instance: string): Promise<void>;
+  /** Removes presence documents last written before `before` (Unix ms); their instances. */
+  sweepPresence(before: number): Promise<string[]>;
   live(now: number, windowMs: number): Promise<Set<string>>;
 }
 
@@ -154,9 +160,9 @@ export class GateDocs implements GateStore {
       });
   }
 
-  /** Every key under `prefix` with its ETag. */
-  async list(prefix: string): Promise<{ key: string; etag: string }[]> {
-    const out: { key: string; etag: string }[] = [];
+  /** Every key under `prefix` with its ETag and Last-Modified (Unix ms). */
+  async list(prefix: string): Promise<{ key: string; etag: string; lastModified: number }[]> {
+    const out: { key: string; etag: string; lastModified: number }[] = [];
     let after: string | undefined;
     for (;;) {
       const response = await this.client.send({
@@ -166,7 +172,7 @@ export class GateDocs implements GateStore {
         idempotent: true,
       });
       const page = parseListObjects(response.text);
-      for (const object of page.objects) out.push({ key: object.key, etag: object.etag });
+      for (const { key, etag, lastModified } of page.objects) out.push({ key, etag, lastModified });
       after = page.objects.at(-1)?.key;
       if (!page.isTruncated || after === undefined) return out;
     }
@@ -221,6 +227,21 @@ export class GateDocs implements GateStore {
 
   async present(instance: string, at: number): Promise<void> {
     await this.#put(presenceKey(instance), { instance, at });
+  }
+
+  async absent(instance: string): Promise<void> {
+    await this.#delete(presenceKey(instance));
+  }
+
+  async sweepPresence(before: number): Promise<string[]> {
+    const removed: string[] = [];
+    for (const { key, lastModified } of await this.list(PRESENCE_PREFIX)) {
+      // A listing without a date (0) is not judged old: only what the store says is old goes.
+      if (lastModified <= 0 || lastModified >= before) continue;
+      await this.#delete(key);
+      removed.push(decodeURIComponent(key.slice(PRESENCE_PREFIX.length, -".json".length)));
+    }
+    return removed;
   }
 
   /** Instances whose presence was written within `windowMs` of `now` (their own clocks). */

@@ -34,6 +34,7 @@ import {
 import type { FleetJobHooks, MaintenanceFleet, MaintenanceWriteGate } from "./maintenance-deps.ts";
 import { messageOf } from "./job-steps.ts";
 import { FleetRemoteJobs } from "./fleet-remote-jobs.ts";
+import { FleetPresence } from "./fleet-gate-presence.ts";
 
 const log = getLogger("svc::jobs");
 
@@ -54,7 +55,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   readonly #failedAt = new Map<string, number>();
   #hooks: FleetJobHooks | null = null;
   #timers: ReturnType<typeof setInterval>[] = [];
-  #lastPresence = 0;
+  readonly presence: FleetPresence;
   #warnedAt = -Infinity;
   #ticking: Promise<void> | null = null;
   #writes: Promise<unknown> = Promise.resolve();
@@ -71,6 +72,8 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
       liveMs: options.liveMs ?? 10_000,
       expireMs: options.expireMs ?? 30_000,
     };
+    const { now, presenceMs } = this.#o;
+    this.presence = new FleetPresence(options.docs, options.instance, { now, presenceMs });
   }
 
   // --- MaintenanceWriteGate: the local gate, plus the fleet's acks in `drained`.
@@ -201,6 +204,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
     this.#timers = [];
     await this.#ticking;
     await this.#writes.catch(() => {});
+    await this.presence.leave(); // called once this instance's writes have ended (admin close)
   }
 
   /** One watcher step (one at a time); failures are logged, the next step tries again. */
@@ -215,12 +219,8 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   }
 
   async #tick(): Promise<void> {
-    const { docs, instance } = this.options;
-    const now = this.#o.now();
-    if (now - this.#lastPresence >= this.#o.presenceMs) {
-      await docs.present(instance, now);
-      this.#lastPresence = now;
-    }
+    const { instance } = this.options;
+    await this.presence.tick();
     const seen = await this.#listGates();
     this.seen = seen;
     for (const [bucket, stored] of seen) {

@@ -54,6 +54,15 @@ class MemoryStore implements GateStore {
     this.presence.set(instance, at);
     return Promise.resolve();
   }
+  absent(instance: string) {
+    this.presence.delete(instance);
+    return Promise.resolve();
+  }
+  sweepPresence(before: number) {
+    const gone = [...this.presence].filter(([, at]) => at < before).map(([i]) => i);
+    for (const i of gone) this.presence.delete(i);
+    return Promise.resolve(gone);
+  }
   live(now: number, windowMs: number) {
     const live = new Set<string>();
     for (const [i, at] of this.presence) if (now - at <= windowMs) live.add(i);
@@ -272,4 +281,19 @@ Deno.test("a flip reaches every live instance before it returns, even past a hol
   await settle();
   assert.deepEqual(d.adopted, ["data->remote"]);
   assert.equal(store.gates.size, 0);
+});
+
+Deno.test("a clean stop removes the instance's presence: gates stop waiting for it at once", async () => {
+  const clock = { now: 1_000_000 };
+  const store = new MemoryStore();
+  const [a, b] = ["a", "b"].map((i) => member(store, i, clock));
+  await a.gate.tick();
+  await b.gate.tick();
+  assert.deepEqual([...await store.live(clock.now, 10_000)].sort(), ["a", "b"]);
+  await b.gate.stop();
+  assert.deepEqual([...await store.live(clock.now, 10_000)], ["a"]);
+  assert.equal(await a.gate.claim(job("maintenance:1", "data")), "created");
+  await a.gate.drained("data"); // resolves: b left, no ack of it is awaited
+  await b.gate.tick(); // a stray step after stop writes no presence again
+  assert.equal(store.presence.has("b"), false);
 });
