@@ -10,6 +10,7 @@ import type { AdminCommand, AdminContext, AdminGroup } from "./command.ts";
 import { ADMIN_EXIT, AdminCliError, usageError } from "./exit-codes.ts";
 import { fields, humanTime, table } from "./format.ts";
 import type { AdminHttp, Json } from "./http-client.ts";
+import { anyHas, holderText } from "./job-fleet.ts";
 import {
   ACTIVE_STATUSES,
   FAILED_STATUSES,
@@ -19,7 +20,10 @@ import {
 } from "./job-progress.ts";
 
 const ONE: [number, number] = [1, 1];
-/** `/jobs/<id>`; the id's `:` (`maintenance:3`) stays readable in messages. */
+/**
+ * `/jobs/<id>`; the id's `:` (`maintenance:3`) stays readable in messages, everything else is
+ * encoded (a remote job's `@`: `maintenance:3%40host-1a2b3c4d`).
+ */
 const jobPath = (id: string) => `/jobs/${encodeURIComponent(id).replaceAll("%3A", ":")}`;
 
 const scopeOf = (job: Json) => {
@@ -39,17 +43,20 @@ async function list(ctx: AdminContext): Promise<number> {
     ctx.io.stdout("(no jobs)");
     return ADMIN_EXIT.ok;
   }
+  // In a fleet, jobs other instances run carry their holder: a column then, none alone.
+  const held = anyHas(jobs, "held_by");
+  const now = Date.now();
   const rows = jobs.map((job) => [
     job.id,
     job.type,
     scopeOf(job),
     `${job.status}${job.paused === true ? " (paused)" : ""}`,
+    ...(held ? [holderText(job, now)] : []),
     progressView(job).phase,
     progressText(progressView(job)),
   ]);
-  for (const line of table(["id", "type", "scope", "status", "phase", "progress"], rows)) {
-    ctx.io.stdout(line);
-  }
+  const headers = ["id", "type", "scope", "status", ...(held ? ["held by"] : []), "phase"];
+  for (const line of table([...headers, "progress"], rows)) ctx.io.stdout(line);
   return ADMIN_EXIT.ok;
 }
 
@@ -62,6 +69,7 @@ function printJob(ctx: AdminContext, job: Json): void {
       ["type", job.type],
       ["scope", scopeOf(job)],
       ["status", `${job.status}${job.paused === true ? " (paused)" : ""}`],
+      ...(job.held_by ? [["held by", holderText(job, Date.now())] as [string, unknown]] : []),
       ["progress", progressLine(job)],
       ["actions", job.actions],
       ["created", `${humanTime(job.created_at)}${job.created_by ? ` by ${job.created_by}` : ""}`],
@@ -93,8 +101,11 @@ const history = (what: "runs" | "failures"): AdminCommand => ({
     );
     if (ctx.json) ctx.printJson(answer);
     else if (what === "runs") {
+      // A fleet's history names the instance of each run (run ids are per instance).
+      const fleet = anyHas(answer.runs as Json[], "instance");
       const rows = (answer.runs as Json[]).map((r) => [
         r.id,
+        ...(fleet ? [r.instance] : []),
         r.status,
         humanTime(r.started_at),
         humanTime(r.finished_at),
@@ -102,7 +113,8 @@ const history = (what: "runs" | "failures"): AdminCommand => ({
         r.counters,
         r.error,
       ]);
-      const headers = ["run", "status", "started", "finished", "by", "counters", "error"];
+      const headers = ["run", ...(fleet ? ["instance"] : []), "status", "started", "finished"];
+      headers.push("by", "counters", "error");
       for (const line of table(headers, rows)) ctx.io.stdout(line);
     } else {
       const rows = (answer.failures as Json[]).map((f) => [
