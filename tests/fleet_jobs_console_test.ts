@@ -5,14 +5,15 @@
  * shows A's job with its holder and heartbeat, its progress, only a Cancel button, and that
  * button cancels the job on A; a lifecycle rule run on A shows in the run history on B's page
  * with the instance column. `svc admin` against B lists the other job with its holder and
- * cancels it by its remote id (`maintenance:<n>@<instance>`, `@` URL-encoded). Skips without
- * haproxy or chromium.
+ * cancels it by its remote id (`maintenance:<n>@<instance>`, `@` URL-encoded). An instance
+ * stopped cleanly deletes its presence document. Skips without haproxy or chromium.
  */
 import assert from "node:assert/strict";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { ADMIN_PASSWORD, AdminClient } from "./helpers/admin.ts";
 import { browserReason, launchBrowser, screenshot, watchPage } from "./helpers/browser.ts";
-import { fleetReason, startFleet } from "./helpers/fleet.ts";
+import { COORD_BUCKET, fleetReason, startFleet } from "./helpers/fleet.ts";
+import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
 
 type Json = Record<string, unknown>;
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -179,6 +180,29 @@ Deno.test({
         assert.equal(job.status, "cancelled", JSON.stringify(job));
       } finally {
         await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+    });
+
+    await t.step("a cleanly stopped instance removes its presence document", async () => {
+      const store = new S3Client({
+        endpoint: fleet.store.endpoint,
+        region: "us-east-1",
+        forcePathStyle: true,
+        credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+      });
+      const presences = async () =>
+        ((await store.send(
+          new ListObjectsV2Command({ Bucket: COORD_BUCKET, Prefix: "_svc/instances/" }),
+        )).Contents ?? []).map((object) => object.Key!);
+      try {
+        assert.equal((await presences()).length, 3, "one presence per instance");
+        await fleet.instances[2].process!.stop();
+        fleet.instances[2].process = null;
+        const left = await presences();
+        assert.equal(left.length, 2, left.join(","));
+        assert.ok(left.includes(`_svc/instances/${encodeURIComponent(holder)}.json`));
+      } finally {
+        store.destroy();
       }
     });
   },
