@@ -55,7 +55,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   readonly #failedAt = new Map<string, number>();
   #hooks: FleetJobHooks | null = null;
   #timers: ReturnType<typeof setInterval>[] = [];
-  readonly presence: FleetPresence;
+  readonly #presence: FleetPresence;
   #warnedAt = -Infinity;
   #ticking: Promise<void> | null = null;
   #writes: Promise<unknown> = Promise.resolve();
@@ -73,7 +73,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
       expireMs: options.expireMs ?? 30_000,
     };
     const { now, presenceMs } = this.#o;
-    this.presence = new FleetPresence(options.docs, options.instance, { now, presenceMs });
+    this.#presence = new FleetPresence(options.docs, options.instance, { now, presenceMs });
   }
 
   // --- MaintenanceWriteGate: the local gate, plus the fleet's acks in `drained`.
@@ -204,7 +204,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
     this.#timers = [];
     await this.#ticking;
     await this.#writes.catch(() => {});
-    await this.presence.leave(); // called once this instance's writes have ended (admin close)
+    await this.#presence.leave(); // called once this instance's writes have ended (admin close)
   }
 
   /** One watcher step (one at a time); failures are logged, the next step tries again. */
@@ -220,7 +220,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
 
   async #tick(): Promise<void> {
     const { instance } = this.options;
-    await this.presence.tick();
+    await this.#presence.tick();
     const seen = await this.#listGates();
     this.seen = seen;
     for (const [bucket, stored] of seen) {
