@@ -8,12 +8,33 @@
 import { ByteSink, ByteSource, formatProblem, truncated } from "./byte-io.ts";
 import { TAG_PREDICTED, TAG_PREDICTED_CHUNKED } from "./predicted-record.ts";
 import { readVarint } from "./token-contract.ts";
+import { type ModelJob, type ModelResult, runJobs } from "./model/model-threads.ts";
 import { MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
 
 /** Stream content read ahead before a batch runs. */
 export const BATCH_BYTES = 8 << 20;
 /** Records copied as they are wait in memory with their batch up to this size. */
-const HELD_BYTES = 1 << 20;
+export const HELD_BYTES = 1 << 20;
+
+/** Model jobs of a batch, and how each record gets its results back. */
+export class JobBatch {
+  readonly jobs: ModelJob[] = [];
+  readonly #takers: ((results: ModelResult[]) => void)[] = [];
+
+  /** Queues `jobs`; `take` gets their results, in order, when the batch ran. */
+  add(jobs: ModelJob[], take: (results: ModelResult[]) => void): void {
+    const from = this.jobs.length;
+    this.jobs.push(...jobs);
+    this.#takers.push((all) => take(all.slice(from, from + jobs.length)));
+  }
+
+  async run(): Promise<void> {
+    if (this.jobs.length === 0) return;
+    const results = await runJobs(this.jobs);
+    for (const take of this.#takers.splice(0)) take(results);
+    this.jobs.length = 0;
+  }
+}
 
 /** A record read ahead, written once its batch ran. */
 export interface Held {
@@ -32,7 +53,7 @@ export interface RecordRewriter {
   run(): Promise<void>;
 }
 
-function copyBytes(src: ByteSource, out: ByteSink, n: number, what: string): void {
+export function copyBytes(src: ByteSource, out: ByteSink, n: number, what: string): void {
   for (let left = n; left > 0;) {
     const part = src.chunk(left);
     if (part.length === 0) throw truncated(what);

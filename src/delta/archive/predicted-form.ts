@@ -11,10 +11,9 @@
  * PREDICT_MAX_CONTENT bytes of content, ~3x that in all), whatever the archive's size.
  */
 import type { ByteSink } from "./byte-io.ts";
-import { type Held, rewriteForm } from "./form-rewrite.ts";
+import { type Held, JobBatch, rewriteForm } from "./form-rewrite.ts";
 import { CHUNK_BYTES, type ChunkTokens, corrections, planChunks } from "./model/model-chunks.ts";
 import { correctionLimit, pickModel } from "./model/model-pick.ts";
-import { type ModelJob, type ModelResult, runJobs } from "./model/model-threads.ts";
 import {
   type Chunk,
   codes258As284,
@@ -39,26 +38,6 @@ export interface PredictResult {
   /** Streams stored as predicted records, and streams that kept their tokens. */
   predicted: number;
   kept: number;
-}
-
-/** Model jobs of a batch, and how each record gets its results back. */
-class JobBatch {
-  readonly jobs: ModelJob[] = [];
-  readonly #takers: ((results: ModelResult[]) => void)[] = [];
-
-  /** Queues `jobs`; `take` gets their results, in order, when the batch ran. */
-  add(jobs: ModelJob[], take: (results: ModelResult[]) => void): void {
-    const from = this.jobs.length;
-    this.jobs.push(...jobs);
-    this.#takers.push((all) => take(all.slice(from, from + jobs.length)));
-  }
-
-  async run(): Promise<void> {
-    if (this.jobs.length === 0) return;
-    const results = await runJobs(this.jobs);
-    for (const take of this.#takers.splice(0)) take(results);
-    this.jobs.length = 0;
-  }
 }
 
 /** What a stream's prediction decided. */

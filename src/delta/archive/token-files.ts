@@ -10,7 +10,8 @@ import { RawRecords } from "./raw-records.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
 import { walkZip } from "./zip-walk.ts";
-import { formVersion, predictForm, unpredictForm, VERSION_PREDICTED } from "./predicted-form.ts";
+import { formVersion, predictForm, VERSION_PREDICTED } from "./predicted-form.ts";
+import { contractPredictedForm } from "./form-contract.ts";
 
 /** Ends the deflate model's helper threads (a script calling this module directly, at its end). */
 export { stopModelThreads } from "./model/model-threads.ts";
@@ -106,15 +107,7 @@ export async function contractFile(expandedPath: string, outPath: string): Promi
   if (formVersion(expandedPath) !== VERSION_PREDICTED) {
     return contractTokensSync(expandedPath, outPath);
   }
-  const tokensPath = `${outPath}.tokens`;
-  try {
-    await unpredictForm(expandedPath, tokensPath);
-    return contractTokensSync(tokensPath, outPath);
-  } finally {
-    try {
-      Deno.removeSync(tokensPath);
-    } catch { /* never written */ }
-  }
+  return await contractPredictedForm(expandedPath, outPath);
 }
 
 function contractTokensSync(expandedPath: string, outPath: string): {
