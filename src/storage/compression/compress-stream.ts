@@ -6,8 +6,14 @@
 import { compressFrame } from "./zstd-codec.ts";
 import { encodeIndex } from "./zstd-format.ts";
 
-/** Frames compressing at once: enough to keep the pool busy, bounded memory (1 MiB). */
+/**
+ * Frames compressing at once: enough to keep the pool busy, bounded memory (1 MiB of 256 KiB
+ * frames; large frames, baselines', two at a time: 32 MiB of 16 MiB ones).
+ */
 const IN_FLIGHT = 4;
+const IN_FLIGHT_LARGE = 2;
+/** Frames from this size count as large. */
+const LARGE_FRAME = 4 << 20;
 
 export interface CompressProgress {
   /** Logical bytes read from the body. */
@@ -25,9 +31,10 @@ export interface CompressProgress {
 export function compressStream(
   prefix: Uint8Array[],
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  options: { frameSize: number; level: number },
+  options: { frameSize: number; level: number; long?: boolean },
   progress: CompressProgress,
 ): ReadableStream<Uint8Array> {
+  const inFlight = options.frameSize >= LARGE_FRAME ? IN_FLIGHT_LARGE : IN_FLIGHT;
   const pending: Promise<Uint8Array>[] = [];
   const ends: number[] = [];
   const queued = [...prefix];
@@ -59,10 +66,10 @@ export function compressStream(
 
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      while (pending.length < IN_FLIGHT && !sourceDone) {
+      while (pending.length < inFlight && !sourceDone) {
         const frame = await nextFrame();
         if (frame === null) break;
-        pending.push(compressFrame(frame, options.level));
+        pending.push(compressFrame(frame, options.level, options.long));
       }
       const next = pending.shift();
       if (next === undefined) {

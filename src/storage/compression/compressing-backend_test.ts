@@ -16,6 +16,7 @@ import { startSvcServer } from "../../../tests/helpers/s3-servers.ts";
 import { EncryptingBackend } from "../encryption/encrypting-backend.ts";
 import { KeyRing } from "../encryption/key-ring.ts";
 import {
+  BASELINE_FRAME_SIZE,
   CompressingBackend,
   type CompressionMode,
   type CompressionSettings,
@@ -30,6 +31,7 @@ function over(inner: Backend, settings: Partial<CompressionSettings> = {}) {
     settings: () => current,
     isBaseline: (key) => key.endsWith("reference.bin"),
     frameSize: FRAME,
+    baselineFrameSize: FRAME,
   });
 }
 
@@ -347,4 +349,44 @@ Deno.test({
       await server.stop();
     }
   },
+});
+
+Deno.test("compressing backend: a baseline gets large long-window frames; repeats far apart cost little", async () => {
+  const root = await Deno.makeTempDir({ prefix: "svc-zstd-baseline-" });
+  try {
+    const fs = await FilesystemBackend.open(root);
+    await fs.createBucket("b");
+    const zstd = new CompressingBackend(fs, {
+      settings: () => ({ mode: "auto", level: 3 }),
+      isBaseline: (key) => key.endsWith("reference.bin"),
+      frameSize: FRAME,
+    });
+    // 3 MiB of incompressible bytes, then the same again: a repeat 3 MiB back, beyond any
+    // 256 KiB frame and level 3's own window.
+    const noise = new Uint8Array(3 << 20);
+    for (let at = 0; at < noise.length; at += 65536) {
+      crypto.getRandomValues(noise.subarray(at, at + 65536));
+    }
+    const half = csv(64 << 10);
+    const body = new Uint8Array(2 * (noise.length + half.length));
+    body.set(half, 0);
+    body.set(noise, half.length);
+    body.set(body.subarray(0, half.length + noise.length), half.length + noise.length);
+    const baseline = await putBytes(zstd, "g/reference.bin", body);
+    const plain = await putBytes(zstd, "g/data.bin", body);
+    const marker = parseMarker((await fs.headObject("b", "g/reference.bin"))!.meta.compression!);
+    assert.equal(marker.frameSize, BASELINE_FRAME_SIZE);
+    assert.ok(baseline.storedSize < 0.55 * body.length, `baseline stored ${baseline.storedSize}`);
+    // A passthrough object keeps small frames (ranges stay cheap): the repeat is out of reach.
+    assert.ok(plain.storedSize > 0.9 * body.length, `passthrough stored ${plain.storedSize}`);
+    assert.deepEqual(await bytesOf(zstd, "g/reference.bin"), body);
+    const range = await zstd.getObject("b", "g/reference.bin", {
+      start: 5_000_000,
+      end: 5_000_099,
+    });
+    const part = new Uint8Array(await new Response(range!.body).arrayBuffer());
+    assert.deepEqual(part, body.slice(5_000_000, 5_000_100));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

@@ -22,23 +22,39 @@ interface ZstdZlib {
 }
 
 const zstd = zlib as unknown as ZstdZlib;
-const { ZSTD_c_compressionLevel, ZSTD_c_checksumFlag, ZSTD_c_contentSizeFlag } = zstd.constants;
+const {
+  ZSTD_c_compressionLevel,
+  ZSTD_c_checksumFlag,
+  ZSTD_c_contentSizeFlag,
+  ZSTD_c_enableLongDistanceMatching,
+  ZSTD_c_windowLog,
+} = zstd.constants;
+/** The largest window a long frame uses (16 MiB: what a decoder must hold, bounded). */
+const MAX_LONG_WINDOW_LOG = 24;
 
 /** A damaged or mismatching frame: the read answers 500, never the bytes. */
 export class CompressionError extends Error {}
 
-/** One independent zstd frame of `plain` at `level`, with a content checksum. */
-export function compressFrame(plain: Uint8Array, level: number): Promise<Uint8Array> {
+/**
+ * One independent zstd frame of `plain` at `level`, with a content checksum. `long`: a window as
+ * large as the frame (up to 16 MiB) with long-distance matching, for frames of several MiB whose
+ * repeats lie far apart (a release tar holds the same file under several folders).
+ */
+export function compressFrame(plain: Uint8Array, level: number, long = false): Promise<Uint8Array> {
+  const params: Record<number, number> = {
+    [ZSTD_c_compressionLevel]: level,
+    [ZSTD_c_checksumFlag]: 1,
+    [ZSTD_c_contentSizeFlag]: 1,
+  };
+  if (long) {
+    const windowLog = Math.ceil(Math.log2(Math.max(plain.length, 1024)));
+    params[ZSTD_c_windowLog] = Math.min(MAX_LONG_WINDOW_LOG, windowLog);
+    params[ZSTD_c_enableLongDistanceMatching] = 1;
+  }
   return new Promise((resolve, reject) => {
     zstd.zstdCompress(
       plain,
-      {
-        params: {
-          [ZSTD_c_compressionLevel]: level,
-          [ZSTD_c_checksumFlag]: 1,
-          [ZSTD_c_contentSizeFlag]: 1,
-        },
-      },
+      { params },
       (err: Error | null, out: Buffer) => err ? reject(err) : resolve(out),
     );
   });
