@@ -36,6 +36,7 @@ includes=(
   src/admin/session/bcrypt-worker.ts
   src/delta/archive/archive-worker.ts
   src/delta/archive/model/model-worker.ts
+  src/storage/compression/frame-worker.ts
   src/cli/build-info.json
 )
 include_args=()

@@ -40,9 +40,15 @@ const where = (load: RuntimeLoad) => `${load.file}:${load.line} ${load.text}`;
 Deno.test("compile.sh includes every file the source loads at run time", async () => {
   const includes = compileIncludes(await Deno.readTextFile(new URL("compile.sh", ROOT)));
   const loads = await sourceLoads();
-  // The four workers are known run-time loads: a scan finding none of them is a broken scan.
+  // The five workers are known run-time loads: a scan finding none of them is a broken scan.
   for (
-    const worker of ["hash-worker.ts", "bcrypt-worker.ts", "archive-worker.ts", "model-worker.ts"]
+    const worker of [
+      "hash-worker.ts",
+      "bcrypt-worker.ts",
+      "archive-worker.ts",
+      "model-worker.ts",
+      "frame-worker.ts",
+    ]
   ) {
     assert.ok(loads.some((load) => load.target?.endsWith(`/${worker}`)), `${worker} not found`);
   }

@@ -20,6 +20,7 @@ import { errorResponse, type S3Handler } from "../s3/mod.ts";
 import type { Svc } from "./open-svc.ts";
 import { SvcError } from "../lib/mod.ts";
 import { shutdownArchiveWorkers } from "../delta/mod.ts";
+import { stopFrameDecoder } from "../storage/mod.ts";
 
 const log = getLogger("svc::runtime");
 
@@ -151,6 +152,7 @@ export async function startServer(svc: Svc): Promise<RunningServer> {
       await server.shutdown();
       await admin.close();
       shutdownArchiveWorkers(); // idle archive workers would outlive the server
+      stopFrameDecoder(); // so would the storage layer's frame decoder
       if (accessLog !== null) {
         Deno.removeSignalListener("SIGHUP", reopenAccessLog);
         await accessLog.close();

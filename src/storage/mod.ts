@@ -24,6 +24,7 @@ export type {
 } from "./backend.ts";
 export { BucketRouter } from "./bucket-router.ts";
 export { CompressingBackend } from "./compression/compressing-backend.ts";
+export { stopFrameDecoder } from "./compression/frame-decoder.ts";
 export { EncryptingBackend } from "./encryption/encrypting-backend.ts";
 export type { DecryptFailure } from "./encryption/encryption-error.ts";
 export { KeyRing } from "./encryption/key-ring.ts";

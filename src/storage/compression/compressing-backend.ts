@@ -60,12 +60,9 @@ import {
  */
 export const FRAME_SIZE = 256 * 1024;
 /**
- * Uncompressed bytes per frame of a delta baseline, compressed with a window as large and
- * long-distance matching (zstd-codec.ts): a baseline is read whole (the codecs take it as a
- * file), never by range, and release artifacts repeat content megabytes apart, so large frames
- * save far more than they cost: measured on release tars at level 3, 16 MiB frames store react-dom
- * 19.2.3 in 0.44 MB instead of 1.42, prettier 3.9.3 in 1.55 instead of 2.91, typescript 5.6.2 in
- * 2.86 instead of 4.56 (docs/COMPRESSION.md). Memory: two frames in flight, ~16 MiB window each.
+ * Uncompressed bytes per frame of a delta baseline (a window as large, long-distance matching):
+ * baselines are read whole, and release artifacts repeat content megabytes apart, so large
+ * frames save far more than they cost (docs/COMPRESSION.md "Baseline frames").
  */
 export const BASELINE_FRAME_SIZE = 16 << 20;
 /** Bytes sampled to decide; 256 KiB decide in well under a millisecond at level 1. */

@@ -22,6 +22,7 @@ import {
   type CompressionSettings,
 } from "./compressing-backend.ts";
 import { parseMarker } from "./zstd-format.ts";
+import { stopFrameDecoder } from "./frame-decoder.ts";
 
 const FRAME = 8192;
 
@@ -386,7 +387,14 @@ Deno.test("compressing backend: a baseline gets large long-window frames; repeat
     });
     const part = new Uint8Array(await new Response(range!.body).arrayBuffer());
     assert.deepEqual(part, body.slice(5_000_000, 5_000_100));
+    // Its frame decodes in the frame worker: one damaged byte there is an error, never bytes.
+    const path = `${root}/b/g/reference.bin`;
+    const stored = await Deno.readFile(path);
+    stored[1000] ^= 0x40;
+    await Deno.writeFile(path, stored);
+    await assert.rejects(() => bytesOf(zstd, "g/reference.bin"), /damaged/);
   } finally {
+    stopFrameDecoder();
     await Deno.remove(root, { recursive: true });
   }
 });

@@ -4,7 +4,8 @@
  * frames go by (a full read of a huge object never holds its whole index). Every frame is
  * decoded whole, checked (zstd checksum, exact length) and only then cut to the range.
  */
-import { CompressionError, decompressFrame } from "./zstd-codec.ts";
+import { CompressionError } from "./zstd-codec.ts";
+import { decodeFrame } from "./frame-decoder.ts";
 import { type CompressionMarker, decodeIndex, frameLength, indexRange } from "./zstd-format.ts";
 import type { ByteRange } from "../backend.ts";
 
@@ -132,7 +133,7 @@ export async function decodedBody(
     if (end <= offset || stored.length !== end - offset) {
       throw new CompressionError(`Compressed object ${what} is truncated at frame ${frame}`);
     }
-    const plain = decompressFrame(stored, frameLength(marker, frame), `${what} frame ${frame}`);
+    const plain = await decodeFrame(stored, frameLength(marker, frame), `${what} frame ${frame}`);
     const base = frame * marker.frameSize;
     const from = Math.max(0, range.start - base);
     const to = Math.min(plain.length, range.end - base + 1);
