@@ -17,7 +17,12 @@ export { routeBucketVia } from "./maintenance/route-flip.ts";
 export { OutboxConsumer } from "./replication/outbox-consumer.ts";
 export { OutboxCursor } from "./replication/outbox-cursor.ts";
 export { replicationDriver } from "./replication/replication-driver.ts";
-export { coordinationBucket, coordinationLeases } from "./rules/coordination.ts";
+export {
+  coordinationBucket,
+  coordinationLeases,
+  isAbsent,
+  readDocument,
+} from "./rules/coordination.ts";
 export type { CoordinationBucket } from "./rules/coordination.ts";
 export { S3FleetRules } from "./rules/fleet-rules.ts";
 export { FleetRuns } from "./rules/fleet-runs.ts";

@@ -16,6 +16,7 @@
  */
 import { BackendError, parseListObjects, type S3Client } from "../../storage/mod.ts";
 import type { MaintenanceWriteGate } from "./maintenance-deps.ts";
+import { isAbsent, readDocument } from "../rules/coordination.ts";
 
 export const GATES_PREFIX = "_svc/gates/";
 export const PRESENCE_PREFIX = "_svc/instances/";
@@ -60,8 +61,7 @@ const presenceKey = (instance: string) => `${PRESENCE_PREFIX}${encodeURIComponen
 
 const conditionFailed = (err: unknown) =>
   err instanceof BackendError && (err.status === 412 || err.status === 409);
-const absent = (err: unknown) =>
-  err instanceof BackendError && err.status === 404 && err.code !== "NoSuchBucket";
+const absent = isAbsent;
 
 function isGate(value: unknown): value is GateDocument {
   const doc = value as Partial<GateDocument> | null;
@@ -122,22 +122,8 @@ export class GateDocs implements GateStore {
   constructor(readonly client: S3Client, readonly bucket: string) {}
 
   async #get(key: string): Promise<{ value: unknown; etag: string } | null> {
-    try {
-      const response = await this.client.send({
-        method: "GET",
-        bucket: this.bucket,
-        key,
-        idempotent: true,
-      });
-      let value: unknown = null;
-      try {
-        value = JSON.parse(response.text);
-      } catch { /* damaged: read as nothing */ }
-      return { value, etag: response.headers.get("etag") ?? "" };
-    } catch (err) {
-      if (absent(err)) return null;
-      throw err;
-    }
+    const read = await readDocument(this.client, this.bucket, key);
+    return read && { value: read.value ?? null, etag: read.etag };
   }
 
   async #put(key: string, value: unknown, condition?: Record<string, string>): Promise<string> {

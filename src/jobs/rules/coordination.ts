@@ -7,7 +7,7 @@
  * svc refuses to start otherwise.
  */
 import { backendPlanOf, type Config } from "../../config/mod.ts";
-import { S3Client, s3OptionsFromConfig } from "../../storage/mod.ts";
+import { BackendError, S3Client, s3OptionsFromConfig } from "../../storage/mod.ts";
 import { checkConditionalWrites, S3Leases } from "./s3-leases.ts";
 
 export interface CoordinationBucket {
@@ -46,4 +46,36 @@ export function coordinationLeases(
   instance: string,
 ): S3Leases | null {
   return shared === null ? null : new S3Leases(shared.client, shared.bucket, instance);
+}
+
+/**
+ * Whether a coordination-bucket request failed because the document is not there (404; a missing
+ * bucket is a failure, not absence).
+ */
+export function isAbsent(err: unknown): boolean {
+  return err instanceof BackendError && err.status === 404 && err.code !== "NoSuchBucket";
+}
+
+/**
+ * A JSON document of the coordination bucket with its ETag, or null when there is none (404).
+ * `value` is undefined when the body is not JSON (a damaged document reads as nothing; its ETag
+ * still lets a conditional write replace it). Other failures reject: an error is not absence.
+ */
+export async function readDocument(
+  client: S3Client,
+  bucket: string,
+  key: string,
+): Promise<{ value: unknown; etag: string } | null> {
+  let response;
+  try {
+    response = await client.send({ method: "GET", bucket, key, idempotent: true });
+  } catch (err) {
+    if (isAbsent(err)) return null;
+    throw err;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(response.text);
+  } catch { /* damaged: read as nothing */ }
+  return { value, etag: response.headers.get("etag") ?? "" };
 }

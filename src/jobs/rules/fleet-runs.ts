@@ -11,6 +11,7 @@
  */
 import { BackendError, type S3Client } from "../../storage/mod.ts";
 import type { RunRecord } from "../job-model.ts";
+import { readDocument } from "./coordination.ts";
 
 /** Runs of one rule each instance publishes. */
 export const FLEET_RUNS_KEPT = 20;
@@ -147,21 +148,9 @@ export class FleetRuns {
     const own = this.#key(id, this.instance);
     const docs = await Promise.all(
       keys.filter((key) => key !== own).map(async (key) => {
-        try {
-          const response = await this.client.send({
-            method: "GET",
-            bucket: this.bucket,
-            key,
-            idempotent: true,
-          });
-          const parsed = JSON.parse(response.text);
-          return isRunsDocument(parsed) && parsed.job_id === id ? parsed : null;
-        } catch (err) {
-          // Gone between the listing and the read, or damaged: left out.
-          if (err instanceof BackendError && err.status === 404) return null;
-          if (err instanceof SyntaxError) return null;
-          throw err;
-        }
+        // Gone between the listing and the read, or damaged: left out.
+        const parsed = (await readDocument(this.client, this.bucket, key))?.value;
+        return isRunsDocument(parsed) && parsed.job_id === id ? parsed : null;
       }),
     );
     return docs.filter((doc): doc is FleetRunsDocument => doc !== null)

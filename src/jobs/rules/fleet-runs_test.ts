@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { S3Client } from "../../storage/mod.ts";
+import { BackendError, type S3Client } from "../../storage/mod.ts";
 import type { RunRecord } from "../job-model.ts";
 import { FLEET_RUNS_KEPT, FleetRuns, mergeRuns, runsPrefix } from "./fleet-runs.ts";
 
@@ -22,8 +22,10 @@ function memoryClient() {
         });
       } else {
         const text = objects.get(request.key);
-        if (text === undefined) return Promise.reject(new Error("missing"));
-        return Promise.resolve({ text });
+        if (text === undefined) {
+          return Promise.reject(new BackendError(404, "NoSuchKey", "", "GET", false));
+        }
+        return Promise.resolve({ text, headers: new Headers({ etag: `"${text.length}"` }) });
       }
       return Promise.resolve({ text: "" });
     },

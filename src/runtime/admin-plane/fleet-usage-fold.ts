@@ -21,7 +21,7 @@
  */
 import { getLogger } from "../../observability/mod.ts";
 import { BackendError } from "../../storage/mod.ts";
-import type { CoordinationBucket } from "../../jobs/mod.ts";
+import { type CoordinationBucket, isAbsent, readDocument } from "../../jobs/mod.ts";
 import {
   type Checkpoint,
   isTallyDocument,
@@ -108,27 +108,16 @@ export function isFolded(folded: FoldedDocument | null, doc: TallyDocument): boo
   return at !== undefined && at >= doc.updated_at;
 }
 
-const is404 = (err: unknown) => err instanceof BackendError && err.status === 404;
 const isRefused = (err: unknown) =>
   err instanceof BackendError && (err.status === 412 || err.status === 409);
 
-/** A document and its version (ETag), or null when absent. */
+/** A document and its version (ETag), or null when absent (`doc` undefined: not JSON). */
 async function readVersioned(
   shared: CoordinationBucket,
   key: string,
 ): Promise<{ doc: unknown; etag: string } | null> {
-  try {
-    const response = await shared.client.send({
-      method: "GET",
-      bucket: shared.bucket,
-      key,
-      idempotent: true,
-    });
-    return { doc: JSON.parse(response.text), etag: response.headers.get("etag") ?? "" };
-  } catch (err) {
-    if (is404(err)) return null;
-    throw err;
-  }
+  const read = await readDocument(shared.client, shared.bucket, key);
+  return read && { doc: read.value, etag: read.etag };
 }
 
 /** The folded document (read last by a reader: see the header), or null. */
@@ -136,13 +125,8 @@ export async function readFolded(
   shared: CoordinationBucket,
   key: string,
 ): Promise<FoldedDocument | null> {
-  try {
-    const read = await readVersioned(shared, key);
-    return read && isFoldedDocument(read.doc) ? read.doc : null;
-  } catch (err) {
-    if (err instanceof SyntaxError) return null;
-    throw err;
-  }
+  const read = await readVersioned(shared, key);
+  return read && isFoldedDocument(read.doc) ? read.doc : null;
 }
 
 /**
@@ -194,7 +178,7 @@ export async function foldStale(
       });
     } catch (err) {
       // Removed by another instance, or changed (never republished: left for the next round).
-      if (!is404(err) && !isRefused(err)) throw err;
+      if (!isAbsent(err) && !isRefused(err)) throw err;
     }
     count++;
     log.info("a stopped instance's usage tally was folded", {
