@@ -4,6 +4,7 @@
  * parsing is far cheaper against a plain buffer than through async streams. Memory is one fixed
  * buffer per file whatever the file's size.
  */
+import { createHash } from "node:crypto";
 import { SvcError } from "../../lib/mod.ts";
 
 const BUFFER_BYTES = 1 << 20;
@@ -193,4 +194,18 @@ export function isFormatProblem(err: unknown): err is SvcError {
 
 export function truncated(what: string): SvcError {
   return formatProblem(`The input ends inside ${what}`);
+}
+
+/** A sink into `file` that hashes what it writes: a contraction's output, checked at its END. */
+export function hashingSink(file: Deno.FsFile): {
+  out: ByteSink;
+  digest(): { size: number; sha256: string };
+} {
+  const hash = createHash("sha256");
+  let size = 0;
+  const out = new ByteSink(file, (bytes) => {
+    hash.update(bytes);
+    size += bytes.length;
+  });
+  return { out, digest: () => ({ size, sha256: hash.digest("hex") }) };
 }

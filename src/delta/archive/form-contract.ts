@@ -5,9 +5,15 @@
  * (stream-contract.ts), so no version 1 form is written and read back. The END record's size and
  * sha256 are checked against the bytes written: a damaged form fails, never yields other bytes.
  */
-import { createHash } from "node:crypto";
-import { ByteSink, ByteSource, formatProblem, truncated } from "./byte-io.ts";
-import { BATCH_BYTES, copyBytes, HELD_BYTES, JobBatch, readBytes } from "./form-rewrite.ts";
+import { type ByteSink, ByteSource, formatProblem, hashingSink, truncated } from "./byte-io.ts";
+import {
+  BATCH_BYTES,
+  copyBytes,
+  HELD_BYTES,
+  JobBatch,
+  readBytes,
+  readHeader,
+} from "./form-rewrite.ts";
 import type { ChunkTokens } from "./model/model-chunks.ts";
 import { PREDICT_MAX_CONTENT, VERSION_PREDICTED } from "./predicted-form.ts";
 import {
@@ -19,10 +25,33 @@ import {
 } from "./predicted-record.ts";
 import { contractStream } from "./stream-contract.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
-import { MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
+import { TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
 
 const hex = (bytes: Uint8Array) =>
   Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+
+/**
+ * Checks the END record (its tag read) against the bytes a contraction wrote through `out`
+ * (hashingSink): their size and sha256. A damaged form fails here, never yields other bytes.
+ */
+export function endOfContraction(
+  src: ByteSource,
+  out: ByteSink,
+  digest: () => { size: number; sha256: string },
+): { size: number; sha256: string } {
+  out.flush();
+  const size = readVarint(src);
+  const expected = hex(readBytes(src, 32, "the END record"));
+  const rebuilt = digest();
+  if (size !== rebuilt.size || rebuilt.sha256 !== expected) {
+    throw formatProblem(
+      `The rebuilt bytes (${rebuilt.size} bytes, sha256 ${rebuilt.sha256}) differ from the ` +
+        "original's",
+    );
+  }
+  if (src.byte() !== -1) throw formatProblem("The token form has bytes after its END record");
+  return rebuilt;
+}
 
 /** Writes the archive the version 2 form at `inPath` describes to `outPath`, checked. */
 export async function contractPredictedForm(
@@ -31,17 +60,9 @@ export async function contractPredictedForm(
 ): Promise<{ size: number; sha256: string }> {
   using input = Deno.openSync(inPath);
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
-  const hash = createHash("sha256");
-  let hashed = 0;
   const src = new ByteSource(input);
-  const out = new ByteSink(output, (bytes) => {
-    hash.update(bytes);
-    hashed += bytes.length;
-  });
-  const head = readBytes(src, 6, "the token form's header");
-  if (MAGIC.some((byte, i) => head[i] !== byte)) {
-    throw formatProblem(`"${inPath}" is not an archive token form`);
-  }
+  const { out, digest } = hashingSink(output);
+  const head = readHeader(src, inPath);
   if (head[4] !== VERSION_PREDICTED) throw formatProblem(`Token form version ${head[4]} is not 2`);
   const batch = new JobBatch();
   const held: ((out: ByteSink) => void)[] = [];
@@ -80,17 +101,7 @@ export async function contractPredictedForm(
       if (content >= BATCH_BYTES) await runBatch();
     } else if (tag === TAG_END) {
       await runBatch();
-      out.flush();
-      const size = readVarint(src);
-      const expected = hex(readBytes(src, 32, "the END record"));
-      const sha256 = hash.digest("hex");
-      if (size !== hashed || sha256 !== expected) {
-        throw formatProblem(
-          `The rebuilt bytes (${hashed} bytes, sha256 ${sha256}) differ from the original's`,
-        );
-      }
-      if (src.byte() !== -1) throw formatProblem("The token form has bytes after its END record");
-      return { size, sha256 };
+      return endOfContraction(src, out, digest);
     } else if (tag < 0) {
       throw truncated("the token form");
     } else {

@@ -69,7 +69,8 @@ export function readBytes(src: ByteSource, n: number, what: string): Uint8Array 
   return bytes;
 }
 
-function header(src: ByteSource, path: string): Uint8Array {
+/** The 6-byte header of the token form at `path`, checked to be one. */
+export function readHeader(src: ByteSource, path: string): Uint8Array {
   const head = readBytes(src, 6, "the token form's header");
   if (MAGIC.some((byte, i) => head[i] !== byte)) {
     throw formatProblem(`"${path}" is not an archive token form`);
@@ -80,7 +81,7 @@ function header(src: ByteSource, path: string): Uint8Array {
 /** The version byte of a token form (`path`). */
 export function formVersion(path: string): number {
   using input = Deno.openSync(path);
-  return header(new ByteSource(input), path)[4];
+  return readHeader(new ByteSource(input), path)[4];
 }
 
 /**
@@ -98,7 +99,7 @@ export async function rewriteForm(
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
   const src = new ByteSource(input);
   const out = new ByteSink(output);
-  const head = header(src, inPath);
+  const head = readHeader(src, inPath);
   if (head[4] !== from) throw formatProblem(`Token form version ${head[4]} is not ${from}`);
   head[4] = to;
   out.bytes(head);

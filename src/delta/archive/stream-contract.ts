@@ -19,6 +19,7 @@ import {
   LENGTH_EXTRA,
 } from "./huffman.ts";
 import { LENGTH_258_AS_284, type TokenStream } from "./token-stream.ts";
+import { BitOutput } from "./token-contract.ts";
 
 /** Tokens coded between two checks of the sink's room (a token takes at most 48 bits). */
 const TOKENS_PER_ROOM = 2048;
@@ -27,44 +28,9 @@ function damaged(what: string): never {
   throw formatProblem(`The token form is damaged: ${what}`);
 }
 
-/** Deflate's bit order into a sink: whole bytes out once 16 bits are held. */
-class Bits {
-  bitBuf = 0;
-  bitCount = 0;
-  readonly out: ByteSink;
-
-  constructor(out: ByteSink) {
-    this.out = out;
-  }
-
-  /** Appends `n` <= 16 bits; the caller made room. */
-  put(value: number, n: number): void {
-    this.bitBuf |= value << this.bitCount;
-    this.bitCount += n;
-    if (this.bitCount >= 16) {
-      const out = this.out;
-      out.buf[out.pos++] = this.bitBuf & 255;
-      out.buf[out.pos++] = (this.bitBuf >>> 8) & 255;
-      this.bitBuf >>>= 16;
-      this.bitCount -= 16;
-    }
-  }
-
-  /** Writes out whole bytes, leaving fewer than 8 bits held. */
-  settle(): void {
-    const out = this.out;
-    out.room(4);
-    while (this.bitCount >= 8) {
-      out.buf[out.pos++] = this.bitBuf & 255;
-      this.bitBuf >>>= 8;
-      this.bitCount -= 8;
-    }
-  }
-}
-
 /** Writes the deflate stream of `stream` (blocks of BTYPE 1 or 2) to `out`. */
 export function contractStream(stream: TokenStream, out: ByteSink): void {
-  const bits = new Bits(out);
+  const bits = new BitOutput(out);
   let k = 0;
   let pos = 0;
   for (const block of stream.blocks) {
@@ -97,11 +63,11 @@ export function contractStream(stream: TokenStream, out: ByteSink): void {
   if (k !== stream.tokenCount || pos !== stream.content.length) {
     damaged("the blocks do not cover the stream");
   }
-  bits.settle();
+  out.room(4);
+  bits.put(0, 0); // whole bytes out: fewer than 8 bits held
   const pad = (8 - bits.bitCount) & 7;
   if (stream.finalPadding >> pad) damaged(`final padding ${stream.finalPadding} of ${pad} bits`);
   bits.put(stream.finalPadding, pad);
-  bits.settle();
 }
 
 /** Codes tokens `from`..`to`-1; returns the content position after them. */
@@ -110,7 +76,7 @@ function writeTokens(
   from: number,
   to: number,
   start: number,
-  bits: Bits,
+  bits: BitOutput,
   literal: Encoder,
   distance: Encoder,
 ): number {
@@ -189,6 +155,7 @@ function writeTokens(
       }
     }
     out.pos = o;
+    // Up to 15 bits held: BitOutput.put takes that (it writes out whole bytes after adding).
     bits.bitBuf = bitBuf;
     bits.bitCount = bitCount;
   }

@@ -50,7 +50,7 @@ export function readVarint(src: ByteSource): number {
 }
 
 /** Deflate's bit order into a ByteSink: whole bytes go out at once (bitCount stays below 8). */
-class BitOutput {
+export class BitOutput {
   bitBuf = 0;
   bitCount = 0;
   readonly out: ByteSink;

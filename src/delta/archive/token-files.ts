@@ -4,14 +4,22 @@
  * "Archive token form", for the format.
  */
 import { createHash } from "node:crypto";
-import { ByteSink, ByteSource, formatProblem, isFormatProblem, truncated } from "./byte-io.ts";
+import {
+  ByteSink,
+  ByteSource,
+  formatProblem,
+  hashingSink,
+  isFormatProblem,
+  truncated,
+} from "./byte-io.ts";
 import { walkGzip } from "./gzip-walk.ts";
 import { RawRecords } from "./raw-records.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
 import { walkZip } from "./zip-walk.ts";
 import { formVersion, predictForm, VERSION_PREDICTED } from "./predicted-form.ts";
-import { contractPredictedForm } from "./form-contract.ts";
+import { contractPredictedForm, endOfContraction } from "./form-contract.ts";
+import { readHeader } from "./form-rewrite.ts";
 
 /** Ends the deflate model's helper threads (a script calling this module directly, at its end). */
 export { stopModelThreads } from "./model/model-threads.ts";
@@ -116,18 +124,9 @@ function contractTokensSync(expandedPath: string, outPath: string): {
 } {
   using input = Deno.openSync(expandedPath);
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
-  const hash = createHash("sha256");
-  let hashed = 0;
   const src = new ByteSource(input);
-  const out = new ByteSink(output, (bytes) => {
-    hash.update(bytes);
-    hashed += bytes.length;
-  });
-  const head = new Uint8Array(6);
-  src.read(head, 6, "the token form's header");
-  if (MAGIC.some((byte, i) => head[i] !== byte)) {
-    throw formatProblem(`"${expandedPath}" is not an archive token form`);
-  }
+  const { out, digest } = hashingSink(output);
+  const head = readHeader(src, expandedPath);
   if (head[4] !== VERSION) throw formatProblem(`Unknown token form version ${head[4]}`);
   for (;;) {
     const tag = src.byte();
@@ -142,24 +141,9 @@ function contractTokensSync(expandedPath: string, outPath: string): {
     } else if (tag === TAG_DEFLATE) {
       contractDeflate(src, out);
     } else if (tag === TAG_END) {
-      out.flush();
-      const size = readVarint(src);
-      const expected = new Uint8Array(32);
-      src.read(expected, 32, "the END record");
-      const sha256 = hash.digest("hex");
-      if (size !== hashed || sha256 !== Array.from(expected, hex2).join("")) {
-        throw formatProblem(
-          `The rebuilt bytes (${hashed} bytes, sha256 ${sha256}) differ from the original's`,
-        );
-      }
-      if (src.byte() !== -1) throw formatProblem("The token form has bytes after its END record");
-      return { size, sha256 };
+      return endOfContraction(src, out, digest);
     } else {
       throw formatProblem(`The token form has an unknown record tag ${tag}`);
     }
   }
-}
-
-function hex2(byte: number): string {
-  return byte.toString(16).padStart(2, "0");
 }
