@@ -11,18 +11,12 @@ import {
   copyBytes,
   HELD_BYTES,
   JobBatch,
+  queueRebuild,
   readBytes,
   readHeader,
 } from "./form-rewrite.ts";
-import type { ChunkTokens } from "./model/model-chunks.ts";
 import { PREDICT_MAX_CONTENT, VERSION_PREDICTED } from "./predicted-form.ts";
-import {
-  readPredicted,
-  rebuildTasks,
-  rebuiltStream,
-  TAG_PREDICTED,
-  TAG_PREDICTED_CHUNKED,
-} from "./predicted-record.ts";
+import { readPredicted, TAG_PREDICTED, TAG_PREDICTED_CHUNKED } from "./predicted-record.ts";
 import { contractStream } from "./stream-contract.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
@@ -89,14 +83,8 @@ export async function contractPredictedForm(
       contractDeflate(src, out);
     } else if (tag === TAG_PREDICTED || tag === TAG_PREDICTED_CHUNKED) {
       const record = readPredicted(src, PREDICT_MAX_CONTENT, tag);
-      let parts: ChunkTokens[] = [];
-      batch.add(rebuildTasks(record).map((rebuild) => ({ rebuild })), (results) => {
-        parts = results.map((result) => {
-          if ("tokens" in result) return result.tokens;
-          throw new Error("A rebuild job answered something else");
-        });
-      });
-      held.push((o) => contractStream(rebuiltStream(record, parts), o));
+      const rebuilt = queueRebuild(batch, record);
+      held.push((o) => contractStream(rebuilt(), o));
       content += record.content.length;
       if (content >= BATCH_BYTES) await runBatch();
     } else if (tag === TAG_END) {

@@ -6,7 +6,15 @@
  * rewriter's content limit; a record too large to hold is copied straight after its batch.
  */
 import { ByteSink, ByteSource, formatProblem, truncated } from "./byte-io.ts";
-import { TAG_PREDICTED, TAG_PREDICTED_CHUNKED } from "./predicted-record.ts";
+import {
+  type PredictedRecord,
+  rebuildTasks,
+  rebuiltStream,
+  TAG_PREDICTED,
+  TAG_PREDICTED_CHUNKED,
+} from "./predicted-record.ts";
+import type { TokenStream } from "./token-stream.ts";
+import type { ChunkTokens } from "./model/model-chunks.ts";
 import { readVarint } from "./token-contract.ts";
 import { type ModelJob, type ModelResult, runJobs } from "./model/model-threads.ts";
 import { MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
@@ -34,6 +42,18 @@ export class JobBatch {
     for (const take of this.#takers.splice(0)) take(results);
     this.jobs.length = 0;
   }
+}
+
+/** Queues the model runs that rebuild a predicted record; its stream, once the batch ran. */
+export function queueRebuild(batch: JobBatch, record: PredictedRecord): () => TokenStream {
+  let parts: ChunkTokens[] = [];
+  batch.add(rebuildTasks(record).map((rebuild) => ({ rebuild })), (results) => {
+    parts = results.map((result) => {
+      if ("tokens" in result) return result.tokens;
+      throw new Error("A rebuild job answered something else");
+    });
+  });
+  return () => rebuiltStream(record, parts);
 }
 
 /** A record read ahead, written once its batch ran. */

@@ -11,8 +11,8 @@
  * PREDICT_MAX_CONTENT bytes of content, ~3x that in all), whatever the archive's size.
  */
 import type { ByteSink } from "./byte-io.ts";
-import { type Held, JobBatch, rewriteForm } from "./form-rewrite.ts";
-import { CHUNK_BYTES, type ChunkTokens, corrections, planChunks } from "./model/model-chunks.ts";
+import { type Held, JobBatch, queueRebuild, rewriteForm } from "./form-rewrite.ts";
+import { CHUNK_BYTES, corrections, planChunks } from "./model/model-chunks.ts";
 import { correctionLimit, pickModel } from "./model/model-pick.ts";
 import {
   type Chunk,
@@ -20,8 +20,6 @@ import {
   type Correction,
   predictTasks,
   readPredicted,
-  rebuildTasks,
-  rebuiltStream,
   writePredicted,
 } from "./predicted-record.ts";
 import { TAG_DEFLATE, VERSION } from "./token-format.ts";
@@ -143,16 +141,10 @@ export async function unpredictForm(inPath: string, outPath: string): Promise<vo
     },
     predicted(src, tag) {
       const record = readPredicted(src, PREDICT_MAX_CONTENT, tag);
-      let parts: ChunkTokens[] = [];
-      batch.add(rebuildTasks(record).map((rebuild) => ({ rebuild })), (results) => {
-        parts = results.map((result) => {
-          if ("tokens" in result) return result.tokens;
-          throw new Error("A rebuild job answered something else");
-        });
-      });
+      const rebuilt = queueRebuild(batch, record);
       return {
         content: record.content.length,
-        write: (out) => writeTokenStream(out, rebuiltStream(record, parts)),
+        write: (out) => writeTokenStream(out, rebuilt()),
       };
     },
     run: () => batch.run(),
