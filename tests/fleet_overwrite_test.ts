@@ -21,6 +21,13 @@ import {
 import { zipSync } from "fflate";
 import { createHash } from "node:crypto";
 import { startFleet } from "./helpers/fleet.ts";
+import {
+  sha256,
+  staleReads,
+  type TimedRead,
+  type TimedWrite,
+  unsettledKeys,
+} from "./helpers/freshness.ts";
 import { randomBytes } from "./helpers/svc.ts";
 import { mutate, tar } from "./helpers/tar.ts";
 
@@ -42,7 +49,6 @@ const KEYS = [
 ];
 
 const utf8 = new TextEncoder();
-const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 async function gzip(data: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
   const stream = new Blob([data]).stream().pipeThrough(new CompressionStream("gzip"));
@@ -75,22 +81,9 @@ class KeyContent {
   }
 }
 
-interface Write {
-  key: string;
-  version: string;
-  start: number;
-  /** When the PUT's answer arrived (undefined: failed or unanswered). */
-  ack?: number;
-}
+type Write = TimedWrite;
 
-interface Read {
-  key: string;
-  method: "GET" | "HEAD";
-  start: number;
-  /** Which write the body is (undefined: 404 or an unknown body). */
-  version?: string;
-  detail: string;
-}
+type Read = TimedRead;
 
 Deno.test({
   name: "fleet: no read returns a body older than the last write acknowledged before it",
@@ -178,56 +171,9 @@ Deno.test({
       ...Array.from({ length: READERS }, (_, r) => reader(r)),
     ]);
 
-    const perKey = new Map<string, Write[]>();
-    for (const write of writes.values()) {
-      if (write.ack === undefined) continue;
-      perKey.set(write.key, [...perKey.get(write.key) ?? [], write]);
-    }
-    const violations: string[] = [];
-    for (const read of reads) {
-      if (read.version === undefined) {
-        violations.push(`${read.key}: ${read.detail}`);
-        continue;
-      }
-      const got = writes.get(read.version)!;
-      // The newest start among writes acknowledged before this read began: any version whose
-      // own write was acknowledged before that start is stale.
-      let floor = -Infinity;
-      let floorVersion = "";
-      for (const w of perKey.get(read.key) ?? []) {
-        if (w.ack! < read.start && w.start > floor) {
-          floor = w.start;
-          floorVersion = w.version;
-        }
-      }
-      if (got.ack !== undefined && got.ack < floor) {
-        violations.push(
-          `${read.key}: ${read.method} at ${read.start.toFixed(0)} ms got ${got.version} (acked ` +
-            `${got.ack.toFixed(0)}) though ${floorVersion} (started ${floor.toFixed(0)}) ` +
-            `was acknowledged before`,
-        );
-      }
-    }
+    const violations = staleReads(writes, reads);
     // Once quiet, every instance answers the same body for a key, and no stale one.
-    const settled: string[] = [];
-    for (const key of KEYS) {
-      const seen: string[] = [];
-      for (let i = 0; i < fleet.instances.length; i++) {
-        const s3 = fleet.instanceClient(i);
-        try {
-          const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-          const body = await out.Body!.transformToByteArray();
-          seen.push(bySha.get(sha256(body)) ?? `unknown body (${body.length} bytes)`);
-        } catch (err) {
-          seen.push((err as Error).name);
-        } finally {
-          s3.destroy();
-        }
-      }
-      const newest = Math.max(...(perKey.get(key) ?? []).map((w) => w.start));
-      const fresh = (version: string) => (writes.get(version)?.ack ?? -Infinity) >= newest;
-      if (new Set(seen).size !== 1 || !fresh(seen[0])) settled.push(`${key}: ${seen.join(", ")}`);
-    }
+    const settled = await unsettledKeys(fleet, BUCKET, KEYS, writes, bySha);
     const byKey = new Map<string, number>();
     for (const v of violations) byKey.set(v.split(":")[0], (byKey.get(v.split(":")[0]) ?? 0) + 1);
     const acked = [...writes.values()].filter((w) => w.ack !== undefined).length;

@@ -21,8 +21,14 @@ import {
   S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { createHash } from "node:crypto";
 import { startFleet } from "./helpers/fleet.ts";
+import {
+  sha256,
+  staleReads,
+  type TimedRead,
+  type TimedWrite,
+  unsettledKeys,
+} from "./helpers/freshness.ts";
 import { randomBytes } from "./helpers/svc.ts";
 import { mutate } from "./helpers/tar.ts";
 
@@ -41,21 +47,10 @@ const SMALL = 192 * 1024;
 const LARGE_TAIL = 256 * 1024;
 
 const utf8 = new TextEncoder();
-const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-interface Write {
-  key: string;
-  version: string;
-  start: number;
-  ack?: number;
-}
+type Write = TimedWrite;
 
-interface Read {
-  key: string;
-  start: number;
-  version?: string;
-  detail: string;
-}
+type Read = TimedRead;
 
 /** `tag` padded to a line, then `base`: every version's bytes differ from the first byte. */
 function tagged(tag: string, base: Uint8Array): Uint8Array<ArrayBuffer> {
@@ -191,54 +186,9 @@ Deno.test({
       ...Array.from({ length: READERS }, (_, r) => reader(r)),
     ]);
 
-    const perKey = new Map<string, Write[]>();
-    for (const write of writes.values()) {
-      if (write.ack !== undefined) perKey.set(write.key, [...perKey.get(write.key) ?? [], write]);
-    }
-    const violations: string[] = [];
-    for (const read of reads) {
-      if (read.version === undefined) {
-        violations.push(`${read.key}: ${read.detail}`);
-        continue;
-      }
-      const got = writes.get(read.version)!;
-      // The newest start among writes acknowledged before this read began: any version whose
-      // own write was acknowledged before that start is stale.
-      let floor = -Infinity;
-      let floorVersion = "";
-      for (const w of perKey.get(read.key) ?? []) {
-        if (w.ack! < read.start && w.start > floor) {
-          floor = w.start;
-          floorVersion = w.version;
-        }
-      }
-      if (got.ack !== undefined && got.ack < floor) {
-        violations.push(
-          `${read.key}: GET at ${read.start.toFixed(0)} ms got ${got.version} (acked ` +
-            `${got.ack.toFixed(0)}) though ${floorVersion} (started ${floor.toFixed(0)}) was ` +
-            `acknowledged before`,
-        );
-      }
-    }
-    const settled: string[] = [];
-    for (const key of KEYS) {
-      const seen: string[] = [];
-      for (let i = 0; i < fleet.instances.length; i++) {
-        const s3 = fleet.instanceClient(i);
-        try {
-          const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-          const body = await out.Body!.transformToByteArray();
-          seen.push(bySha.get(sha256(body)) ?? `unknown body (${body.length} bytes)`);
-        } catch (err) {
-          seen.push((err as Error).name);
-        } finally {
-          s3.destroy();
-        }
-      }
-      const newest = Math.max(...(perKey.get(key) ?? []).map((w) => w.start));
-      const fresh = (version: string) => (writes.get(version)?.ack ?? -Infinity) >= newest;
-      if (new Set(seen).size !== 1 || !fresh(seen[0])) settled.push(`${key}: ${seen.join(", ")}`);
-    }
+    const violations = staleReads(writes, reads);
+    // Once quiet, every instance answers the same body for a key, and no stale one.
+    const settled = await unsettledKeys(fleet, BUCKET, KEYS, writes, bySha);
     // A last large write leaves the key under its passthrough name alone.
     const last = fleet.instanceClient(1);
     await putLarge(last, KEYS[0], `${KEYS[0]}:last`);
