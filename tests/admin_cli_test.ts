@@ -13,42 +13,17 @@ import { ADMIN_PASSWORD } from "./helpers/admin.ts";
 import { startSvc } from "./helpers/svc.ts";
 import { ADMIN_GROUPS, runAdminCommand } from "../src/cli/admin/admin-command.ts";
 import type { AdminIo } from "../src/cli/admin/admin-io.ts";
+import { type CliRun, runAdminCli } from "./helpers/admin-cli.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const DENO = `${ROOT}node_modules/.bin/deno`;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 type Json = Record<string, unknown>;
 
 /** Runs `svc admin <args>` with `env` (and `stdin` piped in when given). */
-async function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<Run> {
-  const child = new Deno.Command(DENO, {
-    args: ["run", "--allow-all", `${ROOT}main.ts`, "admin", ...args],
-    env: { DENO_NO_UPDATE_CHECK: "1", PATH: Deno.env.get("PATH") ?? "", ...env },
-    clearEnv: true,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).spawn();
-  if (stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(stdin));
-    await writer.close();
-  }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
+const cli = runAdminCli;
 
 /** Asserts the exit code (showing the output when it differs). */
 function expect(run: Run, code: number, what: string): Run {

@@ -14,10 +14,10 @@ import { ADMIN_PASSWORD, AdminClient } from "./helpers/admin.ts";
 import { browserReason, launchBrowser, screenshot, watchPage } from "./helpers/browser.ts";
 import { COORD_BUCKET, fleetReason, startFleet } from "./helpers/fleet.ts";
 import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
+import { runAdminCli } from "./helpers/admin-cli.ts";
+import { until } from "./helpers/poll.ts";
 
 type Json = Record<string, unknown>;
-const ROOT = new URL("../", import.meta.url).pathname;
-const DENO = `${ROOT}node_modules/.bin/deno`;
 const ENDED = ["succeeded", "failed", "cancelled"];
 
 const LIFECYCLE = `  lifecycle:
@@ -31,35 +31,9 @@ const LIFECYCLE = `  lifecycle:
         expire_after: 1d
 `;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** `svc admin <args>` as a subprocess with its own session file. */
+/** `svc admin <args>` as a subprocess with its own session file: its stdout (exit 0 asserted). */
 async function cli(args: string[], env: Record<string, string>, stdin?: string) {
-  const child = new Deno.Command(DENO, {
-    args: ["run", "--allow-all", `${ROOT}main.ts`, "admin", ...args],
-    env: { DENO_NO_UPDATE_CHECK: "1", PATH: Deno.env.get("PATH") ?? "", ...env },
-    clearEnv: true,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).spawn();
-  if (stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(stdin));
-    await writer.close();
-  }
-  const output = await child.output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  const run = { code: output.code, stdout: text(output.stdout), stderr: text(output.stderr) };
+  const run = await runAdminCli(args, env, stdin);
   assert.equal(run.code, 0, `svc admin ${args.join(" ")}: ${run.stdout}\n${run.stderr}`);
   return run.stdout;
 }

@@ -20,20 +20,11 @@ import { type Fleet, fleetReason, startFleet } from "./helpers/fleet.ts";
 import { startBackingSvc } from "./helpers/s3-front.ts";
 import type { S3Server } from "./helpers/s3-servers.ts";
 import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
+import { until } from "./helpers/poll.ts";
 
 type Json = Record<string, unknown>;
 const MARKER = "PLAINTEXT-MARKER-7d1f";
 const utf8 = new TextEncoder();
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function bodyFor(key: string): Uint8Array {
   const random = crypto.getRandomValues(new Uint8Array(2048));

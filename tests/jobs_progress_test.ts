@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { randomBytes, startSvc } from "./helpers/svc.ts";
+import { until } from "./helpers/poll.ts";
 
 type Json = Record<string, unknown>;
 
@@ -47,16 +48,6 @@ async function writeConfig(dir: string) {
   };
   await Deno.mkdir(`${dir}/local`, { recursive: true });
   await Deno.writeTextFile(`${dir}/svc.yaml`, JSON.stringify(config)); // JSON is YAML
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
 }
 
 Deno.test("jobs: progress shows totals, percent, rate and ETA during and after a run", async (t) => {
