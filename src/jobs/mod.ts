@@ -12,6 +12,7 @@ export { JobsStore } from "./jobs-store.ts";
 export { lifecycleDriver } from "./lifecycle/lifecycle-driver.ts";
 export { GateDocs } from "./maintenance/fleet-gate-docs.ts";
 export { FleetGate } from "./maintenance/fleet-gate.ts";
+export { FleetRoutes, RouteDocs } from "./maintenance/fleet-routes.ts";
 export type { MaintenanceSettings } from "./maintenance/maintenance-deps.ts";
 export { routeBucketVia } from "./maintenance/route-flip.ts";
 export { OutboxConsumer } from "./replication/outbox-consumer.ts";

@@ -214,6 +214,10 @@ export function createS3Handler(options: S3HandlerOptions): S3Handler {
           // for, and is answered by, what the first execution really did.
           // A mutating request counts as in flight on its bucket until its work settles (past a
           // deadline too): a maintenance job drains these before it reads the bucket.
+          const fenced = request.bucket && options.services.maintenanceGate?.fenced(request.bucket);
+          if (fenced) {
+            throw new SvcError("ServiceUnavailable", fenced, { BucketName: request.bucket! });
+          }
           const leave = isMutation(request)
             ? options.services.maintenanceGate?.enter(request.bucket!)
             : undefined;

@@ -137,6 +137,7 @@ export function declaredLength(headers: Headers): number | undefined {
  */
 export class BucketWriteGate {
   readonly #held = new Map<string, string>();
+  readonly #fences = new Map<string, string>();
   readonly #inflight = new Map<string, number>();
   readonly #waiters = new Map<string, Set<() => void>>();
 
@@ -148,6 +149,20 @@ export class BucketWriteGate {
   /** Buckets held now, with their jobs. */
   held(): ReadonlyMap<string, string> {
     return this.#held;
+  }
+
+  /**
+   * Why every request on `bucket` is refused (503), or undefined: a fleet instance that cannot
+   * adopt a migration's route record (jobs/maintenance/fleet-routes.ts) must not serve the bucket
+   * from the backend it was moved away from.
+   */
+  fenced(bucket: string): string | undefined {
+    return this.#fences.get(bucket);
+  }
+
+  fence(bucket: string, reason: string | null): void {
+    if (reason === null) this.#fences.delete(bucket);
+    else this.#fences.set(bucket, reason);
   }
 
   engage(bucket: string, jobId: string): void {

@@ -94,6 +94,11 @@ export interface FleetGateOptions {
   local: MaintenanceWriteGate;
   /** Routes `bucket` to `backend` on this instance (a flip another instance made). */
   adopt(bucket: string, backend: string): Promise<void>;
+  /** The durable route records (fleet-routes.ts): written at a flip, read with each listing. */
+  routes?: {
+    record(bucket: string, backend: string, job: string): Promise<void>;
+    sync(): Promise<void>;
+  };
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   refreshMs?: number;

@@ -15,8 +15,8 @@
  *   listing, hence before it serves a write: one that serves writes is live or was seen gone.
  * - **Heartbeat.** The holder rewrites the gate every `heartbeatMs` with the job's row (any
  *   instance's `GET /jobs` shows it) and reads the cancel another instance asked for in it.
- * - **Flip.** A migration's routing flip is applied locally, then written into the gate; every
- *   live instance adopts it and acks it before the gate lifts (fleet-gate-flip.ts).
+ * - **Flip.** A migration's routing flip is applied locally, recorded durably (fleet-routes.ts),
+ *   then written into the gate; every live instance adopts it and acks it before the gate lifts.
  * - **Expiry.** A gate whose heartbeat is older than `expireMs` (the holder died) is lifted by
  *   whichever instance sees it first; one carrying a flip is lifted only once every live
  *   instance adopted the flip. The restarted holder claims anew; a migration that had started
@@ -45,7 +45,7 @@ interface Claimed {
 }
 
 export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, MaintenanceFleet {
-  readonly #o: Required<Omit<FleetGateOptions, "docs" | "local" | "adopt" | "instance">>;
+  readonly #o: Required<Omit<FleetGateOptions, "docs" | "local" | "adopt" | "instance" | "routes">>;
   readonly #local: MaintenanceWriteGate;
   readonly #claimed = new Map<string, Claimed>();
   /** Buckets engaged locally for another instance's job, with the local holder tag. */
@@ -184,6 +184,8 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
   async flip(bucket: string, backend: string, apply: () => Promise<void>, signal?: AbortSignal) {
     await apply();
     const claimed = this.#claimed.get(bucket);
+    // Durable before the gate carries it: an instance down now adopts it when it comes back.
+    await this.options.routes?.record(bucket, backend, claimed?.job ?? this.holder(bucket) ?? "");
     if (claimed === undefined) return;
     await this.#serial(async () => {
       claimed.doc = { ...claimed.doc, flip: { backend } };
@@ -249,6 +251,7 @@ export class FleetGate extends FleetRemoteJobs implements MaintenanceWriteGate, 
         this.#remote.delete(bucket);
       }
     }
+    await this.options.routes?.sync();
   }
 
   async #listGates(): Promise<Map<string, StoredGate>> {

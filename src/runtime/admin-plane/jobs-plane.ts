@@ -10,6 +10,7 @@ import {
   coordinationLeases,
   DbLeases,
   FleetGate,
+  FleetRoutes,
   FleetRuns,
   GateDocs,
   JobsService,
@@ -21,6 +22,7 @@ import {
   PublishingRuleStore,
   replicationDriver,
   routeBucketVia,
+  RouteDocs,
   type RuleEnv,
   RuleJobs,
   RulesRoom,
@@ -162,23 +164,58 @@ export async function openJobs(deps: JobsDeps): Promise<JobsService> {
  * Fleet mode: the maintenance write gate held on every instance (jobs/maintenance/fleet-gate.ts),
  * under this instance's stable fleet id; its first listing runs now, before the listener opens,
  * so a gate another instance holds is engaged before this one serves a write. A routing flip made
- * elsewhere is adopted through the same config apply path as a local one.
+ * elsewhere is adopted through the same config apply path as a local one, from the gate or from
+ * the durable route record (`_svc/routes/<bucket>.json`, fleet-routes.ts) an instance that was down
+ * during the flip reads at boot; per bucket, the record it last settled is kept in node-local meta
+ * (`fleet_route:<bucket>`).
  */
 async function openFleetGate(deps: JobsDeps): Promise<FleetGate | null> {
-  const { sharedBucket, services, runtime } = deps;
+  const { sharedBucket, services, runtime, db } = deps;
   if (sharedBucket === null) return null;
-  const gate = new FleetGate({
-    docs: new GateDocs(sharedBucket.client, sharedBucket.bucket),
-    instance: await fleetInstanceId(deps.db),
-    local: services.maintenanceGate,
-    adopt: async (bucket, backend) => {
-      if (services.config.current.storage.buckets[bucket]?.backend === backend) return;
-      if (!services.storage.backends.get(backend)) {
-        throw new Error(`Backend "${backend}" is not configured on this instance`);
-      }
-      await routeBucketVia(runtime, bucket, backend);
-      deps.audit("job_bucket_flip_adopted", { bucket, backend });
+  const instance = await fleetInstanceId(db);
+  const docs = new GateDocs(sharedBucket.client, sharedBucket.bucket);
+  const routedTo = (bucket: string) => services.config.current.storage.buckets[bucket]?.backend;
+  const known = (backend: string) => services.storage.backends.has(backend);
+  // Both ways a flip reaches this instance (the gate, the route record) apply it alike.
+  const adopt = async (bucket: string, backend: string, via: Record<string, unknown>) => {
+    if (routedTo(bucket) === backend) return;
+    if (!known(backend)) throw new Error(`Backend "${backend}" is not configured on this instance`);
+    await routeBucketVia(runtime, bucket, backend);
+    deps.audit("job_bucket_flip_adopted", { bucket, backend, ...via });
+  };
+  const settledKey = (bucket: string) => `fleet_route:${bucket}`;
+  const routes = new FleetRoutes({
+    store: new RouteDocs(sharedBucket.client, sharedBucket.bucket, (prefix) => docs.list(prefix)),
+    instance,
+    routedTo,
+    known,
+    adopt: (record) =>
+      adopt(record.bucket, record.backend, {
+        via: "route_record",
+        job: record.job,
+        holder: record.holder,
+      }),
+    settled: async (bucket) => {
+      const found = await db.execute({
+        sql: "SELECT value FROM meta WHERE key = ?",
+        args: [settledKey(bucket)],
+      });
+      return found.rows.length > 0 ? String(found.rows[0].value) : null;
     },
+    settle: async (bucket, identity) => {
+      await db.execute({
+        sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+        args: [settledKey(bucket), identity],
+      });
+    },
+    fence: (bucket, reason) => services.maintenanceGate.fence(bucket, reason),
+  });
+  const gate = new FleetGate({
+    docs,
+    instance,
+    local: services.maintenanceGate,
+    adopt: (bucket, backend) => adopt(bucket, backend, { via: "gate" }),
+    routes,
   });
   await gate.start();
   return gate;

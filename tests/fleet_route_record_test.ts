@@ -1,0 +1,127 @@
+/**
+ * A migration's route outlives the gate that carried it (issue 30, "no stale reads across
+ * instances"): instance C is stopped, a migration with source cleanup runs through instance A and
+ * finishes, then C starts again from its old config file (the bucket routed to the source). It
+ * reads the route record `_svc/routes/<bucket>.json` before its listener opens and adopts it: it
+ * serves every object from the new backend byte-identical, and its writes land there.
+ */
+import assert from "node:assert/strict";
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { AdminClient } from "./helpers/admin.ts";
+import { fleetReason, startFleet } from "./helpers/fleet.ts";
+import { startBackingSvc } from "./helpers/s3-front.ts";
+import type { S3Server } from "./helpers/s3-servers.ts";
+import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
+
+type Json = Record<string, unknown>;
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function rawClient(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+  });
+}
+
+async function storedKeys(endpoint: string, bucket: string): Promise<string[]> {
+  const client = rawClient(endpoint);
+  try {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+    return (page.Contents ?? []).map((object) => object.Key!);
+  } catch (err) {
+    if ((err as { name?: string }).name === "NoSuchBucket") return [];
+    throw err;
+  } finally {
+    client.destroy();
+  }
+}
+
+function twoStores(second: S3Server) {
+  return (store: S3Server) => {
+    const backend = (name: string, s: S3Server) =>
+      `    - name: ${name}\n      type: s3\n      endpoint: ${s.endpoint}\n` +
+      `      access_key_id: ${s.accessKeyId}\n      secret_access_key: ${s.secretAccessKey}\n`;
+    return `  default_backend: main\n  backends:\n${backend("main", store)}${
+      backend("second", second)
+    }`;
+  };
+}
+
+Deno.test({
+  name: "an instance down during a migration's flip adopts the route record when it restarts",
+  ignore: fleetReason !== null,
+  async fn() {
+    const second = await startBackingSvc(["unused"]);
+    try {
+      await using fleet = await startFleet({
+        buckets: ["moving"],
+        backendsYaml: twoStores(second),
+        // Routed explicitly, as operators route buckets between named backends.
+        storageYaml: "  buckets:\n    moving:\n      backend: main\n",
+      });
+      const oldConfig = await Deno.readTextFile(fleet.configFile);
+      const lb = fleet.client();
+      const bodies = new Map<string, Uint8Array>();
+      for (let i = 0; i < 12; i++) {
+        const key = `before/${String(i).padStart(2, "0")}`;
+        bodies.set(key, crypto.getRandomValues(new Uint8Array(3000 + i)));
+        await lb.send(new PutObjectCommand({ Bucket: "moving", Key: key, Body: bodies.get(key) }));
+      }
+      await fleet.kill(2);
+      const a = new AdminClient(fleet.instances[0].url);
+      await a.login();
+      const started = await a.json<Json>("POST", "/buckets/moving/migrate", {
+        target_backend: "second",
+        delete_source: true,
+      }, 202);
+      const id = String(started.id);
+      const finished = await until(`${id} to end`, async () => {
+        const job = await a.json<Json>("GET", `/jobs/${id}`);
+        return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
+      }, 90_000);
+      assert.equal(finished.status, "succeeded", JSON.stringify(finished));
+      assert.deepEqual(await storedKeys(fleet.store.endpoint, "moving"), [], "source cleaned up");
+
+      // C's own config file still routes the bucket to the source (the file is shared here:
+      // A persisted the flip into it, so the old text is put back for C alone to read).
+      await Deno.writeTextFile(fleet.configFile, oldConfig);
+      await fleet.restart(2);
+      const c = fleet.instanceClient(2);
+      for (const [key, body] of bodies) {
+        const got = await c.send(new GetObjectCommand({ Bucket: "moving", Key: key })).catch(
+          (err) => assert.fail(`C could not read ${key}: ${err.name}: ${err.message}`),
+        );
+        assert.deepEqual(await got.Body!.transformToByteArray(), body, key);
+      }
+      const late = crypto.getRandomValues(new Uint8Array(4096));
+      await c.send(new PutObjectCommand({ Bucket: "moving", Key: "after/c", Body: late }));
+      assert.ok((await storedKeys(second.endpoint, "moving")).includes("after/c"), "on second");
+      assert.deepEqual(await storedKeys(fleet.store.endpoint, "moving"), [], "nothing on main");
+      const back = await lb.send(new GetObjectCommand({ Bucket: "moving", Key: "after/c" }));
+      assert.deepEqual(await back.Body!.transformToByteArray(), late);
+      // C persisted the adopted route to its config file.
+      assert.match(await Deno.readTextFile(fleet.configFile), /moving:\s+backend: second/);
+      const logs = fleet.instances[2].process!.logs.join("\n");
+      assert.match(logs, /route record/i);
+      for (const s3 of [lb, c]) s3.destroy();
+    } finally {
+      await second.stop();
+    }
+  },
+});
