@@ -297,3 +297,43 @@ Deno.test("a clean stop removes the instance's presence: gates stop waiting for 
   await b.gate.tick(); // a stray step after stop writes no presence again
   assert.equal(store.presence.has("b"), false);
 });
+
+Deno.test("a flip is recorded durably before the gate carries it; every listing reads the records", async () => {
+  const clock = { now: 1_000_000 };
+  const store = new MemoryStore();
+  const steps: string[] = [];
+  const local = new LocalGate();
+  const gate = new FleetGate({
+    docs: store,
+    instance: "a",
+    local,
+    adopt: () => Promise.resolve(),
+    routes: {
+      record: (bucket, backend, job) => {
+        const carried = store.gates.get(bucket)?.doc.flip ?? null;
+        steps.push(
+          `record ${bucket}->${backend} ${job} (gate flip: ${carried?.backend ?? "none"})`,
+        );
+        return Promise.resolve();
+      },
+      sync: () => {
+        steps.push("sync");
+        return Promise.resolve();
+      },
+    },
+    now: () => clock.now,
+    sleep: () => new Promise((r) => setTimeout(r, 1)),
+  });
+  await gate.tick();
+  await gate.claim(job("maintenance:7", "data", "migrate"));
+  await gate.flip("data", "second", () => {
+    steps.push("apply");
+    return Promise.resolve();
+  });
+  assert.deepEqual(steps, [
+    "sync",
+    "apply",
+    "record data->second maintenance:7 (gate flip: none)",
+  ]);
+  assert.equal(store.gates.get("data")?.doc.flip?.backend, "second");
+});
