@@ -91,7 +91,10 @@ function openRulesRoom(
     config: () => services.config.current,
     objects: () => services.storage.objects,
     backendKind: async (bucket) => (await services.storage.router.route(bucket)).backend.kind,
-    gatedBy: (bucket) => services.maintenanceGate.holder(bucket),
+    // A bucket fenced for a route record it cannot adopt (fleet-routes.ts) is skipped as well.
+    gatedBy: (bucket) =>
+      services.maintenanceGate.holder(bucket) ??
+        (services.maintenanceGate.fenced(bucket) ? "fleet-route-record" : undefined),
     recordEvent: (event) => events.writer.record(event),
     journalRemoval: (object, removal) => events.writer.journal(object, removal),
     dropJournal: (id) => events.writer.settle(id, false),
