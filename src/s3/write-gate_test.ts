@@ -216,3 +216,13 @@ Deno.test("write gate: a quota judges the fleet's usage when one is given", asyn
   assert.deepEqual(seen, [30], "given this instance's counter");
   await fleet(20);
 });
+
+Deno.test("a fence names why a bucket is refused, per bucket, until it is taken away", () => {
+  const gate = new BucketWriteGate();
+  gate.fence("moved", 'Bucket "moved" was migrated to backend "b"');
+  assert.match(gate.fenced("moved") ?? "", /migrated to backend "b"/);
+  assert.equal(gate.fenced("other"), undefined);
+  assert.equal(gate.holder("moved"), undefined, "a fence is not a maintenance job");
+  gate.fence("moved", null);
+  assert.equal(gate.fenced("moved"), undefined);
+});
