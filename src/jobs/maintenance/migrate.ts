@@ -82,8 +82,11 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
     const cursor = new JobCursor<MigrateState>(job, deps);
     const state = cursor.state;
     // A crash between the config apply and saving `flipped` leaves the bucket already routed
-    // (read from the config, not a backend: an outage must never read as "not flipped").
+    // (read from the config, not a backend: an outage must never read as "not flipped"). The
+    // flip is made again (the apply changes nothing here): in a fleet its route record and the
+    // gate's flip may not have been written, and the source cleanup must not start before.
     if (!state.flipped && deps.routedTo(bucket) === state.to) {
+      await deps.routeBucket(bucket, state.to);
       state.flipped = true;
       await cursor.save();
     }

@@ -276,3 +276,28 @@ Deno.test("a migration whose fleet gate lapsed while it was down unwinds instead
     }
   });
 });
+
+Deno.test("a migration stopped between its config apply and saving the flip makes the flip again", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, false);
+    // The apply happened (the config routes to the target), `flipped` was never saved.
+    world.flips.push("b->remote");
+    await world.store.update(job.id, { state: { ...job.state, cursor: "k/11" } });
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    const clock = hookedClock(() => {});
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(depsFor(world, world.target, clock, gate)),
+    });
+    runner.enqueue(job.id);
+    await runner.idle();
+    const done = await world.store.get(job.id);
+    assert.equal(done?.status, "succeeded", done?.error ?? "");
+    // Made again, so a fleet's route record and gate carry it before the gate lifts.
+    assert.deepEqual(world.flips, ["b->remote", "b->remote"]);
+    assert.equal(gate.holder("b"), undefined);
+  });
+});
