@@ -143,6 +143,8 @@ export class FleetRoutes {
   readonly #seen = new Map<string, StoredRoute>();
   readonly #fenced = new Set<string>();
   readonly #saidAt = new Map<string, number>();
+  /** The settled identities read once from `settled` (each listing would read them again). */
+  readonly #settled = new Map<string, string | null>();
 
   constructor(private readonly o: FleetRoutesOptions) {}
 
@@ -160,7 +162,7 @@ export class FleetRoutes {
       // A write repeated after a lost answer finds itself there.
       if (same && same.job === job && same.holder === instance && same.backend === backend) return;
       if (await store.write(record, stored?.etag ?? null)) {
-        await this.o.settle(bucket, routeIdentity(record));
+        await this.#settle(bucket, routeIdentity(record));
         return;
       }
     }
@@ -177,23 +179,34 @@ export class FleetRoutes {
       const stored = known && known.etag === etag ? known : await this.o.store.read(bucket);
       if (stored === null) continue;
       this.#seen.set(bucket, stored);
-      await this.#settle(stored.record);
+      await this.#apply(stored.record);
     }
     for (const bucket of [...this.#fenced]) {
       if (!present.has(bucket)) this.#unfence(bucket); // its record was removed by the operator
     }
   }
 
-  async #settle(record: RouteRecord): Promise<void> {
+  async #settledOf(bucket: string): Promise<string | null> {
+    if (!this.#settled.has(bucket)) this.#settled.set(bucket, await this.o.settled(bucket));
+    return this.#settled.get(bucket)!;
+  }
+
+  async #settle(bucket: string, identity: string): Promise<void> {
+    if (this.#settled.get(bucket) === identity) return;
+    await this.o.settle(bucket, identity);
+    this.#settled.set(bucket, identity);
+  }
+
+  async #apply(record: RouteRecord): Promise<void> {
     const { bucket, backend } = record;
     const identity = routeIdentity(record);
     const local = this.o.routedTo(bucket);
     if (local === backend) {
       this.#unfence(bucket);
-      if ((await this.o.settled(bucket)) !== identity) await this.o.settle(bucket, identity);
+      if ((await this.#settledOf(bucket)) !== identity) await this.#settle(bucket, identity);
       return;
     }
-    if ((await this.o.settled(bucket)) === identity) {
+    if ((await this.#settledOf(bucket)) === identity) {
       this.#unfence(bucket); // the operator routed it elsewhere after this record: theirs
       return;
     }
@@ -203,7 +216,7 @@ export class FleetRoutes {
     } else {
       try {
         await this.o.adopt(record);
-        await this.o.settle(bucket, identity);
+        await this.#settle(bucket, identity);
         this.#unfence(bucket);
         log.info("adopted a migration's route record", { bucket, backend, from: local ?? null });
         return;
