@@ -144,6 +144,9 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
         if (deps.routedTo(bucket) !== state.to) {
           return await unwind("failed", `Routing flip failed: ${messageOf(err)}`);
         }
+        // Applied here but not published (a fleet's route record or gate): made again until it
+        // is, the gate holding the bucket meanwhile; never a cleanup that others route to.
+        await flipAgain(deps, bucket, state.to, err, stopping);
       }
       state.flipped = true;
       await cursor.save();
@@ -178,6 +181,23 @@ export function migrateWorker(deps: MaintenanceDeps): JobWorker {
     await cursor.phase("done");
     return { status: "succeeded" };
   };
+}
+
+/** Repeats a flip applied here but not published, every 2 s (a shutdown ends it: resumed). */
+async function flipAgain(
+  deps: MaintenanceDeps,
+  bucket: string,
+  to: string,
+  first: unknown,
+  stopping: AbortSignal,
+): Promise<void> {
+  deps.audit("job_bucket_flip_retried", { bucket, to, error: messageOf(first) });
+  for (;;) {
+    await deps.clock.sleep(2000, stopping);
+    try {
+      return await deps.routeBucket(bucket, to);
+    } catch { /* retried: the first failure was audited */ }
+  }
 }
 
 /** Copy and verify phases; a message when the migration cannot flip, else null. */

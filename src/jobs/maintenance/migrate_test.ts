@@ -301,3 +301,35 @@ Deno.test("a migration stopped between its config apply and saving the flip make
     assert.equal(gate.holder("b"), undefined);
   });
 });
+
+Deno.test("a flip applied here but not published is made again before the cleanup", async () => {
+  await withWorld(async (world) => {
+    const job = await createJob(world, true);
+    const gate = new BucketWriteGate();
+    gate.engage("b", job.id);
+    const clock = hookedClock(() => {});
+    const deps = depsFor(world, world.target, clock, gate);
+    let calls = 0;
+    const audits: string[] = [];
+    deps.audit = (event) => audits.push(event);
+    deps.routeBucket = (bucket, backend) => {
+      world.flips.push(`${bucket}->${backend}`); // the local apply succeeds every time
+      // ...its publication (route record, gate) fails twice.
+      return ++calls <= 2
+        ? Promise.reject(new Error("coordination bucket down"))
+        : Promise.resolve();
+    };
+    const runner = new JobRunner({
+      store: world.store,
+      clock,
+      concurrency: 1,
+      workerFor: () => migrateWorker(deps),
+    });
+    runner.enqueue(job.id);
+    await runner.idle();
+    const done = await world.store.get(job.id);
+    assert.equal(done?.status, "succeeded", done?.error ?? "");
+    assert.equal(calls, 3);
+    assert.ok(audits.includes("job_bucket_flip_retried"), audits.join());
+  });
+});
