@@ -14,21 +14,12 @@ import {
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { type Fleet, fleetReason, startFleet } from "./helpers/fleet.ts";
+import { until } from "./helpers/poll.ts";
 import { startBackingSvc } from "./helpers/s3-front.ts";
 import type { S3Server } from "./helpers/s3-servers.ts";
 import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
 
 type Json = Record<string, unknown>;
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function rawClient(endpoint: string): S3Client {
   return new S3Client({

@@ -26,6 +26,7 @@
 import { getLogger } from "../../observability/mod.ts";
 import { BackendError, type S3Client } from "../../storage/mod.ts";
 import { messageOf } from "./job-steps.ts";
+import { readDocument } from "../rules/coordination.ts";
 
 const log = getLogger("svc::jobs");
 
@@ -81,24 +82,9 @@ export class RouteDocs implements RouteStore {
   }
 
   async read(bucket: string): Promise<StoredRoute | null> {
-    try {
-      const response = await this.client.send({
-        method: "GET",
-        bucket: this.bucket,
-        key: routeKey(bucket),
-        idempotent: true,
-      });
-      let value: unknown = null;
-      try {
-        value = JSON.parse(response.text);
-      } catch { /* damaged: read as no record */ }
-      return isRoute(value) ? { record: value, etag: response.headers.get("etag") ?? "" } : null;
-    } catch (err) {
-      if (err instanceof BackendError && err.status === 404 && err.code !== "NoSuchBucket") {
-        return null;
-      }
-      throw err;
-    }
+    const got = await readDocument(this.client, this.bucket, routeKey(bucket));
+    // A damaged record reads as none: no route is adopted from it.
+    return got !== null && isRoute(got.value) ? { record: got.value, etag: got.etag } : null;
   }
 
   async write(record: RouteRecord, etag: string | null): Promise<boolean> {
