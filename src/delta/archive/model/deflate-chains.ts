@@ -20,45 +20,63 @@ export const MAX_DIST = WSIZE - 262;
 const HASH_BITS = 15;
 const HASH_SIZE = 1 << HASH_BITS;
 const HASH_MASK = HASH_SIZE - 1;
+/**
+ * The middle and long chains' hash sizes: theirs to choose (only the short chains are zlib's).
+ * Smaller tables stay in the cache; a collision costs a walk one step.
+ */
+const MID_BITS = Number(Deno.env.get("MIDB") ?? 13);
+const LONG_BITS = Number(Deno.env.get("LONGB") ?? 13);
 /** A link farther back than any window: `cur - FAR` is below every chain walk's limit. */
 const FAR = 0xffff;
 /** How many bytes the long chains hash (12 walks fewer steps than 8, more walks than 16). */
 export const LONG = 12;
+/** How many bytes the middle chains hash: the walk between a best of MID and LONG bytes. */
+export const MID = 6;
 
 /**
- * Per short hash h: [3h] its newest position, [3h + 1] that entry's generation, [3h + 2] the
- * newest position's rank (side by side: one cache line per insertion, not three).
+ * Per short hash h: [2h] its newest position plus the model's base, [2h + 1] that position's rank
+ * (side by side: one cache line per insertion, not two). An entry below the base is an earlier
+ * model's: the chain is empty.
  */
-const shortHeads = new Int32Array(HASH_SIZE * 3);
-/** Per long hash h: [2h] its newest position, [2h + 1] that entry's generation. */
-const longHeads = new Int32Array(HASH_SIZE * 2);
+const shortHeads = new Int32Array(HASH_SIZE * 2);
+/** Per middle (long) hash: its newest position plus the model's base. */
+const midHeads = new Int32Array(1 << MID_BITS);
+const longHeads = new Int32Array(1 << LONG_BITS);
 /**
- * Per position in the window: how far back the previous position with its (short, long) hash is,
- * or FAR when there is none within MAX_DIST (a chain walk stops there either way). Distances
- * rather than positions halve the tables, which a walk reads once per step. Written before read
- * (a position's link is set when it is inserted), so never cleared.
+ * Per position in the window: how far back the previous position with its (short, middle, long)
+ * hash is, or FAR when there is none within MAX_DIST (a chain walk stops there either way).
+ * Distances rather than positions halve the tables, which a walk reads once per step. Written
+ * before read (a position's link is set when it is inserted), so never cleared.
  */
 export const shortPrev = new Uint16Array(WSIZE);
+export const midPrev = new Uint16Array(WSIZE);
 export const longPrev = new Uint16Array(WSIZE);
 /** Per position in the window: its rank among the positions with its short hash. */
 export const rankAt = new Int32Array(WSIZE);
 
-let generation = 0;
+/** The base of the next model: above every entry an earlier model wrote. */
+let nextBase = 1;
 
-/** A generation for a new model: no entry of an earlier model counts for it. */
-export function nextGeneration(): number {
-  generation = (generation + 1) | 0;
-  if (generation === 0) {
-    shortHeads.fill(0); // wrapped around: old generations must not match again
+/**
+ * The base for a new model over `n` bytes: its entries are position + base, so no entry of an
+ * earlier model (all below the base) counts for it and no table is cleared per model.
+ */
+export function newBase(n: number): number {
+  if (n >= 0x40000000) throw new Error(`DeflateModel over ${n} bytes`);
+  if (nextBase + n >= 0x7fffffff) {
+    shortHeads.fill(0); // wrapped around: old entries must not count again
+    midHeads.fill(0);
     longHeads.fill(0);
-    generation = 1;
+    nextBase = 1;
   }
-  return generation;
+  const base = nextBase;
+  nextBase += n + 1;
+  return base;
 }
 
 /**
  * Inserts positions from..stop-1 (each with a whole short hash) into the short chains, and with
- * `longStop` > from those before it into the long chains (with their ranks).
+ * `longStop` > from those before it into the middle and long chains (with their ranks).
  */
 export function insertPositions(
   view: DataView,
@@ -67,66 +85,92 @@ export function insertPositions(
   stop: number,
   longStop: number,
   hash4: boolean,
-  current: number,
+  base: number,
 ): void {
   const heads = shortHeads;
   const prev = shortPrev;
-  if (longStop <= from) {
-    // The short chains alone, zlib's work; one loop per hash, the hot path of most models.
-    if (hash4) {
-      for (let i = from; i < stop; i++) {
-        const at = 3 * (Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS));
-        const dist = heads[at + 1] === current ? i - heads[at] : FAR;
-        prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-        heads[at] = i;
-        heads[at + 1] = current;
+  let i = from;
+  if (longStop > from) {
+    const ranks = rankAt;
+    const mids = midHeads;
+    const midLinks = midPrev;
+    const longs = longHeads;
+    const links = longPrev;
+    let h3 = (d[from] << 5) ^ d[from + 1];
+    for (; i < longStop; i++) {
+      const w0 = view.getInt32(i, true);
+      const w4 = view.getInt32(i + 4, true);
+      const at = 2 * (hash4
+        ? Math.imul(w0, 0x9e3779b1) >>> (32 - HASH_BITS)
+        : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
+      const bi = base + i;
+      const head = heads[at];
+      let rank = 0;
+      let dist = FAR;
+      if (head >= base) {
+        dist = bi - head;
+        rank = heads[at + 1] + 1;
       }
-      return;
-    }
-    // zlib's rolling hash of three bytes: five bits a byte, the oldest shifted out of 15.
-    let h = (d[from] << 5) ^ d[from + 1];
-    for (let i = from; i < stop; i++) {
-      h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
-      const at = 3 * h;
-      const dist = heads[at + 1] === current ? i - heads[at] : FAR;
       prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-      heads[at] = i;
-      heads[at + 1] = current;
+      heads[at] = bi;
+      heads[at + 1] = rank;
+      ranks[i & WMASK] = rank;
+      const m = Math.imul(w0 ^ Math.imul(w4 & 0xffff, 0x27d4eb2f), 0x9e3779b1) >>> (32 - MID_BITS);
+      const midHead = mids[m];
+      const midDist = midHead >= base ? bi - midHead : FAR;
+      midLinks[i & WMASK] = midDist <= MAX_DIST ? midDist : FAR;
+      mids[m] = bi;
+      const l = Math.imul(
+        w0 ^ Math.imul(w4 ^ Math.imul(view.getInt32(i + 8, true), 0x27d4eb2f), 0x85ebca6b),
+        0x9e3779b1,
+      ) >>> (32 - LONG_BITS);
+      const longHead = longs[l];
+      const longDist = longHead >= base ? bi - longHead : FAR;
+      links[i & WMASK] = longDist <= MAX_DIST ? longDist : FAR;
+      longs[l] = bi;
+    }
+    // The last positions, too near the end for a long hash: their ranks still count.
+    if (i < stop) {
+      h3 = (d[i] << 5) ^ d[i + 1];
+      for (; i < stop; i++) {
+        const at = 2 * (hash4
+          ? Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS)
+          : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
+        const head = heads[at];
+        let rank = 0;
+        let dist = FAR;
+        if (head >= base) {
+          dist = base + i - head;
+          rank = heads[at + 1] + 1;
+        }
+        prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
+        heads[at] = base + i;
+        heads[at + 1] = rank;
+        ranks[i & WMASK] = rank;
+      }
     }
     return;
   }
-  const ranks = rankAt;
-  let h3 = (d[from] << 5) ^ d[from + 1];
-  for (let i = from; i < stop; i++) {
-    let h: number;
-    if (hash4) h = Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS);
-    else h = h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK;
-    const at = 3 * h;
-    let dist = FAR;
-    let rank = 0;
-    if (heads[at + 1] === current) {
-      dist = i - heads[at];
-      rank = heads[at + 2] + 1;
+  // The short chains alone, zlib's work; one loop per hash, the hot path of most models.
+  if (hash4) {
+    for (; i < stop; i++) {
+      const at = 2 * (Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS));
+      const head = heads[at];
+      const dist = head >= base ? base + i - head : FAR;
+      prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
+      heads[at] = base + i;
     }
-    prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-    heads[at] = i;
-    heads[at + 1] = current;
-    heads[at + 2] = rank;
-    ranks[i & WMASK] = rank;
+    return;
   }
-  const longs = longHeads;
-  const links = longPrev;
-  for (let i = from; i < longStop; i++) {
-    const word = view.getInt32(i, true) ^
-      Math.imul(
-        view.getInt32(i + 4, true) ^ Math.imul(view.getInt32(i + 8, true), 0x27d4eb2f),
-        0x85ebca6b,
-      );
-    const at = 2 * (Math.imul(word, 0x9e3779b1) >>> (32 - HASH_BITS));
-    const dist = longs[at + 1] === current ? i - longs[at] : FAR;
-    links[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-    longs[at] = i;
-    longs[at + 1] = current;
+  // zlib's rolling hash of three bytes: five bits a byte, the oldest shifted out of 15.
+  let h = (d[from] << 5) ^ d[from + 1];
+  for (; i < stop; i++) {
+    h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
+    const at = 2 * h;
+    const head = heads[at];
+    const dist = head >= base ? base + i - head : FAR;
+    prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
+    heads[at] = base + i;
   }
 }
 

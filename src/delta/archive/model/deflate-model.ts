@@ -22,7 +22,9 @@ import {
   longPrev,
   matchLength,
   MAX_DIST,
-  nextGeneration,
+  MID,
+  midPrev,
+  newBase,
   rankAt,
   shortPrev,
   WMASK,
@@ -115,8 +117,8 @@ export class DeflateModel {
    * need every position inserted (deflate_slow).
    */
   readonly #useLong: boolean;
-  /** Chain entries count only when their generation is this (deflate-chains.ts). */
-  readonly #generation: number;
+  /** Chain entries are positions plus this; lower ones are earlier models' (deflate-chains.ts). */
+  readonly #base: number;
   /** Next position to insert into the chains: every position before it is in. */
   #inserted = 0;
   #s = 0;
@@ -138,7 +140,7 @@ export class DeflateModel {
     this.#maxLazy = params.maxLazy;
     this.#fast = params.kind === "fast";
     this.#useLong = !this.#fast && params.maxChain >= LONG_CHAINS_FROM;
-    this.#generation = nextGeneration();
+    this.#base = newBase(data.length);
   }
 
   /**
@@ -163,7 +165,7 @@ export class DeflateModel {
     const stop = end < last + 1 ? end : last + 1;
     if (from >= stop) return;
     const longStop = this.#useLong ? Math.min(stop, n - LONG + 1) : 0;
-    insertPositions(this.#view, this.#data, from, stop, longStop, this.#hash4, this.#generation);
+    insertPositions(this.#view, this.#data, from, stop, longStop, this.#hash4, this.#base);
   }
 
   /** zlib's chain budget: max_chain, quartered once a match of `good` bytes is held. */
@@ -189,8 +191,9 @@ export class DeflateModel {
     const scanStart = view.getUint16(s, true);
     const d = this.#data;
     const useLong = this.#useLong;
-    let long = useLong && bestLen >= LONG;
-    if (long) cur = s; // the long chain from s itself: the short head may not share LONG bytes
+    // 0: the short chain; 1: the middle chain; 2: the long chain (deflate-chains.ts).
+    let level = useLong ? (bestLen >= LONG ? 2 : bestLen >= MID ? 1 : 0) : 0;
+    if (level !== 0) cur = s; // the chain from s itself: the short head may not share its bytes
     else {
       for (;;) {
         if (
@@ -203,8 +206,8 @@ export class DeflateModel {
             bestLen = len;
             if (len >= nice || len >= maxLen) break;
             scanEnd = view.getUint16(s + bestLen - 1, true);
-            if (useLong && bestLen >= LONG) {
-              long = true; // cur shares s's first LONG bytes: it is on s's long chain
+            if (useLong && bestLen >= MID) {
+              level = bestLen >= LONG ? 2 : 1; // cur shares s's first bytes: it is on s's chain
               break;
             }
           }
@@ -213,19 +216,48 @@ export class DeflateModel {
         if (cur <= limit || --chain === 0) break;
       }
     }
-    if (long && bestLen < nice && bestLen < maxLen) {
-      // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
-      const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
-      const ranks = rankAt;
-      const links = longPrev;
-      const scanWord = view.getInt32(s, true);
+    if (level === 0 || bestLen >= nice || bestLen >= maxLen) {
+      this.#matchStart = start;
+      return bestLen;
+    }
+    // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
+    const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
+    const ranks = rankAt;
+    const scanWord = view.getInt32(s, true);
+    if (level === 1) {
+      const links = midPrev;
       for (;;) {
         cur -= links[cur & WMASK];
         if (cur <= limit) break;
         // Other first four bytes: perhaps another short hash (its rank means nothing here), and
-        // a candidate that cannot share LONG bytes.
+        // a candidate that cannot share MID bytes.
         if (view.getInt32(cur, true) !== scanWord) continue;
         if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
+        if (
+          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
+          view.getUint16(cur, true) === scanStart
+        ) {
+          const len = matchLength(view, d, cur, s, maxLen);
+          if (len > bestLen) {
+            start = cur;
+            bestLen = len;
+            if (len >= nice || len >= maxLen) break;
+            scanEnd = view.getUint16(s + bestLen - 1, true);
+            if (bestLen >= LONG) {
+              level = 2;
+              break;
+            }
+          }
+        }
+      }
+    }
+    if (level === 2 && bestLen < nice && bestLen < maxLen) {
+      const links = longPrev;
+      for (;;) {
+        cur -= links[cur & WMASK];
+        if (cur <= limit) break;
+        if (view.getInt32(cur, true) !== scanWord) continue;
+        if (ranks[cur & WMASK] < lowestRank) break;
         if (
           view.getUint16(cur + bestLen - 1, true) === scanEnd &&
           view.getUint16(cur, true) === scanStart
