@@ -100,9 +100,10 @@ export function insertPositions(
     for (; i < longStop; i++) {
       const w0 = view.getInt32(i, true);
       const w4 = view.getInt32(i + 4, true);
-      const at = 2 * (hash4
-        ? Math.imul(w0, 0x9e3779b1) >>> (32 - HASH_BITS)
-        : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
+      const at = 2 *
+        (hash4
+          ? Math.imul(w0, 0x9e3779b1) >>> (32 - HASH_BITS)
+          : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
       const bi = base + i;
       const head = heads[at];
       let rank = 0;
@@ -133,9 +134,10 @@ export function insertPositions(
     if (i < stop) {
       h3 = (d[i] << 5) ^ d[i + 1];
       for (; i < stop; i++) {
-        const at = 2 * (hash4
-          ? Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS)
-          : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
+        const at = 2 *
+          (hash4
+            ? Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS)
+            : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
         const head = heads[at];
         let rank = 0;
         let dist = FAR;
@@ -172,6 +174,53 @@ export function insertPositions(
     prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
     heads[at] = base + i;
   }
+}
+
+/** Where the best match of the last `rankedWalk` starts (a second result, without allocating). */
+export let walkStart = 0;
+
+/**
+ * The rest of a walk of zlib's longest_match along a middle or long chain (`links`) from `cur`, a
+ * position on s's chain: candidates that share s's first four bytes and rank at least
+ * `lowestRank` (the ones zlib's chain budget reaches), before the window's `limit`. Stops early
+ * at a match of `upTo` bytes, whose start (walkStart) is on the next chain. Returns the best
+ * length (at least `bestLen`, whose match starts at `start`).
+ */
+export function rankedWalk(
+  view: DataView,
+  d: Uint8Array,
+  links: Uint16Array,
+  cur: number,
+  s: number,
+  bestLen: number,
+  start: number,
+  maxLen: number,
+  limit: number,
+  lowestRank: number,
+  upTo: number,
+): number {
+  const ranks = rankAt;
+  const scanWord = view.getInt32(s, true);
+  let scanEnd = view.getUint16(s + bestLen - 1, true);
+  for (;;) {
+    cur -= links[cur & WMASK];
+    if (cur <= limit) break;
+    // Other first four bytes: perhaps another short hash (its rank means nothing here), and a
+    // candidate that cannot share this chain's bytes (a collision of its hash).
+    if (view.getInt32(cur, true) !== scanWord) continue;
+    if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
+    if (view.getUint16(cur + bestLen - 1, true) === scanEnd) {
+      const len = matchLength(view, d, cur, s, maxLen);
+      if (len > bestLen) {
+        start = cur;
+        bestLen = len;
+        if (len >= upTo || len >= maxLen) break;
+        scanEnd = view.getUint16(s + bestLen - 1, true);
+      }
+    }
+  }
+  walkStart = start;
+  return bestLen;
 }
 
 /** How many bytes at `cur` match those at s (cur < s; the first two are known equal), ≤ maxLen. */

@@ -26,7 +26,9 @@ import {
   midPrev,
   newBase,
   rankAt,
+  rankedWalk,
   shortPrev,
+  walkStart,
   WMASK,
 } from "./deflate-chains.ts";
 
@@ -222,55 +224,39 @@ export class DeflateModel {
     }
     // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
     const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
-    const ranks = rankAt;
-    const scanWord = view.getInt32(s, true);
+    const upTo = nice < maxLen ? nice : maxLen;
     if (level === 1) {
-      const links = midPrev;
-      for (;;) {
-        cur -= links[cur & WMASK];
-        if (cur <= limit) break;
-        // Other first four bytes: perhaps another short hash (its rank means nothing here), and
-        // a candidate that cannot share MID bytes.
-        if (view.getInt32(cur, true) !== scanWord) continue;
-        if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
-        if (
-          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
-          view.getUint16(cur, true) === scanStart
-        ) {
-          const len = matchLength(view, d, cur, s, maxLen);
-          if (len > bestLen) {
-            start = cur;
-            bestLen = len;
-            if (len >= nice || len >= maxLen) break;
-            scanEnd = view.getUint16(s + bestLen - 1, true);
-            if (bestLen >= LONG) {
-              level = 2;
-              break;
-            }
-          }
-        }
-      }
+      bestLen = rankedWalk(
+        view,
+        d,
+        midPrev,
+        cur,
+        s,
+        bestLen,
+        start,
+        maxLen,
+        limit,
+        lowestRank,
+        LONG,
+      );
+      start = walkStart;
+      cur = start; // where a match of LONG bytes was found: on s's long chain
     }
-    if (level === 2 && bestLen < nice && bestLen < maxLen) {
-      const links = longPrev;
-      for (;;) {
-        cur -= links[cur & WMASK];
-        if (cur <= limit) break;
-        if (view.getInt32(cur, true) !== scanWord) continue;
-        if (ranks[cur & WMASK] < lowestRank) break;
-        if (
-          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
-          view.getUint16(cur, true) === scanStart
-        ) {
-          const len = matchLength(view, d, cur, s, maxLen);
-          if (len > bestLen) {
-            start = cur;
-            bestLen = len;
-            if (len >= nice || len >= maxLen) break;
-            scanEnd = view.getUint16(s + bestLen - 1, true);
-          }
-        }
-      }
+    if (bestLen >= LONG && bestLen < upTo) {
+      bestLen = rankedWalk(
+        view,
+        d,
+        longPrev,
+        cur,
+        s,
+        bestLen,
+        start,
+        maxLen,
+        limit,
+        lowestRank,
+        upTo,
+      );
+      start = walkStart;
     }
     this.#matchStart = start;
     return bestLen;
