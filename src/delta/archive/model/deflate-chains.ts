@@ -39,6 +39,8 @@ export const MID = 6;
  * model's: the chain is empty.
  */
 const shortHeads = new Int32Array(HASH_SIZE * 2);
+/** The same without ranks, for models without middle and long chains: half the cache lines. */
+const plainHeads = new Int32Array(HASH_SIZE);
 /** Per middle (long) hash: its newest position plus the model's base. */
 const midHeads = new Int32Array(1 << MID_BITS);
 const longHeads = new Int32Array(1 << LONG_BITS);
@@ -65,6 +67,7 @@ export function newBase(n: number): number {
   if (n >= 0x40000000) throw new Error(`DeflateModel over ${n} bytes`);
   if (nextBase + n >= 0x7fffffff) {
     shortHeads.fill(0); // wrapped around: old entries must not count again
+    plainHeads.fill(0);
     midHeads.fill(0);
     longHeads.fill(0);
     nextBase = 1;
@@ -154,13 +157,14 @@ export function insertPositions(
     return;
   }
   // The short chains alone, zlib's work; one loop per hash, the hot path of most models.
+  const plain = plainHeads;
   if (hash4) {
     for (; i < stop; i++) {
-      const at = 2 * (Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS));
-      const head = heads[at];
+      const at = Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS);
+      const head = plain[at];
       const dist = head >= base ? base + i - head : FAR;
       prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-      heads[at] = base + i;
+      plain[at] = base + i;
     }
     return;
   }
@@ -168,11 +172,10 @@ export function insertPositions(
   let h = (d[from] << 5) ^ d[from + 1];
   for (; i < stop; i++) {
     h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
-    const at = 2 * h;
-    const head = heads[at];
+    const head = plain[h];
     const dist = head >= base ? base + i - head : FAR;
     prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-    heads[at] = base + i;
+    plain[h] = base + i;
   }
 }
 
