@@ -78,22 +78,23 @@ export function newBase(n: number): number {
 }
 
 /**
- * Inserts positions from..stop-1 (each with a whole short hash) into the short chains, and with
- * `longStop` > from those before it into the middle and long chains (with their ranks).
+ * Inserts positions from..stop-1 (each with a whole short hash) into the short chains, and if
+ * `ranked`, with their ranks into the middle and long chains (those with enough bytes).
  */
 export function insertPositions(
   view: DataView,
   d: Uint8Array,
   from: number,
   stop: number,
-  longStop: number,
+  ranked: boolean,
   hash4: boolean,
   base: number,
 ): void {
   const heads = shortHeads;
   const prev = shortPrev;
   let i = from;
-  if (longStop > from) {
+  if (ranked) {
+    const longStop = Math.min(stop, d.length - LONG + 1);
     const ranks = rankAt;
     const mids = midHeads;
     const midLinks = midPrev;
@@ -133,7 +134,8 @@ export function insertPositions(
       links[i & WMASK] = longDist <= MAX_DIST ? longDist : FAR;
       longs[l] = bi;
     }
-    // The last positions, too near the end for a long hash: their ranks still count.
+    // The last positions, too near the end for a long hash: their ranks count, and those with
+    // MID bytes go on the middle chains (a walk from them may follow those).
     if (i < stop) {
       h3 = (d[i] << 5) ^ d[i + 1];
       for (; i < stop; i++) {
@@ -152,6 +154,14 @@ export function insertPositions(
         heads[at] = base + i;
         heads[at + 1] = rank;
         ranks[i & WMASK] = rank;
+        if (i + MID > d.length) continue;
+        const m = Math.imul(
+          view.getInt32(i, true) ^ Math.imul(view.getUint16(i + 4, true), 0x27d4eb2f),
+          0x9e3779b1,
+        ) >>> (32 - MID_BITS);
+        const midDist = mids[m] >= base ? base + i - mids[m] : FAR;
+        midLinks[i & WMASK] = midDist <= MAX_DIST ? midDist : FAR;
+        mids[m] = base + i;
       }
     }
     return;

@@ -166,8 +166,7 @@ export class DeflateModel {
     const last = n - (this.#hash4 ? 4 : 3); // the last position with a whole hash
     const stop = end < last + 1 ? end : last + 1;
     if (from >= stop) return;
-    const longStop = this.#useLong ? Math.min(stop, n - LONG + 1) : 0;
-    insertPositions(this.#view, this.#data, from, stop, longStop, this.#hash4, this.#base);
+    insertPositions(this.#view, this.#data, from, stop, this.#useLong, this.#hash4, this.#base);
   }
 
   /** zlib's chain budget: max_chain, quartered once a match of `good` bytes is held. */

@@ -197,3 +197,36 @@ for (const [name, data] of INPUTS) {
     }
   });
 }
+
+/**
+ * Content that ends in a lazy step: at the last space a match of `length` - 2 bytes (" ABC…z"
+ * earlier), one position later a longer one running into the end ("qABC…" earlier).
+ */
+function lateMatch(length: number): Uint8Array {
+  const noise = (seed: number) => Array.from(random(seed, 500), (b) => String.fromCharCode(b));
+  const letters = "ABCDEFGHIJKLMNOP".slice(0, length);
+  const text = noise(1).join("") + "q" + letters + noise(2).join("") + " " +
+    letters.slice(0, -2) + "z" + noise(3).join("") + " " + letters;
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
+
+function random(seed: number, size: number): Uint8Array {
+  let state = seed >>> 0;
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0);
+  return Uint8Array.from({ length: size }, () => 128 + (next() >>> 25));
+}
+
+Deno.test("the model proposes what the plain parse does up to the last bytes", () => {
+  // The last positions have too few bytes for the long (and middle) hashes; walks from them
+  // must still see every candidate, with matches running into the end of the content.
+  const text = indented(14, 3_000);
+  const inputs = [...Array.from({ length: 16 }, (_, cut) => text.subarray(0, text.length - cut))];
+  for (let length = 5; length <= 16; length++) inputs.push(lateMatch(length));
+  for (const data of inputs) {
+    for (let set = 0; set < MODEL_PARAMS.length; set++) {
+      if (MODEL_PARAMS[set].kind === "fast") continue;
+      compare(data, set, 0);
+      compare(data, set, 5);
+    }
+  }
+});
