@@ -1,16 +1,17 @@
 /**
  * The hash chains of the deflate model (deflate-model.ts): zlib's window-sized tables, kept once
  * per thread and shared by every model (one runs at a time: the codec is synchronous; a zip of
- * thousands of small members would otherwise clear them per member and candidate model). An
- * entry counts only when its generation is the running model's.
+ * thousands of small members would otherwise clear them per member and candidate model). A head
+ * holds a position plus the running model's base (newBase): an entry below the base is an earlier
+ * model's and counts as none.
  *
  * Besides zlib's chains of positions with the same hash of three or four bytes ("short" chains),
- * the model may keep "long" chains, a speed-up that changes nothing it proposes: once the best
- * match is LONG bytes or more, only candidates sharing s's first LONG bytes can beat it, so the
- * walk may go on along the chain of positions with s's hash of LONG bytes and skip the others.
- * zlib's chain budget counts the skipped ones too: each position gets its rank among the
- * positions with its short hash, and a candidate ranked more than the budget below s is one
- * zlib's walk never reaches.
+ * the model may keep "middle" and "long" chains, a speed-up that changes nothing it proposes: once
+ * the best match is MID (LONG) bytes or more, only candidates sharing s's first MID (LONG) bytes
+ * can beat it, so the walk may go on along the chain of positions with s's hash of that many
+ * bytes and skip the others. zlib's chain budget counts the skipped ones too: each position gets
+ * its rank among the positions with its short hash, and a candidate ranked more than the budget
+ * below s is one zlib's walk never reaches.
  */
 
 export const WSIZE = 32768;

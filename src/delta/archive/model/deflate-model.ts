@@ -82,7 +82,10 @@ const TOO_FAR = 4096;
  * s + 262 for every candidate the walk may reach (zlib's MAX_DIST keeps that lookahead).
  */
 const INSERT_AHEAD = 256;
-/** The chain budget from which the long chains (deflate-chains.ts) pay for keeping them. */
+/**
+ * The chain budget from which the middle and long chains (deflate-chains.ts) pay for keeping them
+ * (below it, their insertion costs more than the walks save).
+ */
 const LONG_CHAINS_FROM = 1024;
 
 /** What `next()` proposes: a literal (length 0) or a match, at position `at` of the content. */
@@ -115,7 +118,7 @@ export class DeflateModel {
   /** deflate_fast rather than deflate_slow (ModelParams.kind). */
   readonly #fast: boolean;
   /**
-   * Whether the long chains are kept: they pay off only for long chain budgets, and their ranks
+   * Whether the middle and long chains are kept: they pay off only for long chain budgets, and ranks
    * need every position inserted (deflate_slow).
    */
   readonly #useLong: boolean;
