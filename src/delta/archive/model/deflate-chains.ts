@@ -65,7 +65,8 @@ let nextBase = 1;
  * earlier model (all below the base) counts for it and no table is cleared per model.
  */
 export function newBase(n: number): number {
-  if (n >= 0x40000000) throw new Error(`DeflateModel over ${n} bytes`);
+  // Positions and heads are 31-bit (the content of a stream is far smaller: PREDICT_MAX_CONTENT).
+  if (n >= 0x7ffffffe) throw new Error(`DeflateModel over ${n} bytes`);
   if (nextBase + n >= 0x7fffffff) {
     shortHeads.fill(0); // wrapped around: old entries must not count again
     plainHeads.fill(0);
