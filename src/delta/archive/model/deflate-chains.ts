@@ -60,6 +60,12 @@ export const rankAt = new Int32Array(WSIZE);
 /** The base of the next model: above every entry an earlier model wrote. */
 let nextBase = 1;
 
+/** Moves the next base up (tests: the wrap-around of newBase without 2 GiB of models first). */
+export function advanceBase(to: number): void {
+  if (to < nextBase) throw new Error(`Base ${to} below the next base ${nextBase}`);
+  nextBase = to;
+}
+
 /**
  * The base for a new model over `n` bytes: its entries are position + base, so no entry of an
  * earlier model (all below the base) counts for it and no table is cleared per model.

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { sample } from "../../../testing/archive-samples.ts";
+import { advanceBase } from "./deflate-chains.ts";
 import { DeflateModel, MODEL_PARAMS, type ModelParams } from "./deflate-model.ts";
 
 const MAX_DIST = 32768 - 262;
@@ -230,3 +231,32 @@ Deno.test("the model proposes what the plain parse does up to the last bytes", (
     }
   }
 });
+
+Deno.test("models proposing near the 31-bit end of the heads' bases and after their wrap-around", () => {
+  const data = sample(15, 20_000);
+  const other = indented(16, 30_000);
+  const tiny = new Uint8Array(10);
+  // Each model takes a base above every earlier model's entries; near 2^31 the heads are cleared
+  // and the bases start again at 1. A long-running process gets there after 2 GiB of content.
+  for (const set of [0, 1, 2, 10]) {
+    const expected = proposals(data, set);
+    proposals(other, set); // entries of other content, which must not count after the wrap
+    advanceBase(0x7fffffff - data.length - 2);
+    assert.deepEqual(proposals(data, set), expected, `set ${set}: just below 2^31`);
+    proposals(other, set);
+    advanceBase(0x7fffffff - tiny.length - 2);
+    proposals(tiny, set);
+    assert.deepEqual(proposals(data, set), expected, `set ${set}: wrapped to 1`);
+    assert.deepEqual(proposals(data, set), expected, `set ${set}: after the wrapped one`);
+  }
+});
+
+function proposals(data: Uint8Array, set: number): number[] {
+  const model = new DeflateModel(data, MODEL_PARAMS[set]);
+  const out: number[] = [];
+  while (model.next()) {
+    out.push(model.proposal.at, model.proposal.length, model.proposal.distance);
+    model.accept();
+  }
+  return out;
+}
