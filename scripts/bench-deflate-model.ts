@@ -6,21 +6,29 @@
  * machine):
  *
  *   /usr/bin/time -f %U deno run -A scripts/bench-deflate-model.ts [--save DIR|--compare DIR] FILE...
+ *
+ * `--model SETS` times the model alone instead (next()/accept() over a .tgz's content, or a tar's,
+ * with the parameter sets given, e.g. 0,1,2; `--runs N`, default 5), and with `--against FILE`
+ * (another tree's deflate-model.ts) that model too, alternating, in the same process: MB/s of
+ * content per CPU second, median (min-max), and the ratio of the medians.
+ *
+ *   deno run -A scripts/bench-deflate-model.ts --model 0,1,2 [--against ../main/src/…/deflate-model.ts] FILE
  */
 import { Buffer } from "node:buffer";
 import { cpuUsage } from "node:process";
+import { gunzipSync } from "node:zlib";
 import { contractFile, expandFile, stopModelThreads } from "../src/delta/archive/token-files.ts";
+import * as model from "../src/delta/archive/model/deflate-model.ts";
 
 const args = [...Deno.args];
-let save: string | undefined;
-let compare: string | undefined;
-for (const flag of ["--save", "--compare"]) {
-  const at = args.indexOf(flag);
-  if (at >= 0) {
-    if (flag === "--save") save = args[at + 1];
-    else compare = args[at + 1];
-    args.splice(at, 2);
-  }
+const save = option("--save");
+const compare = option("--compare");
+const sets = option("--model");
+const against = option("--against");
+const runs = Number(option("--runs") ?? 5);
+if (sets !== undefined) {
+  await benchModel(sets.split(",").map(Number));
+  Deno.exit(0);
 }
 const dir = Deno.makeTempDirSync();
 let failed = false;
@@ -65,4 +73,50 @@ function equal(a: Uint8Array, b: Uint8Array): boolean {
 
 function ms(micros: number): string {
   return (micros / 1000).toFixed(0);
+}
+
+function option(flag: string): string | undefined {
+  const at = args.indexOf(flag);
+  if (at < 0) return undefined;
+  const value = args[at + 1];
+  args.splice(at, 2);
+  return value;
+}
+
+/** The model alone on each file's content: this tree's, and `--against`'s, alternating. */
+async function benchModel(setIds: number[]): Promise<void> {
+  type Model = typeof model;
+  const sides: [string, Model][] = [["this tree", model]];
+  if (against !== undefined) {
+    const url = new URL(against, `file://${Deno.cwd()}/`).href;
+    sides.unshift(["against", await import(url) as Model]);
+  }
+  for (const file of args) {
+    const raw = Deno.readFileSync(file);
+    const data = file.endsWith(".tar") ? raw : new Uint8Array(gunzipSync(raw));
+    console.log(`${file.split("/").pop()}: ${(data.length / 1e6).toFixed(1)} MB of content`);
+    for (const set of setIds) {
+      const rates: number[][] = sides.map(() => []);
+      for (let r = 0; r < runs; r++) {
+        sides.forEach(([, m], side) => {
+          const started = cpuUsage().user;
+          const run = new m.DeflateModel(data, m.MODEL_PARAMS[set]);
+          while (run.next()) run.accept();
+          rates[side].push(data.length / (cpuUsage().user - started));
+        });
+      }
+      const medians = rates.map(median);
+      const cells = sides.map(([name], side) =>
+        `${name} ${medians[side].toFixed(1)} (${Math.min(...rates[side]).toFixed(1)}-` +
+        `${Math.max(...rates[side]).toFixed(1)}) MB/s`
+      );
+      const ratio = sides.length > 1 ? `, ratio ${(medians[1] / medians[0]).toFixed(2)}` : "";
+      console.log(`  set ${set}: ${cells.join(", ")}${ratio}`);
+    }
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
 }

@@ -1,16 +1,17 @@
 /**
  * The hash chains of the deflate model (deflate-model.ts): zlib's window-sized tables, kept once
  * per thread and shared by every model (one runs at a time: the codec is synchronous; a zip of
- * thousands of small members would otherwise clear them per member and candidate model). An
- * entry counts only when its generation is the running model's.
+ * thousands of small members would otherwise clear them per member and candidate model). A head
+ * holds a position plus the running model's base (newBase): an entry below the base is an earlier
+ * model's and counts as none.
  *
  * Besides zlib's chains of positions with the same hash of three or four bytes ("short" chains),
- * the model may keep "long" chains, a speed-up that changes nothing it proposes: once the best
- * match is LONG bytes or more, only candidates sharing s's first LONG bytes can beat it, so the
- * walk may go on along the chain of positions with s's hash of LONG bytes and skip the others.
- * zlib's chain budget counts the skipped ones too: each position gets its rank among the
- * positions with its short hash, and a candidate ranked more than the budget below s is one
- * zlib's walk never reaches.
+ * the model may keep "middle" and "long" chains, a speed-up that changes nothing it proposes: once
+ * the best match is MID (LONG) bytes or more, only candidates sharing s's first MID (LONG) bytes
+ * can beat it, so the walk may go on along the chain of positions with s's hash of that many
+ * bytes and skip the others. zlib's chain budget counts the skipped ones too: each position gets
+ * its rank among the positions with its short hash, and a candidate ranked more than the budget
+ * below s is one zlib's walk never reaches.
  */
 
 export const WSIZE = 32768;
@@ -20,114 +21,227 @@ export const MAX_DIST = WSIZE - 262;
 const HASH_BITS = 15;
 const HASH_SIZE = 1 << HASH_BITS;
 const HASH_MASK = HASH_SIZE - 1;
+/**
+ * The middle and long chains' hash sizes: theirs to choose (only the short chains are zlib's).
+ * Smaller tables stay in the cache; a collision costs a walk one step.
+ */
+const MID_BITS = Number(Deno.env.get("MIDB") ?? 13);
+const LONG_BITS = Number(Deno.env.get("LONGB") ?? 13);
 /** A link farther back than any window: `cur - FAR` is below every chain walk's limit. */
 const FAR = 0xffff;
 /** How many bytes the long chains hash (12 walks fewer steps than 8, more walks than 16). */
 export const LONG = 12;
+/** How many bytes the middle chains hash: the walk between a best of MID and LONG bytes. */
+export const MID = 6;
 
 /**
- * Per short hash h: [3h] its newest position, [3h + 1] that entry's generation, [3h + 2] the
- * newest position's rank (side by side: one cache line per insertion, not three).
+ * Per short hash h: [2h] its newest position plus the model's base, [2h + 1] that position's rank
+ * (side by side: one cache line per insertion, not two). An entry below the base is an earlier
+ * model's: the chain is empty.
  */
-const shortHeads = new Int32Array(HASH_SIZE * 3);
-/** Per long hash h: [2h] its newest position, [2h + 1] that entry's generation. */
-const longHeads = new Int32Array(HASH_SIZE * 2);
+const shortHeads = new Int32Array(HASH_SIZE * 2);
+/** The same without ranks, for models without middle and long chains: half the cache lines. */
+const plainHeads = new Int32Array(HASH_SIZE);
+/** Per middle (long) hash: its newest position plus the model's base. */
+const midHeads = new Int32Array(1 << MID_BITS);
+const longHeads = new Int32Array(1 << LONG_BITS);
 /**
- * Per position in the window: how far back the previous position with its (short, long) hash is,
- * or FAR when there is none within MAX_DIST (a chain walk stops there either way). Distances
- * rather than positions halve the tables, which a walk reads once per step. Written before read
- * (a position's link is set when it is inserted), so never cleared.
+ * Per position in the window: how far back the previous position with its (short, middle, long)
+ * hash is, or FAR when there is none within MAX_DIST (a chain walk stops there either way).
+ * Distances rather than positions halve the tables, which a walk reads once per step. Written
+ * before read (a position's link is set when it is inserted), so never cleared.
  */
 export const shortPrev = new Uint16Array(WSIZE);
+export const midPrev = new Uint16Array(WSIZE);
 export const longPrev = new Uint16Array(WSIZE);
 /** Per position in the window: its rank among the positions with its short hash. */
 export const rankAt = new Int32Array(WSIZE);
 
-let generation = 0;
+/** The base of the next model: above every entry an earlier model wrote. */
+let nextBase = 1;
 
-/** A generation for a new model: no entry of an earlier model counts for it. */
-export function nextGeneration(): number {
-  generation = (generation + 1) | 0;
-  if (generation === 0) {
-    shortHeads.fill(0); // wrapped around: old generations must not match again
-    longHeads.fill(0);
-    generation = 1;
-  }
-  return generation;
+/** Moves the next base up (tests: the wrap-around of newBase without 2 GiB of models first). */
+export function advanceBase(to: number): void {
+  if (to < nextBase) throw new Error(`Base ${to} below the next base ${nextBase}`);
+  nextBase = to;
 }
 
 /**
- * Inserts positions from..stop-1 (each with a whole short hash) into the short chains, and with
- * `longStop` > from those before it into the long chains (with their ranks).
+ * The base for a new model over `n` bytes: its entries are position + base, so no entry of an
+ * earlier model (all below the base) counts for it and no table is cleared per model.
+ */
+export function newBase(n: number): number {
+  // Positions and heads are 31-bit (the content of a stream is far smaller: PREDICT_MAX_CONTENT).
+  if (n >= 0x7ffffffe) throw new Error(`DeflateModel over ${n} bytes`);
+  if (nextBase + n >= 0x7fffffff) {
+    shortHeads.fill(0); // wrapped around: old entries must not count again
+    plainHeads.fill(0);
+    midHeads.fill(0);
+    longHeads.fill(0);
+    nextBase = 1;
+  }
+  const base = nextBase;
+  nextBase += n + 1;
+  return base;
+}
+
+/**
+ * Inserts positions from..stop-1 (each with a whole short hash) into the short chains, and if
+ * `ranked`, with their ranks into the middle and long chains (those with enough bytes).
  */
 export function insertPositions(
   view: DataView,
   d: Uint8Array,
   from: number,
   stop: number,
-  longStop: number,
+  ranked: boolean,
   hash4: boolean,
-  current: number,
+  base: number,
 ): void {
   const heads = shortHeads;
   const prev = shortPrev;
-  if (longStop <= from) {
-    // The short chains alone, zlib's work; one loop per hash, the hot path of most models.
-    if (hash4) {
-      for (let i = from; i < stop; i++) {
-        const at = 3 * (Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS));
-        const dist = heads[at + 1] === current ? i - heads[at] : FAR;
-        prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-        heads[at] = i;
-        heads[at + 1] = current;
+  let i = from;
+  if (ranked) {
+    const longStop = Math.min(stop, d.length - LONG + 1);
+    const ranks = rankAt;
+    const mids = midHeads;
+    const midLinks = midPrev;
+    const longs = longHeads;
+    const links = longPrev;
+    let h3 = (d[from] << 5) ^ d[from + 1];
+    for (; i < longStop; i++) {
+      const w0 = view.getInt32(i, true);
+      const w4 = view.getInt32(i + 4, true);
+      const at = 2 *
+        (hash4
+          ? Math.imul(w0, 0x9e3779b1) >>> (32 - HASH_BITS)
+          : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
+      const bi = base + i;
+      const head = heads[at];
+      let rank = 0;
+      let dist = FAR;
+      if (head >= base) {
+        dist = bi - head;
+        rank = heads[at + 1] + 1;
       }
-      return;
-    }
-    // zlib's rolling hash of three bytes: five bits a byte, the oldest shifted out of 15.
-    let h = (d[from] << 5) ^ d[from + 1];
-    for (let i = from; i < stop; i++) {
-      h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
-      const at = 3 * h;
-      const dist = heads[at + 1] === current ? i - heads[at] : FAR;
       prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-      heads[at] = i;
-      heads[at + 1] = current;
+      heads[at] = bi;
+      heads[at + 1] = rank;
+      ranks[i & WMASK] = rank;
+      const m = Math.imul(w0 ^ Math.imul(w4 & 0xffff, 0x27d4eb2f), 0x9e3779b1) >>> (32 - MID_BITS);
+      const midHead = mids[m];
+      const midDist = midHead >= base ? bi - midHead : FAR;
+      midLinks[i & WMASK] = midDist <= MAX_DIST ? midDist : FAR;
+      mids[m] = bi;
+      const l = Math.imul(
+        w0 ^ Math.imul(w4 ^ Math.imul(view.getInt32(i + 8, true), 0x27d4eb2f), 0x85ebca6b),
+        0x9e3779b1,
+      ) >>> (32 - LONG_BITS);
+      const longHead = longs[l];
+      const longDist = longHead >= base ? bi - longHead : FAR;
+      links[i & WMASK] = longDist <= MAX_DIST ? longDist : FAR;
+      longs[l] = bi;
+    }
+    // The last positions, too near the end for a long hash: their ranks count, and those with
+    // MID bytes go on the middle chains (a walk from them may follow those).
+    if (i < stop) {
+      h3 = (d[i] << 5) ^ d[i + 1];
+      for (; i < stop; i++) {
+        const at = 2 *
+          (hash4
+            ? Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS)
+            : (h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK));
+        const head = heads[at];
+        let rank = 0;
+        let dist = FAR;
+        if (head >= base) {
+          dist = base + i - head;
+          rank = heads[at + 1] + 1;
+        }
+        prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
+        heads[at] = base + i;
+        heads[at + 1] = rank;
+        ranks[i & WMASK] = rank;
+        if (i + MID > d.length) continue;
+        const m = Math.imul(
+          view.getInt32(i, true) ^ Math.imul(view.getUint16(i + 4, true), 0x27d4eb2f),
+          0x9e3779b1,
+        ) >>> (32 - MID_BITS);
+        const midDist = mids[m] >= base ? base + i - mids[m] : FAR;
+        midLinks[i & WMASK] = midDist <= MAX_DIST ? midDist : FAR;
+        mids[m] = base + i;
+      }
     }
     return;
   }
-  const ranks = rankAt;
-  let h3 = (d[from] << 5) ^ d[from + 1];
-  for (let i = from; i < stop; i++) {
-    let h: number;
-    if (hash4) h = Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS);
-    else h = h3 = ((h3 << 5) ^ d[i + 2]) & HASH_MASK;
-    const at = 3 * h;
-    let dist = FAR;
-    let rank = 0;
-    if (heads[at + 1] === current) {
-      dist = i - heads[at];
-      rank = heads[at + 2] + 1;
+  // The short chains alone, zlib's work; one loop per hash, the hot path of most models.
+  const plain = plainHeads;
+  if (hash4) {
+    for (; i < stop; i++) {
+      const at = Math.imul(view.getInt32(i, true), 0x9e3779b1) >>> (32 - HASH_BITS);
+      const head = plain[at];
+      const dist = head >= base ? base + i - head : FAR;
+      prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
+      plain[at] = base + i;
     }
+    return;
+  }
+  // zlib's rolling hash of three bytes: five bits a byte, the oldest shifted out of 15.
+  let h = (d[from] << 5) ^ d[from + 1];
+  for (; i < stop; i++) {
+    h = ((h << 5) ^ d[i + 2]) & HASH_MASK;
+    const head = plain[h];
+    const dist = head >= base ? base + i - head : FAR;
     prev[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-    heads[at] = i;
-    heads[at + 1] = current;
-    heads[at + 2] = rank;
-    ranks[i & WMASK] = rank;
+    plain[h] = base + i;
   }
-  const longs = longHeads;
-  const links = longPrev;
-  for (let i = from; i < longStop; i++) {
-    const word = view.getInt32(i, true) ^
-      Math.imul(
-        view.getInt32(i + 4, true) ^ Math.imul(view.getInt32(i + 8, true), 0x27d4eb2f),
-        0x85ebca6b,
-      );
-    const at = 2 * (Math.imul(word, 0x9e3779b1) >>> (32 - HASH_BITS));
-    const dist = longs[at + 1] === current ? i - longs[at] : FAR;
-    links[i & WMASK] = dist <= MAX_DIST ? dist : FAR;
-    longs[at] = i;
-    longs[at + 1] = current;
+}
+
+/** Where the best match of the last `rankedWalk` starts (a second result, without allocating). */
+export let walkStart = 0;
+
+/**
+ * The rest of a walk of zlib's longest_match along a middle or long chain (`links`) from `cur`, a
+ * position on s's chain: candidates that share s's first four bytes and rank at least
+ * `lowestRank` (the ones zlib's chain budget reaches), before the window's `limit`. Stops early
+ * at a match of `upTo` bytes, whose start (walkStart) is on the next chain. Returns the best
+ * length (at least `bestLen`, whose match starts at `start`).
+ */
+export function rankedWalk(
+  view: DataView,
+  d: Uint8Array,
+  links: Uint16Array,
+  cur: number,
+  s: number,
+  bestLen: number,
+  start: number,
+  maxLen: number,
+  limit: number,
+  lowestRank: number,
+  upTo: number,
+): number {
+  const ranks = rankAt;
+  const scanWord = view.getInt32(s, true);
+  let scanEnd = view.getUint16(s + bestLen - 1, true);
+  for (;;) {
+    cur -= links[cur & WMASK];
+    if (cur <= limit) break;
+    // Other first four bytes: perhaps another short hash (its rank means nothing here), and a
+    // candidate that cannot share this chain's bytes (a collision of its hash).
+    if (view.getInt32(cur, true) !== scanWord) continue;
+    if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
+    if (view.getUint16(cur + bestLen - 1, true) === scanEnd) {
+      const len = matchLength(view, d, cur, s, maxLen);
+      if (len > bestLen) {
+        start = cur;
+        bestLen = len;
+        if (len >= upTo || len >= maxLen) break;
+        scanEnd = view.getUint16(s + bestLen - 1, true);
+      }
+    }
   }
+  walkStart = start;
+  return bestLen;
 }
 
 /** How many bytes at `cur` match those at s (cur < s; the first two are known equal), ≤ maxLen. */

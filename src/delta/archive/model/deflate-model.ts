@@ -22,9 +22,13 @@ import {
   longPrev,
   matchLength,
   MAX_DIST,
-  nextGeneration,
+  MID,
+  midPrev,
+  newBase,
   rankAt,
+  rankedWalk,
   shortPrev,
+  walkStart,
   WMASK,
 } from "./deflate-chains.ts";
 
@@ -78,7 +82,10 @@ const TOO_FAR = 4096;
  * s + 262 for every candidate the walk may reach (zlib's MAX_DIST keeps that lookahead).
  */
 const INSERT_AHEAD = 256;
-/** The chain budget from which the long chains (deflate-chains.ts) pay for keeping them. */
+/**
+ * The chain budget from which the middle and long chains (deflate-chains.ts) pay for keeping them
+ * (below it, their insertion costs more than the walks save).
+ */
 const LONG_CHAINS_FROM = 1024;
 
 /** What `next()` proposes: a literal (length 0) or a match, at position `at` of the content. */
@@ -111,12 +118,12 @@ export class DeflateModel {
   /** deflate_fast rather than deflate_slow (ModelParams.kind). */
   readonly #fast: boolean;
   /**
-   * Whether the long chains are kept: they pay off only for long chain budgets, and their ranks
+   * Whether the middle and long chains are kept: they pay off only for long chain budgets, and ranks
    * need every position inserted (deflate_slow).
    */
   readonly #useLong: boolean;
-  /** Chain entries count only when their generation is this (deflate-chains.ts). */
-  readonly #generation: number;
+  /** Chain entries are positions plus this; lower ones are earlier models' (deflate-chains.ts). */
+  readonly #base: number;
   /** Next position to insert into the chains: every position before it is in. */
   #inserted = 0;
   #s = 0;
@@ -138,7 +145,7 @@ export class DeflateModel {
     this.#maxLazy = params.maxLazy;
     this.#fast = params.kind === "fast";
     this.#useLong = !this.#fast && params.maxChain >= LONG_CHAINS_FROM;
-    this.#generation = nextGeneration();
+    this.#base = newBase(data.length);
   }
 
   /**
@@ -162,8 +169,7 @@ export class DeflateModel {
     const last = n - (this.#hash4 ? 4 : 3); // the last position with a whole hash
     const stop = end < last + 1 ? end : last + 1;
     if (from >= stop) return;
-    const longStop = this.#useLong ? Math.min(stop, n - LONG + 1) : 0;
-    insertPositions(this.#view, this.#data, from, stop, longStop, this.#hash4, this.#generation);
+    insertPositions(this.#view, this.#data, from, stop, this.#useLong, this.#hash4, this.#base);
   }
 
   /** zlib's chain budget: max_chain, quartered once a match of `good` bytes is held. */
@@ -189,8 +195,9 @@ export class DeflateModel {
     const scanStart = view.getUint16(s, true);
     const d = this.#data;
     const useLong = this.#useLong;
-    let long = useLong && bestLen >= LONG;
-    if (long) cur = s; // the long chain from s itself: the short head may not share LONG bytes
+    // 0: the short chain; 1: the middle chain; 2: the long chain (deflate-chains.ts).
+    let level = useLong ? (bestLen >= LONG ? 2 : bestLen >= MID ? 1 : 0) : 0;
+    if (level !== 0) cur = s; // the chain from s itself: the short head may not share its bytes
     else {
       for (;;) {
         if (
@@ -203,8 +210,8 @@ export class DeflateModel {
             bestLen = len;
             if (len >= nice || len >= maxLen) break;
             scanEnd = view.getUint16(s + bestLen - 1, true);
-            if (useLong && bestLen >= LONG) {
-              long = true; // cur shares s's first LONG bytes: it is on s's long chain
+            if (useLong && bestLen >= MID) {
+              level = bestLen >= LONG ? 2 : 1; // cur shares s's first bytes: it is on s's chain
               break;
             }
           }
@@ -213,32 +220,45 @@ export class DeflateModel {
         if (cur <= limit || --chain === 0) break;
       }
     }
-    if (long && bestLen < nice && bestLen < maxLen) {
-      // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
-      const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
-      const ranks = rankAt;
-      const links = longPrev;
-      const scanWord = view.getInt32(s, true);
-      for (;;) {
-        cur -= links[cur & WMASK];
-        if (cur <= limit) break;
-        // Other first four bytes: perhaps another short hash (its rank means nothing here), and
-        // a candidate that cannot share LONG bytes.
-        if (view.getInt32(cur, true) !== scanWord) continue;
-        if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
-        if (
-          view.getUint16(cur + bestLen - 1, true) === scanEnd &&
-          view.getUint16(cur, true) === scanStart
-        ) {
-          const len = matchLength(view, d, cur, s, maxLen);
-          if (len > bestLen) {
-            start = cur;
-            bestLen = len;
-            if (len >= nice || len >= maxLen) break;
-            scanEnd = view.getUint16(s + bestLen - 1, true);
-          }
-        }
-      }
+    if (level === 0 || bestLen >= nice || bestLen >= maxLen) {
+      this.#matchStart = start;
+      return bestLen;
+    }
+    // Candidates are ranked below s's rank; the short walk reaches `chain` of them in all.
+    const lowestRank = rankAt[s & WMASK] - this.#chainFor(best);
+    const upTo = nice < maxLen ? nice : maxLen;
+    if (level === 1) {
+      bestLen = rankedWalk(
+        view,
+        d,
+        midPrev,
+        cur,
+        s,
+        bestLen,
+        start,
+        maxLen,
+        limit,
+        lowestRank,
+        LONG,
+      );
+      start = walkStart;
+      cur = start; // where a match of LONG bytes was found: on s's long chain
+    }
+    if (bestLen >= LONG && bestLen < upTo) {
+      bestLen = rankedWalk(
+        view,
+        d,
+        longPrev,
+        cur,
+        s,
+        bestLen,
+        start,
+        maxLen,
+        limit,
+        lowestRank,
+        upTo,
+      );
+      start = walkStart;
     }
     this.#matchStart = start;
     return bestLen;
