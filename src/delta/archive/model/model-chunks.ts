@@ -17,8 +17,12 @@ import { LENGTH_258_AS_284, type TokenStream } from "../token-stream.ts";
 
 /** Content a chunk's model reads past the chunk: a lazy step's match and the insertion ahead. */
 export const LOOKAHEAD = 1024;
-/** Content per chunk a writer aims at (a chunk ends at the first match past it). */
-export const CHUNK_BYTES = 2 << 20;
+/**
+ * Content per chunk a writer aims at (a chunk ends at the first match past it); streams of more
+ * than two are chunked. 1 MiB rather than 2: a 3 MB stream (a small npm package) then runs on two
+ * cores, 20% faster to rebuild, and larger ones are no slower (docs/BENCHMARKS.md).
+ */
+export const CHUNK_BYTES = 1 << 20;
 
 /** A token the model got wrong, by its index in the stream. */
 export interface Correction {
