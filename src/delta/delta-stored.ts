@@ -68,46 +68,31 @@ export async function storeOrdered(
   );
 }
 
+/** The fields of a stored record that are the delta store's own, not the caller's. */
+const DELTA_ONLY_FIELDS = [
+  "referenceSha256",
+  "deltaspace",
+  "deltaGroup",
+  "storageReason",
+  "transform",
+  "codec",
+  "writtenAt",
+  "markerId",
+] as const;
+
 /** The caller's metadata without delta-only fields. */
 export function plainMeta(meta: ObjectMeta): ObjectMeta {
-  const {
-    referenceSha256: _r,
-    deltaspace: _d,
-    deltaGroup: _g,
-    storageReason: _s,
-    transform: _t,
-    codec: _c,
-    writtenAt: _w,
-    markerId: _m,
-    ...rest
-  } = meta as DeltaMeta;
-  return rest;
+  const rest: Record<string, unknown> = { ...meta };
+  for (const field of DELTA_ONLY_FIELDS) delete rest[field];
+  return rest as unknown as ObjectMeta;
 }
 
 /** The fields of a stored record that are the store's, not the caller's (kept on a meta update). */
 export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
-  const {
-    storage,
-    referenceSha256,
-    deltaspace,
-    deltaGroup,
-    storageReason,
-    transform,
-    codec,
-    writtenAt,
-    markerId,
-  } = meta as DeltaMeta;
-  const own = {
-    referenceSha256,
-    deltaspace,
-    deltaGroup,
-    storageReason,
-    transform,
-    codec,
-    writtenAt,
-    markerId,
-  };
-  return { storage, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
+  const stored = meta as DeltaMeta;
+  const own = DELTA_ONLY_FIELDS.map((field) => [field, stored[field]] as const)
+    .filter(([, value]) => value !== undefined);
+  return { storage: stored.storage, ...Object.fromEntries(own) };
 }
 
 /**
