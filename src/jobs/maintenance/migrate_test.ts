@@ -88,6 +88,26 @@ function depsFor(world: World, target: Backend, clock: Clock, gate: BucketWriteG
   return deps;
 }
 
+/** Runs the job to its end with `deps` (one worker, `clock`); its row afterwards. */
+async function runJob(world: World, jobId: string, deps: ReturnType<typeof depsFor>, clock: Clock) {
+  const runner = new JobRunner({
+    store: world.store,
+    clock,
+    concurrency: 1,
+    workerFor: () => migrateWorker(deps),
+  });
+  runner.enqueue(jobId);
+  await runner.idle();
+  return await world.store.get(jobId);
+}
+
+/** Every object is still in the source bucket. */
+async function assertSourceIntact(world: World) {
+  for (const key of world.bodies.keys()) {
+    assert.notEqual(await world.source.headObject("b", key), null, key);
+  }
+}
+
 /** A clock whose `sleep` runs `onSleep` with the call count first. */
 function hookedClock(onSleep: (n: number) => void): Clock {
   let calls = 0;
@@ -190,15 +210,7 @@ Deno.test("a failed copy unwinds: source intact, target clean, no flip, reason r
     gate.engage("b", job.id);
     const target = counted(world.target, new Set(["k/07"]));
     const clock = hookedClock(() => {});
-    const runner = new JobRunner({
-      store: world.store,
-      clock,
-      concurrency: 1,
-      workerFor: () => migrateWorker(depsFor(world, target.backend, clock, gate)),
-    });
-    runner.enqueue(job.id);
-    await runner.idle();
-    const failed = await world.store.get(job.id);
+    const failed = await runJob(world, job.id, depsFor(world, target.backend, clock, gate), clock);
     assert.equal(failed?.status, "failed");
     assert.match(
       failed?.error ?? "",
@@ -210,9 +222,7 @@ Deno.test("a failed copy unwinds: source intact, target clean, no flip, reason r
     assert.deepEqual(failures.map((f) => [f.key, f.message]), [["k/07", "disk on fire"]]);
     assert.deepEqual(world.flips, []);
     assert.equal(await world.target.headBucket("b"), null, "the bucket it created is gone");
-    for (const key of world.bodies.keys()) {
-      assert.notEqual(await world.source.headObject("b", key), null, key);
-    }
+    await assertSourceIntact(world);
   });
 });
 
@@ -224,22 +234,12 @@ Deno.test("a routing flip that fails unwinds the copies and keeps the bucket whe
     const clock = hookedClock(() => {});
     const deps = depsFor(world, world.target, clock, gate);
     deps.routeBucket = () => Promise.reject(new Error("config file is read-only"));
-    const runner = new JobRunner({
-      store: world.store,
-      clock,
-      concurrency: 1,
-      workerFor: () => migrateWorker(deps),
-    });
-    runner.enqueue(job.id);
-    await runner.idle();
-    const failed = await world.store.get(job.id);
+    const failed = await runJob(world, job.id, deps, clock);
     assert.equal(failed?.status, "failed");
     assert.equal(failed?.error, "Routing flip failed: config file is read-only");
     assert.equal(await world.target.headBucket("b"), null);
     assert.equal(gate.holder("b"), job.id, "the service lifts it when the job ends");
-    for (const key of world.bodies.keys()) {
-      assert.notEqual(await world.source.headObject("b", key), null, key);
-    }
+    await assertSourceIntact(world);
   });
 });
 
@@ -258,22 +258,12 @@ Deno.test("a migration whose fleet gate lapsed while it was down unwinds instead
       bucket: "b",
     }, "k/01");
     const clock = hookedClock(() => {});
-    const runner = new JobRunner({
-      store: world.store,
-      clock,
-      concurrency: 1,
-      workerFor: () => migrateWorker(depsFor(world, world.target, clock, gate)),
-    });
-    runner.enqueue(job.id);
-    await runner.idle();
-    const failed = await world.store.get(job.id);
+    const failed = await runJob(world, job.id, depsFor(world, world.target, clock, gate), clock);
     assert.equal(failed?.status, "failed");
     assert.match(failed?.error ?? "", /fleet write gate of bucket "b" lapsed/);
     assert.deepEqual(world.flips, []);
     assert.equal(await world.target.headObject("b", "k/01"), null, "the earlier copy is gone");
-    for (const key of world.bodies.keys()) {
-      assert.notEqual(await world.source.headObject("b", key), null, key);
-    }
+    await assertSourceIntact(world);
   });
 });
 
@@ -286,15 +276,7 @@ Deno.test("a migration stopped between its config apply and saving the flip make
     const gate = new BucketWriteGate();
     gate.engage("b", job.id);
     const clock = hookedClock(() => {});
-    const runner = new JobRunner({
-      store: world.store,
-      clock,
-      concurrency: 1,
-      workerFor: () => migrateWorker(depsFor(world, world.target, clock, gate)),
-    });
-    runner.enqueue(job.id);
-    await runner.idle();
-    const done = await world.store.get(job.id);
+    const done = await runJob(world, job.id, depsFor(world, world.target, clock, gate), clock);
     assert.equal(done?.status, "succeeded", done?.error ?? "");
     // Made again, so a fleet's route record and gate carry it before the gate lifts.
     assert.deepEqual(world.flips, ["b->remote", "b->remote"]);
@@ -319,15 +301,7 @@ Deno.test("a flip applied here but not published is made again before the cleanu
         ? Promise.reject(new Error("coordination bucket down"))
         : Promise.resolve();
     };
-    const runner = new JobRunner({
-      store: world.store,
-      clock,
-      concurrency: 1,
-      workerFor: () => migrateWorker(deps),
-    });
-    runner.enqueue(job.id);
-    await runner.idle();
-    const done = await world.store.get(job.id);
+    const done = await runJob(world, job.id, deps, clock);
     assert.equal(done?.status, "succeeded", done?.error ?? "");
     assert.equal(calls, 3);
     assert.ok(audits.includes("job_bucket_flip_retried"), audits.join());
