@@ -18,7 +18,6 @@ import { runAdminCli } from "./helpers/admin-cli.ts";
 import { until } from "./helpers/poll.ts";
 
 type Json = Record<string, unknown>;
-const ENDED = ["succeeded", "failed", "cancelled"];
 
 const LIFECYCLE = `  lifecycle:
     enabled: true
@@ -122,10 +121,7 @@ Deno.test({
       await t.step("its Cancel button on B cancels the job on A", async () => {
         await page.click(`tr[data-job="${remoteId}"] >> button:text-is("cancel")`);
         await page.waitForSelector(`p.notice >> text=Job ${remoteId}: cancel requested.`);
-        const job = await until(`${viaPage} to end on A`, async () => {
-          const job = await a.json<Json>("GET", `/jobs/${viaPage}`);
-          return ENDED.includes(String(job.status)) ? job : undefined;
-        });
+        const job = await a.jobEnded(viaPage, 30_000);
         assert.equal(job.status, "cancelled", JSON.stringify(job));
         assert.equal(problems.filter((p) => !p.includes("409")).length, 0, problems.join("\n"));
       });
@@ -147,10 +143,7 @@ Deno.test({
         assert.match(String(line), new RegExp(`\\s${holder} \\(heartbeat \\d+s ago\\)\\s`), list);
         assert.match(list.split("\n")[0], /HELD BY/);
         await cli(["jobs", "cancel", cliId], env);
-        const job = await until(`${viaCli} to end on A`, async () => {
-          const job = await a.json<Json>("GET", `/jobs/${viaCli}`);
-          return ENDED.includes(String(job.status)) ? job : undefined;
-        });
+        const job = await a.jobEnded(viaCli, 30_000);
         assert.equal(job.status, "cancelled", JSON.stringify(job));
       } finally {
         await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -17,9 +17,8 @@ import {
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { type Fleet, fleetReason, startFleet } from "./helpers/fleet.ts";
+import { rawClient, storedKeys, twoStores } from "./helpers/fleet-stores.ts";
 import { startBackingSvc } from "./helpers/s3-front.ts";
-import type { S3Server } from "./helpers/s3-servers.ts";
-import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
 import { until } from "./helpers/poll.ts";
 
 type Json = Record<string, unknown>;
@@ -42,16 +41,6 @@ async function bytesOf(s3: S3Client, bucket: string, key: string): Promise<Uint8
 
 function holdsMarker(bytes: Uint8Array): boolean {
   return new TextDecoder("latin1").decode(bytes).includes(MARKER);
-}
-
-/** A client of a backing store itself (what the fleet stored, as stored). */
-function rawClient(endpoint: string): S3Client {
-  return new S3Client({
-    endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
-  });
 }
 
 /** Keys of the backing store's copy of `bucket` whose stored bytes show the marker. */
@@ -188,10 +177,7 @@ Deno.test({
       assert.equal(second.status, 400, JSON.stringify(refusal));
       assert.equal(refusal.errors[0].error, "conflict", JSON.stringify(refusal));
 
-      finished = await until(`${id} to end`, async () => {
-        const job = await a.json<Json>("GET", `/jobs/${id}`);
-        return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
-      }, 90_000);
+      finished = await a.jobEnded(id);
     } finally {
       done = true;
       await Promise.allSettled(writers);
@@ -234,31 +220,6 @@ Deno.test({
   },
 });
 
-/** Two S3 backends: the fleet's store (`main`, the default) and a second store (`second`). */
-function twoStores(second: S3Server) {
-  return (store: S3Server) => {
-    const backend = (name: string, s: S3Server) =>
-      `    - name: ${name}\n      type: s3\n      endpoint: ${s.endpoint}\n` +
-      `      access_key_id: ${s.accessKeyId}\n      secret_access_key: ${s.secretAccessKey}\n`;
-    return `  default_backend: main\n  backends:\n${backend("main", store)}${
-      backend("second", second)
-    }`;
-  };
-}
-
-async function storedKeys(endpoint: string, bucket: string): Promise<string[]> {
-  const client = rawClient(endpoint);
-  try {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
-    return (page.Contents ?? []).map((object) => object.Key!);
-  } catch (err) {
-    if ((err as { name?: string }).name === "NoSuchBucket") return [];
-    throw err;
-  } finally {
-    client.destroy();
-  }
-}
-
 Deno.test({
   name: "a migration's routing flip reaches every instance before its gate lifts",
   ignore: fleetReason !== null,
@@ -297,12 +258,7 @@ Deno.test({
       });
       let finished: Json;
       try {
-        finished = await until(`${id} to end`, async () => {
-          const job = await a.json<Json>("GET", `/jobs/${id}`);
-          return ["succeeded", "failed", "cancelled"].includes(String(job.status))
-            ? job
-            : undefined;
-        }, 90_000);
+        finished = await a.jobEnded(id);
       } finally {
         done = true;
         await Promise.allSettled(writers);
@@ -367,10 +323,7 @@ Deno.test({
 
     await fleet.restart(0);
     const again = await admin(fleet, 0);
-    const finished = await until(`${id} to end after the restart`, async () => {
-      const job = await again.json<Json>("GET", `/jobs/${id}`);
-      return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
-    }, 90_000);
+    const finished = await again.jobEnded(id);
     assert.equal(finished.status, "succeeded", JSON.stringify(finished));
     for (const [key, body] of bodies) {
       assert.deepEqual(await bytesOf(lb, "data", key), body, key);
@@ -413,12 +366,10 @@ Deno.test({
     const a = await admin(fleet, 0);
     const id = await startReencrypt(a, "data");
     let leftDrainAt = 0;
-    const finished = await until(`${id} to end`, async () => {
-      const job = await a.json<Json>("GET", `/jobs/${id}`);
+    const finished = await a.jobEnded(id, 60_000, (job) => {
       const phase = (job.progress as Json).phase;
       if (leftDrainAt === 0 && phase !== "drain" && phase !== "queued") leftDrainAt = Date.now();
-      return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
-    }, 60_000);
+    });
     await slow;
     assert.equal(finished.status, "succeeded", JSON.stringify(finished));
     assert.ok(

@@ -14,45 +14,12 @@ import {
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { type Fleet, fleetReason, startFleet } from "./helpers/fleet.ts";
+import { storedKeys, twoStores } from "./helpers/fleet-stores.ts";
 import { until } from "./helpers/poll.ts";
 import { startBackingSvc } from "./helpers/s3-front.ts";
 import type { S3Server } from "./helpers/s3-servers.ts";
-import { ACCESS_KEY, SECRET_KEY } from "./helpers/svc.ts";
 
 type Json = Record<string, unknown>;
-
-function rawClient(endpoint: string): S3Client {
-  return new S3Client({
-    endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
-  });
-}
-
-async function storedKeys(endpoint: string, bucket: string): Promise<string[]> {
-  const client = rawClient(endpoint);
-  try {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
-    return (page.Contents ?? []).map((object) => object.Key!);
-  } catch (err) {
-    if ((err as { name?: string }).name === "NoSuchBucket") return [];
-    throw err;
-  } finally {
-    client.destroy();
-  }
-}
-
-function twoStores(second: S3Server) {
-  return (store: S3Server) => {
-    const backend = (name: string, s: S3Server) =>
-      `    - name: ${name}\n      type: s3\n      endpoint: ${s.endpoint}\n` +
-      `      access_key_id: ${s.accessKeyId}\n      secret_access_key: ${s.secretAccessKey}\n`;
-    return `  default_backend: main\n  backends:\n${backend("main", store)}${
-      backend("second", second)
-    }`;
-  };
-}
 
 /**
  * Three instances routing "moving" to the store "main"; C is stopped and a migration to "second"
@@ -76,10 +43,7 @@ async function migrateWhileCDown(fleet: Fleet) {
     delete_source: true,
   }, 202);
   const id = String(started.id);
-  const finished = await until(`${id} to end`, async () => {
-    const job = await a.json<Json>("GET", `/jobs/${id}`);
-    return ["succeeded", "failed", "cancelled"].includes(String(job.status)) ? job : undefined;
-  }, 90_000);
+  const finished = await a.jobEnded(id);
   assert.equal(finished.status, "succeeded", JSON.stringify(finished));
   assert.deepEqual(await storedKeys(fleet.store.endpoint, "moving"), [], "source cleaned up");
   return { bodies, oldConfig };

@@ -14,7 +14,7 @@ import {
 } from "@aws-sdk/client-s3";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { AdminClient } from "./helpers/admin.ts";
+import { AdminClient, JOB_ENDED } from "./helpers/admin.ts";
 import { clientFor, sha256, startBackingSvc, twoBackendsYaml } from "./helpers/s3-front.ts";
 import { ACCESS_KEY, randomBytes, SECRET_KEY, startSvc, type SvcProcess } from "./helpers/svc.ts";
 import { filesUnder } from "./helpers/files.ts";
@@ -95,7 +95,7 @@ function waitForStatus(admin: AdminClient, id: string, status: string) {
   return waitFor(`${id} to be ${status}`, async () => {
     const job = await jobOf(admin, id);
     if (job.status === status) return job;
-    if (["succeeded", "failed", "cancelled"].includes(String(job.status))) {
+    if (JOB_ENDED.includes(String(job.status))) {
       throw new Error(`${id} ended ${job.status}: ${JSON.stringify(job)}`);
     }
   });

@@ -68,4 +68,26 @@ export class AdminClient {
     }
     return JSON.parse(text) as T;
   }
+
+  /**
+   * The job's row once it has ended (succeeded, failed or cancelled), polled; `onRow` sees every
+   * row on the way (phases a test waits out).
+   */
+  async jobEnded(
+    id: string,
+    ms = 90_000,
+    onRow?: (row: Record<string, unknown>) => void,
+  ): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const row = await this.json("GET", `/jobs/${id}`);
+      onRow?.(row);
+      if (JOB_ENDED.includes(String(row.status))) return row;
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for job ${id} to end`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }
+
+/** The statuses of a job that has ended. */
+export const JOB_ENDED = ["succeeded", "failed", "cancelled"];
