@@ -118,6 +118,11 @@ Deno.test({
       await refused(c.send(new ListObjectsV2Command({ Bucket: "moving" })));
       assert.deepEqual(await storedKeys(fleet.store.endpoint, "moving"), [], "nothing on main");
       assert.match(fleet.instances[2].process!.logs.join("\n"), /cannot be adopted/);
+      const fenced = async () => {
+        const text = await (await fetch(`${fleet.instances[2].url}/_/metrics`)).text();
+        return Number(text.match(/^svc_fenced_buckets (\S+)$/m)?.[1]);
+      };
+      assert.equal(await fenced(), 1, "svc_fenced_buckets while refused");
       // The operator adds the backend and reloads: the record is adopted, the bucket served.
       await Deno.writeTextFile(fleet.configFile, oldConfig);
       fleet.instances[2].process!.kill("SIGHUP");
@@ -127,6 +132,7 @@ Deno.test({
         return got ? true : undefined;
       });
       for (const [key, body] of bodies) assert.deepEqual(await readVia(c, key), body, key);
+      assert.equal(await fenced(), 0, "svc_fenced_buckets once adopted");
       c.destroy();
     } finally {
       await second.stop();

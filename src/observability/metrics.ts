@@ -20,6 +20,8 @@ import {
   lifecycleMetrics,
   type ReplicationMetrics,
   replicationMetrics,
+  writeGateMetrics,
+  type WriteGateStats,
 } from "./metrics/job-metrics.ts";
 import { metricRegistry } from "./metrics/metric-registry.ts";
 import { type OutboxMetrics, outboxMetrics } from "./metrics/outbox-metrics.ts";
@@ -56,6 +58,8 @@ export interface MetricsOptions {
   codecSlots?: () => number;
   /** The IAM index in effect; null (or absent) while there is none: the IAM gauges read 0. */
   iamIndex?: () => IamIndexStats | null;
+  /** The write gate's buckets; null (or absent) while there is none. */
+  writeGate?: () => WriteGateStats | null;
 }
 
 export interface Metrics {
@@ -92,6 +96,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const replication = replicationMetrics(registry);
   const iam = iamMetrics(registry, options.iamIndex ?? (() => null));
   const jobs = jobMetrics(registry);
+  writeGateMetrics(registry, options.writeGate ?? (() => null));
   const events = outboxMetrics(registry);
   const lifecycle = lifecycleMetrics(registry);
   const usage = usageMetrics(registry);

@@ -252,6 +252,8 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_jobs: ["gauge", ["kind", "status"]],
   svc_job_objects_total: ["counter", ["type", "outcome"]],
   svc_job_bytes_total: ["counter", ["type"]],
+  svc_write_gated_buckets: ["gauge", []],
+  svc_fenced_buckets: ["gauge", []],
   // The event outbox and its dispatcher (issue 16; src/events/event-metrics.ts).
   svc_events_appended_total: ["counter", []],
   svc_events_committed_total: ["counter", []],
@@ -322,6 +324,19 @@ Deno.test("every metric of the table exists with its type and labels; nothing el
   assert.equal(samples.filter((s) => s.name === "svc_codec_semaphore_available").length, 0);
   // Nothing leaks into prom-client's global registry.
   assert.ok(!(await globalRegistry.metrics()).includes("svc_"));
+});
+
+Deno.test("the write gate's gauges follow its buckets at scrape time", async () => {
+  let stats: { held: number; fenced: number } | null = null;
+  const metrics = make({ writeGate: () => stats });
+  const gauges = async () => {
+    const { samples } = await scrape(metrics);
+    const value = (name: string) => samples.find((s) => s.name === name)?.value;
+    return [value("svc_write_gated_buckets"), value("svc_fenced_buckets")];
+  };
+  assert.deepEqual(await gauges(), [0, 0]);
+  stats = { held: 2, fenced: 1 };
+  assert.deepEqual(await gauges(), [2, 1]);
 });
 
 Deno.test("auth counters follow authStats at scrape time, every label value present", async () => {

@@ -94,6 +94,7 @@ export async function openServices(
   const holder = new ConfigHolder(config);
   const logging = activeLogging();
   let stack: StorageStack | undefined;
+  const maintenanceGate = new BucketWriteGate();
   const metrics = createMetrics({
     version: VERSION,
     backendType: defaultBackendType(config),
@@ -101,6 +102,7 @@ export async function openServices(
     // The stack feeds the registry, so it is opened after it and read at scrape time.
     codecSlots: () => stack?.delta.pool.available ?? 0,
     iamIndex: options.scrape?.iamIndex,
+    writeGate: () => ({ held: maintenanceGate.held().size, fenced: maintenanceGate.fencedCount() }),
   });
   stack = await openStorageStack(config, () => holder.current, metrics, {
     probe: config.advanced.boot_backend_probe,
@@ -119,7 +121,6 @@ export async function openServices(
   const admission = admissionChainSource(() => holder.current);
   admission(); // built now: its warnings (a bucket made entirely public) show at startup
   const semaphore = new Semaphore(config.advanced.max_concurrent_requests);
-  const maintenanceGate = new BucketWriteGate();
   // Each observer's registrations; an old stack keeps its own (writes in flight on it during a
   // swap are still observed).
   const observers = new Map<WriteObserver, (() => void)[]>();

@@ -160,6 +160,11 @@ export class BucketWriteGate {
     return this.#fences.get(bucket);
   }
 
+  /** How many buckets are fenced now (the `svc_fenced_buckets` gauge). */
+  fencedCount(): number {
+    return this.#fences.size;
+  }
+
   fence(bucket: string, reason: string | null): void {
     if (reason === null) this.#fences.delete(bucket);
     else this.#fences.set(bucket, reason);

@@ -1,5 +1,10 @@
 /** Maintenance jobs, replication runs and lifecycle runs. */
-import type { CounterHandle, LabelledCounterHandle, MetricRegistry } from "./metric-registry.ts";
+import {
+  type CounterHandle,
+  type LabelledCounterHandle,
+  type MetricRegistry,
+  SourcedGauge,
+} from "./metric-registry.ts";
 
 /** `kind`, `status` and `type` come from the fixed sets of src/jobs/job-model.ts. */
 export interface JobMetrics {
@@ -56,4 +61,31 @@ export function lifecycleMetrics({ counter }: MetricRegistry): LifecycleMetrics 
       ["action"],
     ),
   };
+}
+
+/** What the write gate (s3/write-gate.ts) holds right now. */
+export interface WriteGateStats {
+  /** Buckets whose writes a maintenance job holds, on this instance or another one (a fleet). */
+  held: number;
+  /** Buckets refused whole: a migration's route record this instance cannot adopt (a fleet). */
+  fenced: number;
+}
+
+/** Gauges of the write gate, read at scrape time (0 while there is none). */
+export function writeGateMetrics(
+  { registers }: MetricRegistry,
+  gate: () => WriteGateStats | null,
+): void {
+  new SourcedGauge(
+    "svc_write_gated_buckets",
+    "Buckets whose writes a maintenance job holds (answered 503 SlowDown), here or elsewhere in the fleet.",
+    registers,
+    () => gate()?.held ?? 0,
+  );
+  new SourcedGauge(
+    "svc_fenced_buckets",
+    "Buckets refused whole because a migration's route record cannot be adopted here.",
+    registers,
+    () => gate()?.fenced ?? 0,
+  );
 }
