@@ -11,7 +11,7 @@
  * PREDICT_MAX_CONTENT bytes of content, ~3x that in all), whatever the archive's size.
  */
 import type { ByteSink } from "./byte-io.ts";
-import { type Held, JobBatch, queueRebuild, rewriteForm } from "./form-rewrite.ts";
+import { copyBytes, type Held, JobBatch, queueRebuild, rewriteForm } from "./form-rewrite.ts";
 import { CHUNK_BYTES, corrections, planChunks } from "./model/model-chunks.ts";
 import { correctionLimit, pickModel } from "./model/model-pick.ts";
 import {
@@ -62,9 +62,6 @@ export async function predictForm(inPath: string, outPath: string): Promise<Pred
       const stream = readTokenStream(src, PREDICT_MAX_CONTENT);
       if ("skip" in stream || stream.tokenCount === 0) return null;
       const end = src.offset;
-      src.seek(start);
-      const record = new Uint8Array(end - start);
-      src.read(record, record.length, "a deflate record");
       const as284 = codes258As284(stream);
       let decision: Decision | null = null;
       const held: Held = {
@@ -74,8 +71,13 @@ export async function predictForm(inPath: string, outPath: string): Promise<Pred
             writePredicted(out, stream, decision.model, as284, decision.fixes, decision.chunks);
             predicted++;
           } else {
-            out.byte(TAG_DEFLATE); // the record as it was
-            out.bytes(record);
+            // The record as it was, read again from the form (most records are predicted: none
+            // is kept in memory for the case).
+            const resume = src.offset;
+            src.seek(start);
+            out.byte(TAG_DEFLATE);
+            copyBytes(src, out, end - start, "a deflate record");
+            src.seek(resume);
             kept++;
           }
         },
