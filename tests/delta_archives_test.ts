@@ -24,7 +24,13 @@ import {
   signedFetch as fetch,
   startSvc,
 } from "./helpers/svc.ts";
-import { corruptFile, sha256Hex, storedFile, storedFiles } from "./helpers/delta.ts";
+import {
+  archivesConverted,
+  corruptFile,
+  sha256Hex,
+  storedFile,
+  storedFiles,
+} from "./helpers/delta.ts";
 import { tar } from "./helpers/tar.ts";
 
 const BUCKET = "artifacts";
@@ -85,7 +91,8 @@ Deno.test({
         await put(s3, keyOf(v, "tgz"), tgz);
         await put(s3, keyOf(v, "zip"), zip);
       }
-      // The newest versions read warm (their own bytes went to the rebuilt cache at PUT).
+      await archivesConverted(svc);
+      // The newest versions read warm (their own bytes went to the rebuilt cache at conversion).
       await assertReadsBack(s3, keyOf(2, "tgz"), versions[2].tgz);
     }
     const files = storedFiles(dataDir, BUCKET);

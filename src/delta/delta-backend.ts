@@ -30,19 +30,16 @@ import type {
   ScratchSealer,
   StagedObject,
 } from "../storage/mod.ts";
-import type { DeltaCodec } from "./codec/codec.ts";
-import type { CodecPool } from "./codec/codec-pool.ts";
 import { CodecSet } from "./codec/codec-choice.ts";
-import { isInternalName, validateClientKey } from "./layout.ts";
-import type { MetadataCache } from "./metadata-cache.ts";
+import { isInternalName, validateClientKey, withSourceTime } from "./layout.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
 import { isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
   baselineFolderOf,
+  type DeltaBackendOptions,
   type DeltaContext,
   type DeltaMeta,
-  type DeltaObserver,
   type DeltaSettings,
   rebuiltOwner,
 } from "./delta-context.ts";
@@ -58,49 +55,13 @@ import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspa
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 import { hintedFolder } from "./groups/generations.ts";
 import { isArchiveKey } from "./archive-form.ts";
+import { ArchiveBacklog, type BacklogObserver } from "./archive-backlog.ts";
+import { convertArchive, type PendingArchive, pendingOf } from "./delta-convert.ts";
+import { getLogger } from "../observability/mod.ts";
 
-export type { DeltaMeta, DeltaSettings } from "./delta-context.ts";
+const log = getLogger("svc::delta");
 
-export interface DeltaBackendOptions {
-  inner: Backend;
-  /** xdelta3 (codec.ts). */
-  codec: DeltaCodec;
-  /** `zstd --patch-from` (zstd-codec.ts), when installed; chosen per bucket (`delta_codec`). */
-  zstd?: DeltaCodec;
-  /** The zstd memory budget in bytes (default: `SVC_ZSTD_MEMORY_MB`, codec-choice.ts). */
-  zstdMemoryBytes?: number;
-  pool: CodecPool;
-  /** Local directory for spooled bodies and rebuilt objects; must exist. */
-  spoolDir: string;
-  /** Called once per operation: a config snapshot. */
-  settings: () => DeltaSettings;
-  /**
-   * Baseline files; without one, every codec run downloads a private copy of its baseline into
-   * the spool directory (a zero-byte cache).
-   */
-  referenceCache?: ReferenceCache;
-  /**
-   * Verified rebuilt objects (`rebuilt_cache_size_mb`): a repeat GET of a delta object streams
-   * this file. Without one, every delta GET rebuilds into a private file in the spool directory.
-   */
-  rebuiltCache?: ReferenceCache;
-  observer?: DeltaObserver;
-  /**
-   * Remembers which stored object holds a key (`metadata_cache_mb`): a GET opens it directly
-   * instead of asking for both stored names first. Only a hint: the opened object's own
-   * metadata is what is served, a vanished one falls back to the lookup, and HEAD never uses it.
-   */
-  metadataCache?: MetadataCache;
-  /**
-   * Why no codec can run (xdelta3 missing): eligible objects are then stored passthrough; deltas
-   * already stored cannot be read (500) until the codec is back.
-   */
-  codecUnavailable?: string;
-  /** See DeltaContext.bucketIdentity (the bucket router provides it). */
-  bucketIdentity?: (bucket: string) => string;
-  /** Inner listing page size while collecting a logical page; small values are for tests. */
-  innerPageKeys?: number;
-}
+export type { DeltaBackendOptions, DeltaMeta, DeltaSettings } from "./delta-context.ts";
 
 /** Inner listing page size while collecting one logical page (hidden names need headroom). */
 const INNER_PAGE_KEYS = 1000;
@@ -111,6 +72,7 @@ export class DeltaBackend implements Backend {
   readonly #settings: () => DeltaSettings;
   readonly #innerPageKeys: number;
   readonly #stored: StoredLocator;
+  #backlog: ArchiveBacklog | undefined;
 
   constructor(options: DeltaBackendOptions) {
     this.#ctx = {
@@ -135,6 +97,21 @@ export class DeltaBackend implements Backend {
     this.#settings = options.settings;
     this.#innerPageKeys = options.innerPageKeys ?? INNER_PAGE_KEYS;
     this.#stored = new StoredLocator(this.#ctx, options.metadataCache);
+  }
+
+  /**
+   * Starts converting archives stored as they came (`archive_deltas: background`), queued in
+   * `dir` (archive-backlog.ts; what a previous run left is resumed). Without it every archive
+   * is converted during its PUT.
+   */
+  async startBacklog(dir: string, observer?: BacklogObserver): Promise<ArchiveBacklog> {
+    const convert = (pending: PendingArchive) =>
+      convertArchive(this.#ctx, this.#settings(), pending, () => {
+        this.#stored.forget(pending.bucket, pending.key);
+      });
+    this.#backlog = await ArchiveBacklog.open(dir, convert, observer);
+    this.#backlog.start();
+    return this.#backlog;
   }
 
   /** The codec choice, shared with the scrub and verify (one zstd memory budget). */
@@ -189,7 +166,7 @@ export class DeltaBackend implements Backend {
   /** `info` with the deltaspace it is in (or would join) for the debug headers. */
   #labelled(bucket: string, key: string, info: ObjectInfo): ObjectInfo {
     const deltaspace = deltaspaceLabel(policyFor(this.#settings(), bucket), key, info.meta);
-    return { ...info, debug: { ...info.debug, deltaspace } };
+    return { ...withSourceTime(info), debug: { ...info.debug, deltaspace } };
   }
 
   async getObject(
@@ -274,17 +251,26 @@ export class DeltaBackend implements Backend {
     if (plan === undefined || plan === "codec_busy") {
       const spool = await spoolBody(this.#ctx, body, signal);
       const busy = plan === "codec_busy";
-      return stagedDelta(this.#ctx, settings, {
-        bucket,
-        key,
-        space,
-        spool,
-        codecBusy: busy,
-        forget,
-      });
+      const convertLater = isArchiveKey(key) ? this.#laterFor(bucket, key, settings) : undefined;
+      const options = { bucket, key, space, spool, codecBusy: busy, forget, convertLater };
+      return stagedDelta(this.#ctx, settings, options);
     }
     const { spool, live } = await spoolWhileEncoding(this.#ctx, body, plan, signal);
     return stagedDelta(this.#ctx, settings, { bucket, key, space, spool, live, forget });
+  }
+
+  /** Where an archive PUT is queued for conversion instead of converted during the PUT. */
+  #laterFor(bucket: string, key: string, settings: DeltaSettings) {
+    const backlog = this.#backlog;
+    if (!backlog || settings.bucketArchiveDeltas?.(bucket) === "inline") return undefined;
+    return async (stored: ObjectInfo) => {
+      await backlog.add(pendingOf(bucket, key, stored)).catch((err) => {
+        log.warn("Cannot queue an archive for conversion; it stays as it came", {
+          key,
+          error: String(err),
+        });
+      });
+    };
   }
 
   /**
@@ -372,10 +358,12 @@ export class DeltaBackend implements Backend {
       return false;
     }
     this.#stored.forget(bucket, key);
-    const plainDeleted = await this.#inner.deleteObject(bucket, key);
-    // The delta's own metadata says where its baseline is (the policy may have changed since).
-    const deltaDeleted = await deleteDelta(this.#ctx, bucket, key);
-    return plainDeleted || deltaDeleted;
+    const remove = async () => {
+      const plainDeleted = await this.#inner.deleteObject(bucket, key);
+      // The delta's own metadata says where its baseline is (the policy may have changed since).
+      return (await deleteDelta(this.#ctx, bucket, key)) || plainDeleted;
+    };
+    return await (this.#backlog?.guard(bucket, key, remove) ?? remove());
   }
 
   async listObjects(bucket: string, options: ListOptions): Promise<ListPage> {

@@ -233,7 +233,7 @@ export async function rebaseline(
     const from = target.space.folder;
     const folder = await nextGenerationFolder(ctx, bucket, groupRootOf(from));
     const space = { ...target.space, folder };
-    const fresh: Target = { space };
+    const fresh: Target = { space, sameWrite: target.sameWrite };
     const info = await createBaselineAndDelta(
       ctx,
       permit,

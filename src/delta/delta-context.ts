@@ -11,6 +11,7 @@ import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
 import type { CodecSet } from "./codec/codec-choice.ts";
 import type { ReferenceCache } from "./cache/reference-cache.ts";
+import type { MetadataCache } from "./metadata-cache.ts";
 import { deltaspaceOf } from "./layout.ts";
 
 /** Settings read once per operation (a config snapshot; hot reload swaps what this returns). */
@@ -29,6 +30,8 @@ export interface DeltaSettings {
   bucketDeltaspace?(bucket: string): string | undefined;
   /** The bucket's `delta_codec` (codec/codec-choice.ts); absent or undefined: `auto`. */
   bucketDeltaCodec?(bucket: string): string | undefined;
+  /** The bucket's `archive_deltas` (delta-convert.ts); absent or undefined: `background`. */
+  bucketArchiveDeltas?(bucket: string): string | undefined;
 }
 
 /**
@@ -66,6 +69,12 @@ export interface DeltaMeta extends ObjectMeta {
   writtenAt?: string;
   /** The id of a group delta's own marker (group-refs.ts); absent: the older shared marker. */
   markerId?: string;
+  /**
+   * On an object stored again later for the same write (a background archive conversion,
+   * delta-convert.ts): that write's Last-Modified (ms, as a string), which clients see and which
+   * orders it (fleet/stored-order.ts); its `writtenAt` is the write's too.
+   */
+  sourceLastModified?: string;
 }
 
 /** The folder of the baseline the stored delta of `key` (with metadata `meta`) decodes against. */
@@ -78,8 +87,9 @@ export function baselineFolderOf(key: string, meta: ObjectMeta): string {
  * `new_baseline` (reference), `ratio_met` (delta), and for passthrough `not_eligible` (type, size),
  * `ratio_exceeded`, `codec_busy` (no codec slot freed within `codec_slot_wait_secs`),
  * `codec_unavailable` (no xdelta3), `baseline_unusable` (the baseline, or its cached copy, does
- * not match its sha256) or `archive_not_rebuildable` (a compressed archive whose token form does
- * not rebuild it exactly, see archive-form.ts).
+ * not match its sha256), `archive_not_rebuildable` (a compressed archive whose token form does
+ * not rebuild it exactly, see archive-form.ts) or `archive_pending` (an archive stored as it came,
+ * waiting for its background conversion, delta-convert.ts).
  */
 export type DecisionReason =
   | "new_baseline"
@@ -89,7 +99,8 @@ export type DecisionReason =
   | "codec_busy"
   | "codec_unavailable"
   | "baseline_unusable"
-  | "archive_not_rebuildable";
+  | "archive_not_rebuildable"
+  | "archive_pending";
 
 /** Where the delta store reports what it did (metrics); every method is optional to call. */
 export interface DeltaObserver {
@@ -157,4 +168,46 @@ export function rebuiltOwner(
   storedName: string,
 ): string {
   return `${ctx.bucketIdentity?.(bucket) ?? bucket}/${storedName}`;
+}
+
+/** What a DeltaBackend is made of (delta-backend.ts). */
+export interface DeltaBackendOptions {
+  inner: Backend;
+  /** xdelta3 (codec.ts). */
+  codec: DeltaCodec;
+  /** `zstd --patch-from` (zstd-codec.ts), when installed; chosen per bucket (`delta_codec`). */
+  zstd?: DeltaCodec;
+  /** The zstd memory budget in bytes (default: `SVC_ZSTD_MEMORY_MB`, codec-choice.ts). */
+  zstdMemoryBytes?: number;
+  pool: CodecPool;
+  /** Local directory for spooled bodies and rebuilt objects; must exist. */
+  spoolDir: string;
+  /** Called once per operation: a config snapshot. */
+  settings: () => DeltaSettings;
+  /**
+   * Baseline files; without one, every codec run downloads a private copy of its baseline into
+   * the spool directory (a zero-byte cache).
+   */
+  referenceCache?: ReferenceCache;
+  /**
+   * Verified rebuilt objects (`rebuilt_cache_size_mb`): a repeat GET of a delta object streams
+   * this file. Without one, every delta GET rebuilds into a private file in the spool directory.
+   */
+  rebuiltCache?: ReferenceCache;
+  observer?: DeltaObserver;
+  /**
+   * Remembers which stored object holds a key (`metadata_cache_mb`): a GET opens it directly
+   * instead of asking for both stored names first. Only a hint: the opened object's own
+   * metadata is what is served, a vanished one falls back to the lookup, and HEAD never uses it.
+   */
+  metadataCache?: MetadataCache;
+  /**
+   * Why no codec can run (xdelta3 missing): eligible objects are then stored passthrough; deltas
+   * already stored cannot be read (500) until the codec is back.
+   */
+  codecUnavailable?: string;
+  /** See DeltaContext.bucketIdentity (the bucket router provides it). */
+  bucketIdentity?: (bucket: string) => string;
+  /** Inner listing page size while collecting a logical page; small values are for tests. */
+  innerPageKeys?: number;
 }

@@ -6,7 +6,7 @@
  */
 
 import type { ObjectInfo, ObjectMeta, WriteCondition } from "../storage/mod.ts";
-import { storedNameFor } from "./layout.ts";
+import { storedNameFor, withSourceTime } from "./layout.ts";
 import {
   baselineFolderOf,
   type DecisionReason,
@@ -19,7 +19,12 @@ import type { Deltaspace } from "./groups/deltaspace-policy.ts";
 import type { Spool } from "./live-encode.ts";
 import { newMarkerId, removeMarker, writeMarker } from "./groups/group-refs.ts";
 import { isGroupFolder } from "./groups/deltaspace-policy.ts";
-import { commitOrdered } from "./fleet/ordered-commit.ts";
+import { commitOrdered, type SameWrite } from "./fleet/ordered-commit.ts";
+
+/** The Last-Modified a stored-again write keeps (ms, as a string). */
+function sourceTimeOf(source: ObjectInfo): string {
+  return String(withSourceTime(source).meta.lastModified);
+}
 
 export async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -58,6 +63,7 @@ export async function storeOrdered(
   name: string,
   path: string,
   meta: ObjectMeta,
+  sameWrite?: SameWrite,
 ): Promise<{ info: ObjectInfo; previous: ObjectInfo | null }> {
   return await commitOrdered(
     ctx.inner,
@@ -65,6 +71,7 @@ export async function storeOrdered(
     name,
     meta,
     (stamped, condition) => storeFile(ctx, bucket, name, path, stamped, condition),
+    { sameWrite },
   );
 }
 
@@ -78,6 +85,7 @@ const DELTA_ONLY_FIELDS = [
   "codec",
   "writtenAt",
   "markerId",
+  "sourceLastModified",
 ] as const;
 
 /** The caller's metadata without delta-only fields. */
@@ -102,6 +110,8 @@ export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
 export interface Target {
   space: Deltaspace;
   replaced?: string;
+  /** The delta stores an existing passthrough write again (delta-convert.ts). */
+  sameWrite?: SameWrite;
 }
 
 /**
@@ -133,11 +143,19 @@ export async function storeDelta(
     storageReason,
     ...(codec ? { codec } : {}),
     ...(markerId !== undefined ? { markerId } : {}),
+    ...(target.sameWrite ? { sourceLastModified: sourceTimeOf(target.sameWrite.source) } : {}),
   };
   let info: ObjectInfo;
   let previous: ObjectInfo | null;
   try {
-    ({ info, previous } = await storeOrdered(ctx, bucket, deltaName, deltaPath, deltaMeta));
+    ({ info, previous } = await storeOrdered(
+      ctx,
+      bucket,
+      deltaName,
+      deltaPath,
+      deltaMeta,
+      target.sameWrite,
+    ));
   } catch (err) {
     // This write's own marker: no other delta counts on it.
     if (space.grouped) await removeMarker(ctx, bucket, space.folder, key, markerId).catch(() => {});

@@ -27,7 +27,7 @@
  * encode runs and a delta is kept only once that check passed (a cache problem never fails a PUT).
  */
 
-import { diskFullError, isNoSpaceError, SvcError } from "../lib/mod.ts";
+import { SvcError } from "../lib/mod.ts";
 import type { ObjectInfo, ObjectMeta, StagedObject } from "../storage/mod.ts";
 import type { EncodeResult } from "./codec/codec.ts";
 import { effectiveMaxDeltaRatio, isDeltaEligible, keepsDelta } from "./eligibility.ts";
@@ -36,12 +36,12 @@ import {
   type DeltaContext,
   type DeltaMeta,
   type DeltaSettings,
-  internalError,
   removeQuietly,
 } from "./delta-context.ts";
 import type { Deltaspace } from "./groups/deltaspace-policy.ts";
 import { releaseReplaced } from "./delta-cleanup.ts";
 import { settleForms } from "./fleet/stored-forms.ts";
+import type { SameWrite } from "./fleet/ordered-commit.ts";
 import { storedNameFor } from "./layout.ts";
 import {
   plainMeta,
@@ -64,7 +64,7 @@ import {
 } from "./delta-baseline.ts";
 import { deltaspaceLockKey } from "./groups/generations.ts";
 import { prepareArchiveForm } from "./archive-form.ts";
-import type { LiveEncode, Spool } from "./live-encode.ts";
+import { type LiveEncode, liveResult, type Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -117,34 +117,6 @@ function discardUnverified(key: string): Passthrough {
 }
 
 /**
- * The outcome of the encode that ran while the body arrived, when it still applies (the baseline
- * it used is the current one). A failed encode fails the PUT: nothing was stored, unless the
- * cached baseline it read turns out corrupt, which is a cache problem: passthrough (null).
- */
-async function liveResult(
-  ctx: DeltaContext,
-  live: LiveEncode,
-): Promise<EncodeResult | null | "redo"> {
-  const ended = await live.outcome;
-  if ("error" in ended) {
-    if (!(await live.baselineVerified)) return null;
-    // zstd was told the body's length up front: a body of another length fails it, and the
-    // spool (whatever its length) is encoded again. xdelta3 has no such limit.
-    if (live.codec === "zstd" && !isNoSpaceError(ended.error)) {
-      log.info("Live zstd encode failed; encoding again from the spool", {
-        error: String(ended.error),
-      });
-      return "redo";
-    }
-    if (ended.error instanceof SvcError) throw ended.error;
-    if (isNoSpaceError(ended.error)) throw diskFullError(String(ended.error));
-    throw internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
-  }
-  ctx.observer?.encoded(ended.seconds);
-  return ended.result;
-}
-
-/**
  * An eligible object: its stored ObjectInfo, or why to store it passthrough. A codec slot is
  * waited for up to `codec_slot_wait_secs` (under the deltaspace lock: slot holders never wait for
  * a deltaspace lock, so this cannot deadlock); none free in time means passthrough.
@@ -154,12 +126,11 @@ async function commitEligible(
   settings: DeltaSettings,
   bucket: string,
   key: string,
-  space: Deltaspace,
+  target: Target,
   input: EncodeInput,
   meta: ObjectMeta,
-  live: LiveEncode | undefined,
+  live?: LiveEncode,
 ): Promise<ObjectInfo | Passthrough> {
-  const target: Target = { space };
   const stored = await encodeUnderLock(ctx, settings, bucket, key, target, input, meta, live);
   // Outside this folder's lock: taking another one while holding it could deadlock. The new
   // delta is in: a failed cleanup leaves at worst an unused baseline, it does not fail the PUT.
@@ -308,25 +279,33 @@ export interface StagedDeltaOptions {
   codecBusy?: boolean;
   /** Drops what is remembered of the key (metadata cache, rebuilt entry); once the commit ends. */
   forget: () => void;
+  /**
+   * Set for an archive of a bucket with `archive_deltas: background`: the PUT stores it as it
+   * came (`archive_pending`) and hands the stored object to this (the backlog, delta-convert.ts).
+   */
+  convertLater?: (stored: ObjectInfo) => Promise<void>;
+  /** The commit stores an existing passthrough write again (delta-convert.ts). */
+  sameWrite?: SameWrite;
 }
 
 /**
  * An eligible object: an archive is encoded in its token form when that rebuilds it exactly
  * (archive-form.ts), anything else as it is.
  */
-async function commitArchiveOrBody(
+export async function commitArchiveOrBody(
   ctx: DeltaContext,
   settings: DeltaSettings,
   options: StagedDeltaOptions,
   meta: ObjectMeta,
 ): Promise<ObjectInfo | Passthrough> {
-  const { bucket, key, space, spool, live } = options;
+  const { bucket, key, space, spool, live, sameWrite } = options;
+  const target = (): Target => ({ space, sameWrite });
   const codecSetting = settings.bucketDeltaCodec?.(bucket);
   const form = await prepareArchiveForm(ctx, settings, key, spool, meta);
   if (form === null) {
     const digests = () => Promise.resolve({ sha256: meta.sha256, md5: meta.md5 });
     const input = { spool, digests, codecSetting };
-    return await commitEligible(ctx, settings, bucket, key, space, input, meta, live);
+    return await commitEligible(ctx, settings, bucket, key, target(), input, meta, live);
   }
   if ("passthrough" in form) return form;
   try {
@@ -334,7 +313,7 @@ async function commitArchiveOrBody(
     const transformed = { ...meta, transform: form.transform } as ObjectMeta;
     const original = { spool, sha256: meta.sha256, md5: meta.md5 };
     const input = { ...form, codecSetting, original };
-    return await commitEligible(ctx, settings, bucket, key, space, input, transformed, undefined);
+    return await commitEligible(ctx, settings, bucket, key, target(), input, transformed);
   } finally {
     await removeQuietly(form.spool.path);
   }
@@ -368,6 +347,8 @@ export function stagedDelta(
           ? { passthrough: "not_eligible" }
           : codecBusy
           ? { passthrough: "codec_busy" }
+          : options.convertLater
+          ? { passthrough: "archive_pending" }
           : await commitArchiveOrBody(ctx, settings, options, plainMeta(meta));
         if (!("passthrough" in stored)) {
           if (warms(ctx, stored, spool)) warm = stored;
@@ -380,6 +361,7 @@ export function stagedDelta(
           : await storeFile(ctx, bucket, key, spool.path, passthrough);
         if (!compression) return info;
         await settleForms(ctx, bucket, key, key);
+        if (stored.passthrough === "archive_pending") await options.convertLater?.(info);
         ctx.observer?.decision("passthrough", meta.size, info.storedSize, stored.passthrough);
         return { ...info, debug: { deltaspace: space.label } };
       } finally {

@@ -122,12 +122,24 @@ export interface LogicalPageOptions {
  * `x.delta` are present (an overwrite that changed storage kind, between its write and its
  * cleanup), the one with the later lastModified wins.
  */
+/**
+ * `info` as clients see it: an object stored again later for the same write (a background
+ * archive conversion, delta-convert.ts) reports the Last-Modified of that write, which its
+ * metadata keeps in `sourceLastModified` (an S3 backend sets its own on every write).
+ */
+export function withSourceTime(info: ObjectInfo): ObjectInfo {
+  const source = Number((info.meta as { sourceLastModified?: string }).sourceLastModified);
+  if (!Number.isFinite(source) || source === info.meta.lastModified) return info;
+  return { ...info, meta: { ...info.meta, lastModified: source } };
+}
+
 export function toLogicalEntries(
   stored: readonly ObjectInfo[],
   options: LogicalPageOptions = {},
 ): ObjectInfo[] {
   const byKey = new Map<string, ObjectInfo>();
-  for (const info of stored) {
+  for (const listed of stored) {
+    const info = withSourceTime(listed);
     const key = logicalKeyOf(info.key);
     if (key === null) continue;
     if (options.prefix !== undefined && !key.startsWith(options.prefix)) continue;

@@ -23,13 +23,27 @@
 import type { EncodeResult } from "./codec/codec.ts";
 import type { CodecName } from "./codec/codec-choice.ts";
 import { type CodecPermit, codecTimeoutError } from "./codec/codec-pool.ts";
-import { type DeltaContext, type DeltaSettings, removeQuietly } from "./delta-context.ts";
+import {
+  type DeltaContext,
+  type DeltaSettings,
+  internalError,
+  removeQuietly,
+} from "./delta-context.ts";
 import { fetchBaseline } from "./delta-read.ts";
 import { effectiveMaxDeltaRatio } from "./eligibility.ts";
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineLease } from "./cache/reference-cache.ts";
-import { writeAll, writeStreamToFile } from "../lib/mod.ts";
+import {
+  diskFullError,
+  isNoSpaceError,
+  SvcError,
+  writeAll,
+  writeStreamToFile,
+} from "../lib/mod.ts";
 import { SpoolProgress, tailSpool } from "./spool-tail.ts";
+import { getLogger } from "../observability/mod.ts";
+
+const log = getLogger("svc::delta");
 
 export interface Spool {
   path: string;
@@ -249,4 +263,32 @@ export async function spoolWhileEncoding(
   } finally {
     reader.releaseLock();
   }
+}
+
+/**
+ * The outcome of the encode that ran while the body arrived, when it still applies (the baseline
+ * it used is the current one). A failed encode fails the PUT: nothing was stored, unless the
+ * cached baseline it read turns out corrupt, which is a cache problem: passthrough (null).
+ */
+export async function liveResult(
+  ctx: DeltaContext,
+  live: LiveEncode,
+): Promise<EncodeResult | null | "redo"> {
+  const ended = await live.outcome;
+  if ("error" in ended) {
+    if (!(await live.baselineVerified)) return null;
+    // zstd was told the body's length up front: a body of another length fails it, and the
+    // spool (whatever its length) is encoded again. xdelta3 has no such limit.
+    if (live.codec === "zstd" && !isNoSpaceError(ended.error)) {
+      log.info("Live zstd encode failed; encoding again from the spool", {
+        error: String(ended.error),
+      });
+      return "redo";
+    }
+    if (ended.error instanceof SvcError) throw ended.error;
+    if (isNoSpaceError(ended.error)) throw diskFullError(String(ended.error));
+    throw internalError(`Delta codec failed: ${String(ended.error)}`, ended.error);
+  }
+  ctx.observer?.encoded(ended.seconds);
+  return ended.result;
 }

@@ -10,6 +10,7 @@ export { CodecPool } from "./codec/codec-pool.ts";
 export { probeXdelta3 } from "./codec/codec-process.ts";
 export { Xdelta3Codec } from "./codec/codec.ts";
 export { probeZstd, ZstdCodec } from "./codec/zstd-codec.ts";
+export type { ArchiveBacklog } from "./archive-backlog.ts";
 export { DeltaBackend } from "./delta-backend.ts";
 export { baselineFolderOf } from "./delta-context.ts";
 export type { DeltaObserver, DeltaSettings } from "./delta-context.ts";

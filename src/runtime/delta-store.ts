@@ -15,6 +15,7 @@ import { dirname, join } from "node:path";
 import { privateDir } from "../lib/mod.ts";
 import type { Config } from "../config/mod.ts";
 import {
+  type ArchiveBacklog,
   CodecPool,
   DeltaBackend,
   type DeltaObserver,
@@ -33,6 +34,8 @@ const log = getLogger("svc::delta");
 
 export interface DeltaStore {
   backend: DeltaBackend;
+  /** Archives waiting for their background conversion (stopped with the stack). */
+  backlog: ArchiveBacklog;
   pool: CodecPool;
   referenceCache: ReferenceCache;
   /** Copies the cache gauges into the metrics (at scrape time). */
@@ -51,6 +54,7 @@ export function deltaSettingsOf(config: Config): DeltaSettings {
     bucketMaxDeltaRatio: (bucket) => storage.buckets[bucket]?.max_delta_ratio,
     bucketDeltaspace: (bucket) => storage.buckets[bucket]?.deltaspace,
     bucketDeltaCodec: (bucket) => storage.buckets[bucket]?.delta_codec,
+    bucketArchiveDeltas: (bucket) => storage.buckets[bucket]?.archive_deltas,
   };
 }
 
@@ -142,11 +146,17 @@ export async function openDeltaStore(
       return deltaSettingsOf(config);
     },
   });
+  // Not emptied at start: it is the list of conversions still to do (delta/archive-backlog.ts).
+  const backlog = await backend.startBacklog(join(dirname(spoolDir), "archive-backlog"), {
+    converted: (outcome) => metrics.delta.archiveConversions.inc({ outcome }),
+  });
   return {
     backend,
+    backlog,
     pool,
     referenceCache,
     refreshGauges() {
+      metrics.delta.archiveBacklog.set(backlog.size);
       const stats = referenceCache.stats();
       metrics.cache.sizeBytes.set(stats.sizeBytes);
       metrics.cache.entries.set(stats.entries);

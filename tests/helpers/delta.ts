@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { signedFetch, startSvc, type SvcProcess } from "./svc.ts";
 import { getJsonXattr } from "../../src/native/xattr.ts";
+import { until } from "./poll.ts";
 
 export const sha256Hex = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
@@ -177,4 +178,16 @@ export function parentDeltaspaceArgs(...buckets: string[]): string[] {
   const lines = buckets.map((bucket) => `    ${bucket}: { deltaspace: parent }`);
   Deno.writeTextFileSync(`${dir}/svc.yaml`, `storage:\n  buckets:\n${lines.join("\n")}\n`);
   return ["--config", `${dir}/svc.yaml`];
+}
+
+/**
+ * Waits until the server's archive backlog is empty (`svc_archive_backlog 0`): every archive PUT
+ * before this call is converted, or kept as it came for good (docs/DELTA.md "Archives converted in
+ * the background").
+ */
+export async function archivesConverted(svc: { url: string }, timeoutMs = 60_000): Promise<void> {
+  await until("the archive backlog to empty", async () => {
+    const scrape = await (await fetch(`${svc.url}/_/metrics`)).text();
+    return /^svc_archive_backlog 0$/m.test(scrape) ? true : undefined;
+  }, timeoutMs);
 }

@@ -108,6 +108,12 @@ export const bucketPolicySchema = strict({
    * always decode with the codec that wrote them.
    */
   delta_codec: v.optional(oneOf(["auto", "xdelta3", "zstd"])),
+  /**
+   * When an archive (gzip or zip family) becomes an archive delta (docs/DELTA.md "Archives
+   * converted in the background"): `background` (the default: the PUT stores it as it came, a
+   * background conversion stores it as a delta soon after) or `inline` (during the PUT).
+   */
+  archive_deltas: v.optional(oneOf(["background", "inline"])),
   backend: v.optional(nonEmpty),
   alias: v.optional(nonEmpty),
   /** Always present after validation; `public: true` is folded into `[""]`. */

@@ -22,7 +22,7 @@ import type {
   StagedObject,
   WriteCondition,
 } from "../../storage/mod.ts";
-import { stampAfter, writtenAtNow } from "./stored-order.ts";
+import { isNewerStored, stampAfter, writtenAtNow, writtenAtOf } from "./stored-order.ts";
 
 const log = getLogger("svc::delta");
 
@@ -37,6 +37,20 @@ export type Commit = (meta: ObjectMeta, condition?: WriteCondition) => Promise<O
 export interface OrderedOptions {
   /** Overrides ORDERED_DEADLINE_MS (tests). */
   deadlineMs?: number;
+  /** The commit stores an existing write again (its stamp, not a new one): see SameWrite. */
+  sameWrite?: SameWrite;
+}
+
+/**
+ * A write stored again under the other stored name (a background archive conversion,
+ * delta-convert.ts): `source` is the stored object it was made from. The commit carries the
+ * source's stamp (stored-order.ts), and replaces only an object older than the source: a newer
+ * write under the name fails it with PreconditionFailed, for good.
+ */
+export interface SameWrite {
+  source: ObjectInfo;
+  /** Asked right before each commit: false (the source was deleted meanwhile) refuses it. */
+  stillStored?: () => Promise<boolean>;
 }
 
 /** The pause before attempt `attempt + 1`: doubling from FIRST_PAUSE_MS, capped, with jitter. */
@@ -62,7 +76,15 @@ export async function commitOrdered(
   const deadline = Date.now() + (options.deadlineMs ?? ORDERED_DEADLINE_MS);
   for (let attempt = 1;; attempt++) {
     const previous = await inner.headObject(bucket, name);
-    const stamped = { ...meta, writtenAt: stampAfter(previous) } as ObjectMeta;
+    const { sameWrite } = options;
+    if (sameWrite && previous && !isNewerStored(sameWrite.source, previous)) {
+      throw new SvcError("PreconditionFailed", `"${name}" holds a newer write than its source`);
+    }
+    if (sameWrite?.stillStored && !(await sameWrite.stillStored())) {
+      throw new SvcError("PreconditionFailed", `The source of "${name}" is no longer stored`);
+    }
+    const writtenAt = sameWrite ? String(writtenAtOf(sameWrite.source)) : stampAfter(previous);
+    const stamped = { ...meta, writtenAt } as ObjectMeta;
     const condition: WriteCondition | undefined = previous === null
       ? { ifNoneMatch: true }
       : previous.version === undefined

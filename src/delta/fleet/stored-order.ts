@@ -13,11 +13,17 @@
  * instance's commit may land between the two), so a write replaces exactly the object it HEADed
  * (`If-Match`, `If-None-Match: *` for none) with a stamp after that object's
  * (ordered-commit.ts, for every write of the key), and looks again when the condition fails.
+ *
+ * An object stored again later for the same write (a background archive conversion,
+ * delta-convert.ts) keeps that write's place: its metadata carries the write's Last-Modified
+ * (`sourceLastModified`) and `writtenAt`, which order it instead of its own commit, so a write
+ * that came after the original stays newer than the conversion whenever the conversion lands.
+ * A converted delta and the passthrough copy it was made from tie; the delta wins (it replaces it).
  */
 
 import type { ObjectInfo } from "../../storage/mod.ts";
 import type { DeltaMeta } from "../delta-context.ts";
-import { logicalKeyOf } from "../layout.ts";
+import { logicalKeyOf, withSourceTime } from "../layout.ts";
 
 /** The writer's stamp of a stored object, its Last-Modified when it has none (older writes). */
 export function writtenAtOf(info: ObjectInfo): number {
@@ -39,15 +45,26 @@ export function stampAfter(previous: ObjectInfo | null): string {
   return String(Math.max(Date.now(), previous ? writtenAtOf(previous) + 1 : 0));
 }
 
+/** The Last-Modified of the write a stored object holds (withSourceTime), in ms. */
+function sourceTimeOf(info: ObjectInfo): number {
+  return withSourceTime(info).meta.lastModified;
+}
+
+/** A tie's order: a converted delta, then the passthrough name, then a delta written as one. */
+function tieRank(info: ObjectInfo): number {
+  if (logicalKeyOf(info.key) === info.key) return 1;
+  return (info.meta as DeltaMeta).sourceLastModified === undefined ? 0 : 2;
+}
+
 /** Whether the stored object `a` holds a newer write than `b`, the other stored name of its key. */
 export function isNewerStored(a: ObjectInfo, b: ObjectInfo): boolean {
-  const secondA = Math.floor(a.meta.lastModified / 1000);
-  const secondB = Math.floor(b.meta.lastModified / 1000);
+  const secondA = Math.floor(sourceTimeOf(a) / 1000);
+  const secondB = Math.floor(sourceTimeOf(b) / 1000);
   if (secondA !== secondB) return secondA > secondB;
   const stampA = writtenAtOf(a);
   const stampB = writtenAtOf(b);
   if (stampA !== stampB) return stampA > stampB;
-  return logicalKeyOf(a.key) === a.key; // a tie: the passthrough name wins
+  return tieRank(a) > tieRank(b);
 }
 
 /** The newer of a key's passthrough and delta stored objects (either may be null). */

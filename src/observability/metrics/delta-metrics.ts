@@ -29,6 +29,10 @@ export interface DeltaMetrics {
   encodeDuration: HistogramHandle;
   decodeDuration: HistogramHandle;
   decisions: LabelledCounterHandle<{ decision: DeltaDecision; reason: DeltaDecisionReason }>;
+  /** Archives stored as they came, waiting for their background conversion. */
+  archiveBacklog: GaugeHandle;
+  /** Background archive conversions by outcome (converted, kept, superseded, retry). */
+  archiveConversions: LabelledCounterHandle<{ outcome: string }>;
 }
 
 /** The delta caches kept on disk (reference-cache.ts): baseline files and rebuilt objects. */
@@ -60,6 +64,15 @@ export function deltaMetrics(
       "decision",
       "reason",
     ]),
+    archiveBacklog: gauge(
+      "svc_archive_backlog",
+      "Archives stored as they came, waiting for their background conversion.",
+    ),
+    archiveConversions: counter(
+      "svc_archive_conversions_total",
+      "Background archive conversions, by outcome.",
+      ["outcome"],
+    ),
   };
 
   const cache = {
