@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib";
 import { zipSync } from "fflate";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { sample } from "../src/testing/archive-samples.ts";
-import { sha256Hex, storedFiles } from "./helpers/delta.ts";
+import { archivesConverted, sha256Hex, storedFiles } from "./helpers/delta.ts";
 import { objectsOnLocalDisk, signedFetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
 
 const BUCKET = "chunks";
@@ -52,6 +52,7 @@ Deno.test({
       for (const [key, body] of Object.entries(bodies)) {
         await svc.client().send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
       }
+      await archivesConverted(svc);
       const deltas = storedFiles(dataDir, BUCKET).filter((f) =>
         f.name.endsWith(".delta") && f.meta?.transform === "archive-tokens-1" && f.size > 0
       );

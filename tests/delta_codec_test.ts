@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import { AdminClient } from "./helpers/admin.ts";
-import { corruptFile, sha256Hex, storedFiles } from "./helpers/delta.ts";
+import { archivesConverted, corruptFile, sha256Hex, storedFiles } from "./helpers/delta.ts";
 import { type ScanStatus, waitForScan } from "./helpers/diagnostics.ts";
 import { ArtifactSeries, tar } from "./helpers/tar.ts";
 import { objectsOnLocalDisk, signedFetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
@@ -103,6 +103,7 @@ Deno.test({
         for (const bucket of [ZS, XD]) {
           for (const v of [0, 1, 2]) await put(svc, bucket, `b/app-1.0.${v}.tar`, tars[v]);
           for (const v of [0, 1]) await put(svc, bucket, `p/pkg-1.${v}.0.tgz`, tgzs[v]);
+          await archivesConverted(svc);
         }
         for (const [bucket, codec] of [[ZS, "zstd"], [XD, "xdelta3"]]) {
           const codecs = codecsOf(dataDir, bucket);

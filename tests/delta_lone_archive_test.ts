@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import { zipSync } from "fflate";
-import { sha256Hex, storedFiles } from "./helpers/delta.ts";
+import { archivesConverted, sha256Hex, storedFiles } from "./helpers/delta.ts";
 import { tar } from "./helpers/tar.ts";
 import { objectsOnLocalDisk, signedFetch, startSvc, type SvcProcess } from "./helpers/svc.ts";
 
@@ -54,6 +54,7 @@ async function start(dataDir: string): Promise<SvcProcess> {
 async function put(svc: SvcProcess, key: string, body: Uint8Array<ArrayBuffer>) {
   const res = await signedFetch(`${svc.url}/${BUCKET}/${key}`, { method: "PUT", body });
   assert.equal(res.status, 200, `PUT ${key}: ${await res.text()}`);
+  await archivesConverted(svc);
 }
 
 async function readsBack(svc: SvcProcess, key: string, body: Uint8Array) {

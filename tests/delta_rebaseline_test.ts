@@ -23,7 +23,7 @@ import {
   startSvc,
 } from "./helpers/svc.ts";
 import { ArtifactSeries, tar, type TarMember } from "./helpers/tar.ts";
-import { sha256Hex, type StoredFile, storedFiles } from "./helpers/delta.ts";
+import { archivesConverted, sha256Hex, type StoredFile, storedFiles } from "./helpers/delta.ts";
 import { AdminClient } from "./helpers/admin.ts";
 import { type ScanStatus, waitForScan } from "./helpers/diagnostics.ts";
 import { getJsonXattr, setJsonXattr } from "../src/native/xattr.ts";
@@ -321,6 +321,7 @@ Deno.test({
     );
     const key = (i: number) => `dist/pkg-1.${i}.0.tgz`;
     for (let i = 0; i < v.length; i++) await put(s3, key(i), v[i]);
+    await archivesConverted(svc);
     const files = storedFiles(svc.dataDir, BUCKET);
     const bases = files.filter((f) => f.name.endsWith("reference.bin"));
     assert.equal(bases.length, 2, JSON.stringify(names(files)));

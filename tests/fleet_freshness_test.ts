@@ -26,6 +26,7 @@ import {
 } from "./helpers/s3-front.ts";
 import { randomBytes, type SvcProcess } from "./helpers/svc.ts";
 import { mutate, tar } from "./helpers/tar.ts";
+import { archivesConverted } from "./helpers/delta.ts";
 
 const BUCKET = "fresh";
 
@@ -94,6 +95,7 @@ Deno.test({
           const key = `rel/1.1/${name}`;
           let previous = bodyOf(1);
           await put(writer, key, previous);
+          await archivesConverted(procs[0]); // stored as a delta in the background (archives)
           // What the test is about: the eligible keys really are deltas on the backend.
           const stored = await raw.send(
             new HeadObjectCommand({ Bucket: BUCKET, Key: `${key}.delta` }),
@@ -106,6 +108,8 @@ Deno.test({
             await assertServes(reader, key, previous, `round ${round}, before`);
             await put(writer, key, body);
             await assertServes(reader, key, body, `round ${round}, after the overwrite`);
+            await archivesConverted(procs[0]);
+            await assertServes(reader, key, body, `round ${round}, after its conversion`);
             previous = body;
           }
           // A small edit of the last version: the same size, most bytes equal.

@@ -139,6 +139,26 @@ export function baselineFormFields(form: { sha256: string; size: number }) {
 }
 
 /**
+ * The container the file at `path` starts like: gzip's magic, a zip's first local header, or
+ * null (not an archive, whatever its name says).
+ */
+export async function containerOf(path: string): Promise<"gzip" | "zip" | null> {
+  const head = new Uint8Array(4);
+  using file = await Deno.open(path, { read: true });
+  let got = 0;
+  while (got < head.length) {
+    const n = await file.read(head.subarray(got));
+    if (n === null) break;
+    got += n;
+  }
+  if (got >= 2 && head[0] === 0x1f && head[1] === 0x8b) return "gzip";
+  if (got === 4 && head[0] === 0x50 && head[1] === 0x4b && head[2] === 3 && head[3] === 4) {
+    return "zip";
+  }
+  return null;
+}
+
+/**
  * Writes the token form of the archive at `rawPath` to `outPath` (the container sniffed from its
  * first bytes: gzip's magic, else zip). The caller checks the result's sha256 against the
  * recorded one; an archive that does not expand rejects.
@@ -148,14 +168,7 @@ export async function deriveTokenForm(
   outPath: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  const head = new Uint8Array(2);
-  const file = await Deno.open(rawPath, { read: true });
-  try {
-    await file.read(head);
-  } finally {
-    file.close();
-  }
-  const format = head[0] === 0x1f && head[1] === 0x8b ? "gzip" : "zip";
+  const format = (await containerOf(rawPath)) === "gzip" ? "gzip" : "zip";
   const expanded = await expandArchive(format, rawPath, outPath, signal);
   if (!expanded.ok) {
     throw new SvcError("InternalError", `Baseline archive does not expand: ${expanded.reason}`);

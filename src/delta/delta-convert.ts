@@ -23,6 +23,7 @@ import { policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { isDeltaEligible } from "./eligibility.ts";
 import { commitArchiveOrBody } from "./delta-write.ts";
 import { plainMeta, warmRebuilt, warms } from "./delta-stored.ts";
+import { deleteDelta } from "./delta-cleanup.ts";
 import type { Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
 
@@ -82,6 +83,8 @@ export async function convertArchive(
     const stored = await commitArchiveOrBody(ctx, settings, options, plainMeta(source.meta));
     forget();
     if ("passthrough" in stored) {
+      // A delta may be in already (its baseline was lost after its commit): it cannot be read.
+      await dropConverted(ctx, pending);
       if (stored.passthrough === "codec_busy") return "retry";
       return await keep(ctx, pending, stored.passthrough);
     }
@@ -102,6 +105,18 @@ export async function convertArchive(
   } finally {
     if (spool && !warmed) await removeQuietly(spool.path);
   }
+}
+
+/**
+ * Removes the key's delta when it is this conversion's (the inline path stores the object
+ * passthrough after such a delta, which then goes as the older name; a conversion ties with it).
+ */
+async function dropConverted(ctx: DeltaContext, pending: PendingArchive): Promise<void> {
+  const delta = await ctx.inner.headObject(pending.bucket, storedNameFor(pending.key, "delta"));
+  const meta = delta?.meta as DeltaMeta | undefined;
+  if (!delta || meta?.sourceLastModified === undefined) return;
+  if (meta.sha256 !== pending.sha256 || String(writtenAtOf(delta)) !== pending.writtenAt) return;
+  await deleteDelta(ctx, pending.bucket, pending.key, delta);
 }
 
 /**

@@ -63,7 +63,7 @@ import {
   rebaselineDue,
 } from "./delta-baseline.ts";
 import { deltaspaceLockKey } from "./groups/generations.ts";
-import { prepareArchiveForm } from "./archive-form.ts";
+import { containerOf, prepareArchiveForm } from "./archive-form.ts";
 import { type LiveEncode, liveResult, type Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
 
@@ -347,7 +347,7 @@ export function stagedDelta(
           ? { passthrough: "not_eligible" }
           : codecBusy
           ? { passthrough: "codec_busy" }
-          : options.convertLater
+          : options.convertLater && await containerOf(spool.path) !== null
           ? { passthrough: "archive_pending" }
           : await commitArchiveOrBody(ctx, settings, options, plainMeta(meta));
         if (!("passthrough" in stored)) {

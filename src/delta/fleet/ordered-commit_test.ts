@@ -129,3 +129,41 @@ Deno.test("ordered commit: back-off doubles from 20 ms to at most 500 ms, with j
     assert.ok(pause >= base / 2 && pause <= base, `attempt ${attempt}: ${pause}`);
   }
 });
+
+Deno.test("ordered commit: a write stored again keeps its source's stamp and never replaces a newer one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-ordered-" });
+  try {
+    const fs = await FilesystemBackend.open(dir);
+    await fs.createBucket("b");
+    const source = await commitText(fs, "the source write", 5_000);
+    const again = (text: string, stillStored = true) => {
+      const bytes = utf8.encode(text);
+      return commitOrdered(fs, "b", KEY, metaFor(bytes), async (meta, condition) => {
+        const staged = await fs.stageObject("b", KEY, new Blob([bytes]).stream());
+        return await staged.commit(meta, condition);
+      }, { sameWrite: { source, stillStored: () => Promise.resolve(stillStored) } });
+    };
+    // The name holds a newer write than the source (here: the source itself is not older).
+    await assert.rejects(
+      again("converted"),
+      (err) => (err as SvcError).code === "PreconditionFailed",
+    );
+    assert.equal(await bodyOf(fs, KEY), "the source write");
+
+    // An older write under the name is replaced, with the source's stamp, not a new one.
+    await commitText(fs, "an older write", 1_000);
+    const { info } = await again("converted");
+    assert.equal(writtenAtOf(info), 5_000);
+    assert.equal(await bodyOf(fs, KEY), "converted");
+
+    // The source was deleted meanwhile: nothing is committed.
+    await commitText(fs, "an older write", 1_000);
+    await assert.rejects(
+      again("late", false),
+      (err) => (err as SvcError).code === "PreconditionFailed",
+    );
+    assert.equal(await bodyOf(fs, KEY), "an older write");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -12,6 +12,7 @@ import { CodecPool } from "../codec/codec-pool.ts";
 import { DeltaBackend } from "../delta-backend.ts";
 import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import { isNewerStored } from "./stored-order.ts";
+import { withSourceTime } from "../layout.ts";
 import type { Backend, ObjectInfo } from "../../storage/mod.ts";
 
 const probe = await probeXdelta3();
@@ -133,4 +134,28 @@ Deno.test("stored forms: the newer name is decided alike from either side", () =
     assert.equal(isNewerStored(delta, plain), newer === "delta", JSON.stringify([plain, delta]));
     assert.equal(isNewerStored(plain, delta), newer === "plain", JSON.stringify([plain, delta]));
   }
+});
+
+Deno.test("stored forms: a converted delta keeps its write's place among the key's writes", () => {
+  const converted = (lastModified: number, source: number, writtenAt: number) => {
+    const info = stored("k.delta", lastModified, writtenAt);
+    Object.assign(info.meta, { sourceLastModified: String(source) });
+    return info;
+  };
+  const cases: Array<[ObjectInfo, ObjectInfo, "plain" | "delta"]> = [
+    // The passthrough copy it was made from: a tie, the conversion replaces it (committed later,
+    // seconds later on an S3 backend, which sets its own Last-Modified).
+    [stored("k", 1_000, 1_500), converted(1_000, 1_000, 1_500), "delta"],
+    [stored("k", 1_000, 1_500), converted(9_000, 1_000, 1_500), "delta"],
+    // A write that came after the original, committed before the conversion landed: it stays
+    // newer, whatever the conversion's own Last-Modified.
+    [stored("k", 1_000, 1_501), converted(9_000, 1_000, 1_500), "plain"],
+    [stored("k", 2_000, 2_000), converted(9_000, 1_000, 1_500), "plain"],
+  ];
+  for (const [plain, delta, newer] of cases) {
+    assert.equal(isNewerStored(delta, plain), newer === "delta", JSON.stringify([plain, delta]));
+    assert.equal(isNewerStored(plain, delta), newer === "plain", JSON.stringify([plain, delta]));
+  }
+  // Clients see the original write's Last-Modified.
+  assert.equal(withSourceTime(converted(9_000, 1_000, 1_500)).meta.lastModified, 1_000);
 });

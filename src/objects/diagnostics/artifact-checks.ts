@@ -4,6 +4,7 @@
  * copy that listings never show (the newer one wins), named as the orphan.
  */
 import type { ObjectInfo } from "../../storage/mod.ts";
+import { isNewerStored } from "../../delta/mod.ts";
 import type { RawBackend } from "./object-checks.ts";
 import type { FindingKind } from "./scrub-state.ts";
 import { deltaDeltaspace, markerKeyOf, recordedMarkerKey } from "./stored-names.ts";
@@ -65,7 +66,7 @@ export async function shadowFinding(
     return null; // the passthrough check of `key` reports a backend failure
   }
   if (plain === null) return null;
-  if (delta.meta.lastModified <= plain.meta.lastModified) {
+  if (!isNewerStored(delta, plain)) {
     return {
       key,
       storedName: delta.key,
