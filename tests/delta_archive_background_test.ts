@@ -18,6 +18,7 @@ import {
 import { bytesOf, objectsOnLocalDisk, signedFetch, startSvc } from "./helpers/svc.ts";
 import { archivesConverted, sha256Hex, storedFiles } from "./helpers/delta.ts";
 import { tar } from "./helpers/tar.ts";
+import { AdminClient } from "./helpers/admin.ts";
 
 const BUCKET = "artifacts";
 const ignore = !objectsOnLocalDisk;
@@ -99,6 +100,16 @@ Deno.test({
         assert.ok(delta.size < body.length / 10, `${key}: delta ${delta.size} of ${body.length}`);
       }
     }
+    // The usage counters follow the conversions (stored bytes fell; objects and logical bytes not).
+    const admin = new AdminClient(svc.url);
+    await admin.login();
+    const stats = await admin.json("GET", `/_/stats?bucket=${BUCKET}`);
+    const logical = Object.values(bodies).reduce((n, b) => n + b.length, 0);
+    assert.equal(stats.total_objects, 6);
+    assert.equal(stats.total_original_size, logical);
+    const onDisk = storedFiles(svc.dataDir, BUCKET).reduce((n, f) => n + f.size, 0);
+    assert.ok(stats.total_stored_size < logical / 2, JSON.stringify(stats));
+    assert.ok(Math.abs(stats.total_stored_size - onDisk) < onDisk / 10, `${onDisk} on disk`);
     const scrape = await (await fetch(`${svc.url}/_/metrics`)).text();
     const converted = scrape.match(/^svc_archive_conversions_total\{outcome="converted"\} (\d+)/m);
     assert.equal(Number(converted?.[1]), 6, "six conversions counted");

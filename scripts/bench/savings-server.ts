@@ -169,3 +169,17 @@ export async function bytesOnDisk(
     .map(Number);
   return { files, xattrs, deltas };
 }
+
+/**
+ * Waits until the server's background archive conversions are done (`svc_archive_backlog 0`; a
+ * tree without the metric has none) and returns how long that took, in seconds.
+ */
+export async function conversionsDone(url: string): Promise<number> {
+  const t = performance.now();
+  for (;;) {
+    const scrape = await (await fetch(`${url}/_/metrics`)).text();
+    const waiting = scrape.match(/^svc_archive_backlog (\d+)/m);
+    if (!waiting || waiting[1] === "0") return (performance.now() - t) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { KeyLock, privateDir } from "../lib/mod.ts";
 import type { ConvertOutcome, PendingArchive } from "./delta-convert.ts";
+import type { ObjectInfo } from "../storage/mod.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -30,9 +31,12 @@ interface Queued {
   notBefore: number;
 }
 
-/** What the backlog reports (metrics, the delta-efficiency report). */
+/** What the backlog reports (metrics, usage counters). */
 export interface BacklogObserver {
-  converted(outcome: ConvertOutcome): void;
+  /** One conversion's outcome. */
+  outcome(outcome: ConvertOutcome): void;
+  /** A write of `bucket` stored as it came (`source`) is now stored as `stored`. */
+  converted?(bucket: string, stored: ObjectInfo, source: ObjectInfo): void;
 }
 
 export class ArchiveBacklog {
@@ -153,7 +157,7 @@ export class ArchiveBacklog {
       }
       const [id, queued] = next;
       const outcome = await this.#keys.run(id, () => this.#convert(queued.pending));
-      this.#observer?.converted(outcome);
+      this.#observer?.outcome(outcome);
       if (this.#queued.get(id) !== queued) continue; // a newer write of the key was queued
       if (outcome === "retry") {
         queued.attempts++;

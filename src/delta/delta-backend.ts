@@ -106,8 +106,9 @@ export class DeltaBackend implements Backend {
    */
   async startBacklog(dir: string, observer?: BacklogObserver): Promise<ArchiveBacklog> {
     const convert = (pending: PendingArchive) =>
-      convertArchive(this.#ctx, this.#settings(), pending, () => {
-        this.#stored.forget(pending.bucket, pending.key);
+      convertArchive(this.#ctx, this.#settings(), pending, {
+        forget: () => this.#stored.forget(pending.bucket, pending.key),
+        converted: (stored, source) => observer?.converted?.(pending.bucket, stored, source),
       });
     this.#backlog = await ArchiveBacklog.open(dir, convert, observer);
     this.#backlog.start();

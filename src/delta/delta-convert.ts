@@ -24,6 +24,7 @@ import { isDeltaEligible } from "./eligibility.ts";
 import { commitArchiveOrBody } from "./delta-write.ts";
 import { plainMeta, warmRebuilt, warms } from "./delta-stored.ts";
 import { deleteDelta } from "./delta-cleanup.ts";
+import { settleForms } from "./fleet/stored-forms.ts";
 import type { Spool } from "./live-encode.ts";
 import { getLogger } from "../observability/mod.ts";
 
@@ -44,6 +45,14 @@ export interface PendingArchive {
  */
 export type ConvertOutcome = "converted" | "kept" | "superseded" | "retry";
 
+/** What a conversion tells its owner. */
+export interface ConvertHooks {
+  /** Drops what is remembered of the key (the metadata cache). */
+  forget(): void;
+  /** The write `source` (stored as it came) is now stored as `stored` (usage counters). */
+  converted?(stored: ObjectInfo, source: ObjectInfo): void;
+}
+
 /** The pending entry of a stored passthrough write. */
 export function pendingOf(bucket: string, key: string, stored: ObjectInfo): PendingArchive {
   return { bucket, key, sha256: stored.meta.sha256, writtenAt: String(writtenAtOf(stored)) };
@@ -60,8 +69,9 @@ export async function convertArchive(
   ctx: DeltaContext,
   settings: DeltaSettings,
   pending: PendingArchive,
-  forget: () => void,
+  hooks: ConvertHooks,
 ): Promise<ConvertOutcome> {
+  const { forget } = hooks;
   const { bucket, key } = pending;
   let spool: Spool | null = null;
   let warmed = false;
@@ -69,8 +79,14 @@ export async function convertArchive(
     if (!settings.bucketCompression(bucket)) return "superseded";
     const source = await ctx.inner.headObject(bucket, key);
     if (!holdsWrite(source, pending)) return "superseded";
-    const delta = await ctx.inner.headObject(bucket, storedNameFor(key, "delta"));
-    if (delta && isNewerStored(delta, source)) return "superseded";
+    const deltaName = storedNameFor(key, "delta");
+    const delta = await ctx.inner.headObject(bucket, deltaName);
+    if (delta && isNewerStored(delta, source)) {
+      if (!isConversionOf(delta, pending)) return "superseded";
+      // Converted before a crash, the passthrough copy not yet removed: done now.
+      await settleForms(ctx, bucket, key, deltaName);
+      return "converted";
+    }
     const size = source.meta.size;
     if (!isDeltaEligible(key, { size, maxObjectSize: settings.maxObjectSize }).eligible) {
       return await keep(ctx, pending, "not_eligible");
@@ -89,6 +105,7 @@ export async function convertArchive(
       return await keep(ctx, pending, stored.passthrough);
     }
     ctx.observer?.decision("delta", size, stored.storedSize, "ratio_met");
+    hooks.converted?.({ ...stored, key }, source);
     if (warms(ctx, stored, spool)) {
       warmed = true;
       warmRebuilt(ctx, bucket, key, spool, stored.meta.sha256);
@@ -113,10 +130,16 @@ export async function convertArchive(
  */
 async function dropConverted(ctx: DeltaContext, pending: PendingArchive): Promise<void> {
   const delta = await ctx.inner.headObject(pending.bucket, storedNameFor(pending.key, "delta"));
-  const meta = delta?.meta as DeltaMeta | undefined;
-  if (!delta || meta?.sourceLastModified === undefined) return;
-  if (meta.sha256 !== pending.sha256 || String(writtenAtOf(delta)) !== pending.writtenAt) return;
-  await deleteDelta(ctx, pending.bucket, pending.key, delta);
+  if (delta && isConversionOf(delta, pending)) {
+    await deleteDelta(ctx, pending.bucket, pending.key, delta);
+  }
+}
+
+/** Whether the stored delta `delta` is a conversion of the pending write. */
+function isConversionOf(delta: ObjectInfo, pending: PendingArchive): boolean {
+  const meta = delta.meta as DeltaMeta;
+  return meta.sourceLastModified !== undefined && meta.sha256 === pending.sha256 &&
+    String(writtenAtOf(delta)) === pending.writtenAt;
 }
 
 /**

@@ -215,6 +215,8 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_delta_encode_duration_seconds: ["histogram", []],
   svc_delta_decode_duration_seconds: ["histogram", []],
   svc_delta_decisions_total: ["counter", ["decision", "reason"]],
+  svc_archive_backlog: ["gauge", []],
+  svc_archive_conversions_total: ["counter", ["outcome"]],
   svc_cache_hits_total: ["counter", []],
   svc_cache_misses_total: ["counter", []],
   svc_cache_corruption_total: ["counter", ["cache"]],
@@ -286,6 +288,7 @@ Deno.test("every metric of the table exists with its type and labels; nothing el
   const metrics = make();
   SEQUENCE.forEach((sample) => metrics.observeRequest(sample));
   metrics.delta.decisions.inc({ decision: "delta", reason: "ratio_met" });
+  metrics.delta.archiveConversions.inc({ outcome: "converted" });
   metrics.sweep.runs.inc({ phase: "uploads" });
   metrics.sweep.duration.observe({ phase: "uploads" }, 0.2);
   metrics.sweep.sweptUploads.inc({ state: "idle" }, 2);

@@ -28,7 +28,7 @@ import {
   ZstdCodec,
 } from "../delta/mod.ts";
 import { getLogger, type Metrics } from "../observability/mod.ts";
-import type { Backend } from "../storage/mod.ts";
+import type { Backend, ObjectInfo } from "../storage/mod.ts";
 
 const log = getLogger("svc::delta");
 
@@ -36,6 +36,11 @@ export interface DeltaStore {
   backend: DeltaBackend;
   /** Archives waiting for their background conversion (stopped with the stack). */
   backlog: ArchiveBacklog;
+  /**
+   * Told when a write stored as it came is stored again as a delta (the usage counters: the
+   * object service, and so the event outbox, never sees a conversion).
+   */
+  onConverted?: (bucket: string, stored: ObjectInfo, source: ObjectInfo) => void;
   pool: CodecPool;
   referenceCache: ReferenceCache;
   /** Copies the cache gauges into the metrics (at scrape time). */
@@ -147,12 +152,20 @@ export async function openDeltaStore(
     },
   });
   // Not emptied at start: it is the list of conversions still to do (delta/archive-backlog.ts).
+  let onConverted: DeltaStore["onConverted"];
   const backlog = await backend.startBacklog(join(dirname(spoolDir), "archive-backlog"), {
-    converted: (outcome) => metrics.delta.archiveConversions.inc({ outcome }),
+    outcome: (outcome) => metrics.delta.archiveConversions.inc({ outcome }),
+    converted: (bucket, stored, source) => onConverted?.(bucket, stored, source),
   });
   return {
     backend,
     backlog,
+    set onConverted(listener) {
+      onConverted = listener;
+    },
+    get onConverted() {
+      return onConverted;
+    },
     pool,
     referenceCache,
     refreshGauges() {

@@ -125,6 +125,13 @@ export async function openServices(
   // swap are still observed).
   const observers = new Map<WriteObserver, (() => void)[]>();
   observers.set(usage, [stack.objects.observers.add(usage)]);
+  // Background archive conversions change stored bytes only (usage.ts); no write event.
+  const countConversions = (on: StorageStack) => {
+    on.delta.onConverted = (bucket, stored, source) => {
+      if (usage.tracks(bucket)) usage.committed(bucket, stored, source);
+    };
+  };
+  countConversions(stack);
   return {
     config: holder,
     clock,
@@ -134,6 +141,7 @@ export async function openServices(
     replaceStorage(next) {
       const old = stack!;
       stack = next;
+      countConversions(next);
       for (const [observer, registrations] of observers) {
         registrations.push(next.objects.observers.add(observer));
       }
