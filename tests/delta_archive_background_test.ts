@@ -103,7 +103,7 @@ Deno.test({
     // The usage counters follow the conversions (stored bytes fell; objects and logical bytes not).
     const admin = new AdminClient(svc.url);
     await admin.login();
-    const stats = await admin.json("GET", `/_/stats?bucket=${BUCKET}`);
+    const stats = await admin.json("GET", `/_/stats?bucket=${BUCKET}`) as Record<string, number>;
     const logical = Object.values(bodies).reduce((n, b) => n + b.length, 0);
     assert.equal(stats.total_objects, 6);
     assert.equal(stats.total_original_size, logical);
