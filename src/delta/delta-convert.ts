@@ -16,13 +16,13 @@ import { createHash } from "node:crypto";
 import type { ObjectInfo } from "../storage/mod.ts";
 import { type DeltaContext, type DeltaMeta, type DeltaSettings } from "./delta-context.ts";
 import { removeQuietly } from "./delta-context.ts";
-import { storedNameFor } from "./layout.ts";
+import { storedNameFor, withSourceTime } from "./layout.ts";
 import { isNewerStored, writtenAtOf } from "./fleet/stored-order.ts";
 import { isPreconditionFailed } from "./fleet/baseline-guard.ts";
 import { policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
 import { isDeltaEligible } from "./eligibility.ts";
 import { commitArchiveOrBody } from "./delta-write.ts";
-import { plainMeta, warmRebuilt, warms } from "./delta-stored.ts";
+import { plainMeta, storeFile, warmRebuilt, warms } from "./delta-stored.ts";
 import { deleteDelta } from "./delta-cleanup.ts";
 import { settleForms } from "./fleet/stored-forms.ts";
 import type { Spool } from "./live-encode.ts";
@@ -88,11 +88,11 @@ export async function convertArchive(
       return "converted";
     }
     const size = source.meta.size;
-    if (!isDeltaEligible(key, { size, maxObjectSize: settings.maxObjectSize }).eligible) {
-      return await keep(ctx, pending, "not_eligible");
-    }
     spool = await download(ctx, pending);
     if (spool === null) return "superseded";
+    if (!isDeltaEligible(key, { size, maxObjectSize: settings.maxObjectSize }).eligible) {
+      return await keep(ctx, pending, source, spool, "not_eligible");
+    }
     const stillStored = async () => holdsWrite(await ctx.inner.headObject(bucket, key), pending);
     const space = resolveDeltaspace(policyFor(settings, bucket), key);
     const options = { bucket, key, space, spool, forget, sameWrite: { source, stillStored } };
@@ -102,7 +102,7 @@ export async function convertArchive(
       // A delta may be in already (its baseline was lost after its commit): it cannot be read.
       await dropConverted(ctx, pending);
       if (stored.passthrough === "codec_busy") return "retry";
-      return await keep(ctx, pending, stored.passthrough);
+      return await keep(ctx, pending, source, spool, stored.passthrough);
     }
     ctx.observer?.decision("delta", size, stored.storedSize, "ratio_met");
     hooks.converted?.({ ...stored, key }, source);
@@ -143,22 +143,27 @@ function isConversionOf(delta: ObjectInfo, pending: PendingArchive): boolean {
 }
 
 /**
- * The write stays passthrough: its `storageReason` becomes what the inline path would have
- * stored (diagnostics show it), when the key still holds it. Its Last-Modified is kept in
- * `sourceLastModified`: an S3 backend's metadata rewrite sets a new one, which must not reorder it.
+ * The write stays passthrough: stored again as it is with the `storageReason` the inline path
+ * would have given (diagnostics show it), replacing exactly the source (`If-Match`; a newer write
+ * meanwhile wins) and keeping its place (its stamp, and its Last-Modified in
+ * `sourceLastModified`). Not a metadata rewrite: an S3 backend's copy in place is conditional on
+ * its source only, and could put this write back over a newer one.
  */
 async function keep(
   ctx: DeltaContext,
   pending: PendingArchive,
+  source: ObjectInfo,
+  spool: Spool,
   reason: NonNullable<DeltaMeta["storageReason"]>,
 ): Promise<ConvertOutcome> {
   log.info("Archive stays stored as it came", { key: pending.key, reason });
-  await ctx.inner.updateObjectMeta(pending.bucket, pending.key, (meta) => {
-    const stored: ObjectInfo = { key: pending.key, storedSize: 0, meta };
-    if (!holdsWrite(stored, pending)) return meta;
-    const sourceLastModified = (meta as DeltaMeta).sourceLastModified ?? String(meta.lastModified);
-    return { ...meta, storageReason: reason, sourceLastModified } as DeltaMeta;
-  });
+  if (source.version === undefined) return "kept"; // no condition to write it back under
+  const meta: DeltaMeta = {
+    ...source.meta,
+    storageReason: reason,
+    sourceLastModified: String(withSourceTime(source).meta.lastModified),
+  };
+  await storeFile(ctx, pending.bucket, pending.key, spool.path, meta, { ifMatch: source.version });
   return "kept";
 }
 
