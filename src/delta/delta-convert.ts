@@ -104,7 +104,6 @@ export async function convertArchive(
       if (stored.passthrough === "codec_busy") return "retry";
       return await keep(ctx, pending, source, spool, stored.passthrough);
     }
-    ctx.observer?.decision("delta", size, stored.storedSize, "ratio_met");
     hooks.converted?.({ ...stored, key }, source);
     if (warms(ctx, stored, spool)) {
       warmed = true;
