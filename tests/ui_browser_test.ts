@@ -488,6 +488,11 @@ Deno.test({
           );
           const yTicks = (await bytesChart.locator("[data-y-ticks]").getAttribute("data-y-ticks"))!;
           assert.match(yTicks, /^0 B(\|[\d.]+ (B|KiB|MiB|GiB))+$/, `byte ticks: ${yTicks}`);
+          // No archive was PUT here: none waits for its background conversion.
+          assert.match(
+            await page.locator('[data-tile="backlog"]').innerText(),
+            /Archives to convert\s+0$/,
+          );
           const stats = await page.locator("dl.stats").innerText();
           assert.match(stats, /Objects\s+63/);
           assert.match(stats, /Logical size \(what clients stored\)\s+[\d.]+ (KiB|MiB)/);

@@ -1,7 +1,8 @@
 /**
  * Dashboard: requests, errors, latency, bytes saved and cache hit rate, sampled from `/_/metrics`
- * every 5 s while the page is open and drawn with uPlot (charts.ts); storage totals from
- * `/_/stats`, labelled and in binary units.
+ * every 5 s while the page is open and drawn with uPlot (charts.ts), with the archives waiting for
+ * their background conversion (`svc_archive_backlog`); storage totals from `/_/stats`, labelled
+ * and in binary units.
  */
 import { useEffect, useState } from "preact/hooks";
 import { call, describe } from "../api.ts";
@@ -22,6 +23,8 @@ interface Point {
   latencyMs: number;
   saved: number;
   hitRate: number;
+  /** Archives stored as they came, waiting to become deltas (docs/DELTA.md). */
+  backlog: number;
 }
 
 function snapshot(text: string) {
@@ -34,6 +37,7 @@ function snapshot(text: string) {
     saved: total(s, "svc_delta_bytes_saved_total"),
     hits: total(s, "svc_cache_hits_total"),
     misses: total(s, "svc_cache_misses_total"),
+    backlog: total(s, "svc_archive_backlog"),
   };
 }
 
@@ -62,6 +66,7 @@ export function DashboardPage() {
             latencyMs: count > 0 ? ((now.durationSum - previous.durationSum) / count) * 1000 : 0,
             saved: now.saved,
             hitRate: lookups > 0 ? (now.hits - previous.hits) / lookups : 0,
+            backlog: now.backlog,
           };
           setPoints((p) => [...p.slice(-KEEP + 1), point]);
         }
@@ -101,6 +106,10 @@ export function DashboardPage() {
         <div class="tile"><span>Cache hit rate</span><strong>${last
           ? `${(last.hitRate * 100).toFixed(0)} %`
           : "…"}</strong></div>
+        <div class="tile" data-tile="backlog"
+          title="Archives stored as they came, waiting to become deltas">
+          <span>Archives to convert</span><strong>${last ? String(last.backlog) : "…"}</strong>
+        </div>
       </div>
       <p class="muted">Sampled every ${SAMPLE_MS /
         1000} s from /_/metrics while this page is open.</p>
