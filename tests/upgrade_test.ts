@@ -28,7 +28,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { AdminClient } from "./helpers/admin.ts";
 import { assertSdkError } from "./helpers/assertions.ts";
-import { storedFiles } from "./helpers/delta.ts";
+import { archivesConverted, storedFiles } from "./helpers/delta.ts";
 import { waitForScan } from "./helpers/diagnostics.ts";
 import { checkoutTree, historyProblem, startOldSvc } from "./helpers/old-svc.ts";
 import { objectsOnLocalDisk, startSvc } from "./helpers/svc.ts";
@@ -319,6 +319,7 @@ async function upgradeFrom(t: Deno.TestContext, scenario: Scenario) {
 
     await t.step("new versions land beside the old ones", async () => {
       await addVersions(s3, before, version, svc.logs);
+      await archivesConverted(svc); // the scrub below checks them in their final form
       for (const bucket of scenario.buckets.filter((b) => b.keepsBaselines)) {
         const [previous, now] = [seriesKeys(version - 1).tar, seriesKeys(version).tar];
         assert.equal(

@@ -55,8 +55,8 @@ import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspa
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 import { hintedFolder } from "./groups/generations.ts";
 import { isArchiveKey } from "./archive-form.ts";
-import { ArchiveBacklog, type BacklogObserver } from "./archive-backlog.ts";
-import { convertArchive, type PendingArchive, pendingOf } from "./delta-convert.ts";
+import { ArchiveBacklog, type BacklogObserver } from "./background/archive-backlog.ts";
+import { convertArchive, type PendingArchive, pendingOf } from "./background/archive-convert.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -101,8 +101,8 @@ export class DeltaBackend implements Backend {
 
   /**
    * Starts converting archives stored as they came (`archive_deltas: background`), queued in
-   * `dir` (archive-backlog.ts; what a previous run left is resumed). Without it every archive
-   * is converted during its PUT.
+   * `dir` (background/archive-backlog.ts; what a previous run left is resumed). Without it every
+   * archive is converted during its PUT.
    */
   async startBacklog(dir: string, observer?: BacklogObserver): Promise<ArchiveBacklog> {
     const convert = (pending: PendingArchive) =>

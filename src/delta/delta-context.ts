@@ -30,7 +30,7 @@ export interface DeltaSettings {
   bucketDeltaspace?(bucket: string): string | undefined;
   /** The bucket's `delta_codec` (codec/codec-choice.ts); absent or undefined: `auto`. */
   bucketDeltaCodec?(bucket: string): string | undefined;
-  /** The bucket's `archive_deltas` (delta-convert.ts); absent or undefined: `background`. */
+  /** The bucket's `archive_deltas` (background/archive-convert.ts); absent: `background`. */
   bucketArchiveDeltas?(bucket: string): string | undefined;
 }
 
@@ -71,8 +71,8 @@ export interface DeltaMeta extends ObjectMeta {
   markerId?: string;
   /**
    * On an object stored again later for the same write (a background archive conversion,
-   * delta-convert.ts): that write's Last-Modified (ms, as a string), which clients see and which
-   * orders it (fleet/stored-order.ts); its `writtenAt` is the write's too.
+   * background/archive-convert.ts): that write's Last-Modified (ms, as a string), which clients
+   * see and which orders it (fleet/stored-order.ts); its `writtenAt` is the write's too.
    */
   sourceLastModified?: string;
 }
@@ -89,7 +89,7 @@ export function baselineFolderOf(key: string, meta: ObjectMeta): string {
  * `codec_unavailable` (no xdelta3), `baseline_unusable` (the baseline, or its cached copy, does
  * not match its sha256), `archive_not_rebuildable` (a compressed archive whose token form does
  * not rebuild it exactly, see archive-form.ts) or `archive_pending` (an archive stored as it came,
- * waiting for its background conversion, delta-convert.ts).
+ * waiting for its background conversion, background/archive-convert.ts).
  */
 export type DecisionReason =
   | "new_baseline"

@@ -110,7 +110,7 @@ export function storeOwnFields(meta: ObjectMeta): Partial<DeltaMeta> {
 export interface Target {
   space: Deltaspace;
   replaced?: string;
-  /** The delta stores an existing passthrough write again (delta-convert.ts). */
+  /** The delta stores an existing passthrough write again (background/archive-convert.ts). */
   sameWrite?: SameWrite;
 }
 

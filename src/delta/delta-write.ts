@@ -281,10 +281,10 @@ export interface StagedDeltaOptions {
   forget: () => void;
   /**
    * Set for an archive of a bucket with `archive_deltas: background`: the PUT stores it as it
-   * came (`archive_pending`) and hands the stored object to this (the backlog, delta-convert.ts).
+   * came (`archive_pending`) and hands the stored object to this (the backlog, background/).
    */
   convertLater?: (stored: ObjectInfo) => Promise<void>;
-  /** The commit stores an existing passthrough write again (delta-convert.ts). */
+  /** The commit stores an existing passthrough write again (background/archive-convert.ts). */
   sameWrite?: SameWrite;
 }
 

@@ -124,8 +124,8 @@ export interface LogicalPageOptions {
  */
 /**
  * `info` as clients see it: an object stored again later for the same write (a background
- * archive conversion, delta-convert.ts) reports the Last-Modified of that write, which its
- * metadata keeps in `sourceLastModified` (an S3 backend sets its own on every write).
+ * archive conversion, background/archive-convert.ts) reports the Last-Modified of that write,
+ * which its metadata keeps in `sourceLastModified` (an S3 backend sets its own on every write).
  */
 export function withSourceTime(info: ObjectInfo): ObjectInfo {
   const source = Number((info.meta as { sourceLastModified?: string }).sourceLastModified);

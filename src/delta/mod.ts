@@ -2,9 +2,9 @@
 // the other rooms import (scripts/imports/make-mods.ts); the import check keeps every
 // entry into the room going through this file.
 
-export { ArchiveBacklog } from "./archive-backlog.ts";
 export { decodeTransformed, deriveTokenForm } from "./archive-form.ts";
 export { shutdownArchiveWorkers } from "./archive/archive-codec.ts";
+export { ArchiveBacklog } from "./background/archive-backlog.ts";
 export { ReferenceCache } from "./cache/reference-cache.ts";
 export { CodecSet, decodedSizeOf } from "./codec/codec-choice.ts";
 export { CodecPool } from "./codec/codec-pool.ts";

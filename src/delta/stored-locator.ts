@@ -18,7 +18,8 @@ import { newerStored } from "./fleet/stored-order.ts";
 /**
  * Whether `found` under a remembered stored name is the very object remembered. Another one is
  * not trusted without looking at both names again: a background conversion stores an older write
- * under `x.delta` after a newer `x` was acknowledged (delta-convert.ts), ordered below it.
+ * under `x.delta` after a newer `x` was acknowledged (background/archive-convert.ts), ordered
+ * below it.
  */
 function isSameStored(found: ObjectInfo, remembered: ObjectInfo): boolean {
   if (found.version !== undefined && remembered.version !== undefined) {

@@ -151,7 +151,7 @@ export async function openDeltaStore(
       return deltaSettingsOf(config);
     },
   });
-  // Not emptied at start: it is the list of conversions still to do (delta/archive-backlog.ts).
+  // Not emptied at start: it is the list of conversions still to do (delta/background/).
   let onConverted: DeltaStore["onConverted"];
   const backlog = await backend.startBacklog(join(dirname(spoolDir), "archive-backlog"), {
     outcome: (outcome) => metrics.delta.archiveConversions.inc({ outcome }),

@@ -43,8 +43,8 @@ export interface OrderedOptions {
 
 /**
  * A write stored again under the other stored name (a background archive conversion,
- * delta-convert.ts): `source` is the stored object it was made from. The commit carries the
- * source's stamp (stored-order.ts), and replaces only an object older than the source: a newer
+ * background/archive-convert.ts): `source` is the stored object it was made from. The commit
+ * carries the source's stamp (stored-order.ts), and replaces only an object older than the source: a newer
  * write under the name fails it with PreconditionFailed, for good.
  */
 export interface SameWrite {

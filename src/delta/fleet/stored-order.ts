@@ -15,8 +15,8 @@
  * (ordered-commit.ts, for every write of the key), and looks again when the condition fails.
  *
  * An object stored again later for the same write (a background archive conversion,
- * delta-convert.ts) keeps that write's place: its metadata carries the write's Last-Modified
- * (`sourceLastModified`) and `writtenAt`, which order it instead of its own commit, so a write
+ * background/archive-convert.ts) keeps that write's place: its metadata carries the write's
+ * Last-Modified (`sourceLastModified`) and `writtenAt`, which order it instead of its own commit, so a write
  * that came after the original stays newer than the conversion whenever the conversion lands.
  * A converted delta and the passthrough copy it was made from tie; the delta wins (it replaces it).
  */

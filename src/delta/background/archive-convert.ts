@@ -13,20 +13,20 @@
  */
 
 import { createHash } from "node:crypto";
-import type { ObjectInfo } from "../storage/mod.ts";
-import { type DeltaContext, type DeltaMeta, type DeltaSettings } from "./delta-context.ts";
-import { removeQuietly } from "./delta-context.ts";
-import { storedNameFor, withSourceTime } from "./layout.ts";
-import { isNewerStored, writtenAtOf } from "./fleet/stored-order.ts";
-import { isPreconditionFailed } from "./fleet/baseline-guard.ts";
-import { policyFor, resolveDeltaspace } from "./groups/deltaspace-policy.ts";
-import { isDeltaEligible } from "./eligibility.ts";
-import { commitArchiveOrBody } from "./delta-write.ts";
-import { plainMeta, storeFile, warmRebuilt, warms } from "./delta-stored.ts";
-import { deleteDelta } from "./delta-cleanup.ts";
-import { settleForms } from "./fleet/stored-forms.ts";
-import type { Spool } from "./live-encode.ts";
-import { getLogger } from "../observability/mod.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
+import { type DeltaContext, type DeltaMeta, type DeltaSettings } from "../delta-context.ts";
+import { removeQuietly } from "../delta-context.ts";
+import { storedNameFor, withSourceTime } from "../layout.ts";
+import { isNewerStored, writtenAtOf } from "../fleet/stored-order.ts";
+import { isPreconditionFailed } from "../fleet/baseline-guard.ts";
+import { policyFor, resolveDeltaspace } from "../groups/deltaspace-policy.ts";
+import { isDeltaEligible } from "../eligibility.ts";
+import { commitArchiveOrBody } from "../delta-write.ts";
+import { plainMeta, storeFile, warmRebuilt, warms } from "../delta-stored.ts";
+import { deleteDelta } from "../delta-cleanup.ts";
+import { settleForms } from "../fleet/stored-forms.ts";
+import type { Spool } from "../live-encode.ts";
+import { getLogger } from "../../observability/mod.ts";
 
 const log = getLogger("svc::delta");
 

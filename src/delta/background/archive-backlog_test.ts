@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { ArchiveBacklog } from "./archive-backlog.ts";
-import type { ConvertOutcome, PendingArchive } from "./delta-convert.ts";
+import type { ConvertOutcome, PendingArchive } from "./archive-convert.ts";
 
 const pending = (key: string, writtenAt: number): PendingArchive => ({
   bucket: "b",

@@ -1,7 +1,8 @@
 /**
- * The archives waiting for their background conversion (delta-convert.ts), kept on local disk so
- * a restart resumes them: one small JSON file per write (`<sha256 of bucket and key>.<writtenAt>.json`,
- * written to a temp file, fsynced and renamed); a key's newer write replaces its older one. One conversion
+ * The archives waiting for their background conversion (archive-convert.ts), kept on local disk so
+ * a restart resumes them: one small JSON file per write (`<sha256 of bucket and
+ * key>.<writtenAt>.json`, written to a temp file, fsynced and renamed); a key's newer write
+ * replaces its older one. One conversion
  * runs at a time, oldest first, so the backlog takes one codec slot and S3 requests keep the
  * others; a conversion that could not run (no codec slot, a backend error) is tried again after
  * a pause that doubles up to RETRY_MAX_MS.
@@ -12,10 +13,10 @@
 
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { KeyLock, privateDir } from "../lib/mod.ts";
-import type { ConvertOutcome, PendingArchive } from "./delta-convert.ts";
-import type { ObjectInfo } from "../storage/mod.ts";
-import { getLogger } from "../observability/mod.ts";
+import { KeyLock, privateDir } from "../../lib/mod.ts";
+import type { ConvertOutcome, PendingArchive } from "./archive-convert.ts";
+import type { ObjectInfo } from "../../storage/mod.ts";
+import { getLogger } from "../../observability/mod.ts";
 
 const log = getLogger("svc::delta");
 
@@ -89,7 +90,8 @@ export class ArchiveBacklog {
     );
     for (const { id, file, pending } of found) {
       const older = backlog.#queued.get(id);
-      if (older) await Deno.remove(join(dir, older.file)).catch(() => {}); // a crash before its removal
+      // A crash between a newer entry's write and the older one's removal.
+      if (older) await Deno.remove(join(dir, older.file)).catch(() => {});
       backlog.#queued.delete(id);
       backlog.#queued.set(id, { pending, file, attempts: 0, notBefore: 0 });
     }
