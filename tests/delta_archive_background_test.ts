@@ -189,3 +189,37 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "archive background: a bucket with archive_deltas: inline converts during the PUT",
+  ignore,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "svc-inline-config-" });
+    try {
+      await Deno.writeTextFile(
+        `${dir}/svc.yaml`,
+        `storage:\n  buckets:\n    ${BUCKET}: { archive_deltas: inline }\n`,
+      );
+      await using svc = await startSvc({
+        args: ["--config", `${dir}/svc.yaml`],
+        env: { SVC_DEBUG_HEADERS: "true" },
+      });
+      await createBucket(svc.url);
+      const kinds: string[] = [];
+      for (const v of [0, 1]) {
+        const res = await signedFetch(`${svc.url}/${BUCKET}/rel/1.${v}/app.tgz`, {
+          method: "PUT",
+          body: tgzOf(v),
+        });
+        assert.equal(res.status, 200, await res.text());
+        kinds.push(res.headers.get("x-amz-storage-type") ?? "");
+      }
+      assert.deepEqual(kinds, ["reference", "delta"], "stored in their final form by the PUT");
+      const scrape = await (await fetch(`${svc.url}/_/metrics`)).text();
+      assert.match(scrape, /^svc_archive_backlog 0$/m);
+      assert.doesNotMatch(scrape, /^svc_archive_conversions_total\{/m, "no background conversion");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
