@@ -56,7 +56,12 @@ import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts"
 import { hintedFolder } from "./groups/generations.ts";
 import { isArchiveKey } from "./archive-form.ts";
 import { ArchiveBacklog, type BacklogObserver } from "./background/archive-backlog.ts";
-import { convertArchive, type PendingArchive, pendingOf } from "./background/archive-convert.ts";
+import {
+  convertArchive,
+  type ConvertOutcome,
+  type PendingArchive,
+  pendingOf,
+} from "./background/archive-convert.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -105,11 +110,18 @@ export class DeltaBackend implements Backend {
    * archive is converted during its PUT.
    */
   async startBacklog(dir: string, observer?: BacklogObserver): Promise<ArchiveBacklog> {
-    const convert = (pending: PendingArchive) =>
-      convertArchive(this.#ctx, this.#settings(), pending, {
-        forget: () => this.#stored.forget(pending.bucket, pending.key),
-        converted: (stored, source) => observer?.converted?.(pending.bucket, stored, source),
-      });
+    const convert = async (pending: PendingArchive): Promise<ConvertOutcome> => {
+      const leave = observer?.admit ? observer.admit(pending.bucket) : () => {};
+      if (leave === null) return "retry"; // a maintenance job holds the bucket
+      try {
+        return await convertArchive(this.#ctx, this.#settings(), pending, {
+          forget: () => this.#stored.forget(pending.bucket, pending.key),
+          converted: (stored, source) => observer?.converted?.(pending.bucket, stored, source),
+        });
+      } finally {
+        leave();
+      }
+    };
     this.#backlog = await ArchiveBacklog.open(dir, convert, observer);
     this.#backlog.start();
     return this.#backlog;

@@ -16,6 +16,7 @@ import { privateDir } from "../lib/mod.ts";
 import type { Config } from "../config/mod.ts";
 import {
   type ArchiveBacklog,
+  type BacklogObserver,
   CodecPool,
   DeltaBackend,
   type DeltaObserver,
@@ -28,19 +29,20 @@ import {
   ZstdCodec,
 } from "../delta/mod.ts";
 import { getLogger, type Metrics } from "../observability/mod.ts";
-import type { Backend, ObjectInfo } from "../storage/mod.ts";
+import type { Backend } from "../storage/mod.ts";
 
 const log = getLogger("svc::delta");
 
 export interface DeltaStore {
   backend: DeltaBackend;
-  /** Archives waiting for their background conversion (stopped with the stack). */
-  backlog: ArchiveBacklog;
   /**
-   * Told when a write stored as it came is stored again as a delta (the usage counters: the
-   * object service, and so the event outbox, never sees a conversion).
+   * Starts the background archive conversions (until then archives convert during their PUT),
+   * with what they tell (usage counters: the object service, and so the event outbox, never sees
+   * a conversion) and ask (the maintenance gate).
    */
-  onConverted?: (bucket: string, stored: ObjectInfo, source: ObjectInfo) => void;
+  startConversions(hooks: Pick<BacklogObserver, "converted" | "admit">): Promise<void>;
+  /** Stops them after the one in progress (the stack stops). */
+  stopConversions(): Promise<void>;
   pool: CodecPool;
   referenceCache: ReferenceCache;
   /** Copies the cache gauges into the metrics (at scrape time). */
@@ -151,25 +153,23 @@ export async function openDeltaStore(
       return deltaSettingsOf(config);
     },
   });
-  // Not emptied at start: it is the list of conversions still to do (delta/background/).
-  let onConverted: DeltaStore["onConverted"];
-  const backlog = await backend.startBacklog(join(dirname(spoolDir), "archive-backlog"), {
-    outcome: (outcome) => metrics.delta.archiveConversions.inc({ outcome }),
-    converted: (bucket, stored, source) => onConverted?.(bucket, stored, source),
-  });
+  let backlog: ArchiveBacklog | undefined;
   return {
     backend,
-    backlog,
-    set onConverted(listener) {
-      onConverted = listener;
+    async startConversions(hooks) {
+      // Not emptied at start: it is the list of conversions still to do (delta/background/).
+      backlog = await backend.startBacklog(join(dirname(spoolDir), "archive-backlog"), {
+        outcome: (outcome) => metrics.delta.archiveConversions.inc({ outcome }),
+        ...hooks,
+      });
     },
-    get onConverted() {
-      return onConverted;
+    async stopConversions() {
+      await backlog?.stop();
     },
     pool,
     referenceCache,
     refreshGauges() {
-      metrics.delta.archiveBacklog.set(backlog.size);
+      metrics.delta.archiveBacklog.set(backlog?.size ?? 0);
       const stats = referenceCache.stats();
       metrics.cache.sizeBytes.set(stats.sizeBytes);
       metrics.cache.entries.set(stats.entries);

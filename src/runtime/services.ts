@@ -12,6 +12,7 @@ import {
   activeLogging,
   type AuthCounts,
   createMetrics,
+  getLogger,
   type IamIndexStats,
   type Logging,
   type Metrics,
@@ -21,6 +22,8 @@ import { usageScanSource } from "./usage-source.ts";
 import { BucketWriteGate } from "../s3/mod.ts";
 import { type Clock, systemClock } from "../jobs/mod.ts";
 import { openStorageStack, type StorageStack } from "./storage-stack.ts";
+
+const log = getLogger("svc::delta");
 
 /** Holds the current config snapshot; readers take `current` once per request. */
 export class ConfigHolder {
@@ -125,13 +128,19 @@ export async function openServices(
   // swap are still observed).
   const observers = new Map<WriteObserver, (() => void)[]>();
   observers.set(usage, [stack.objects.observers.add(usage)]);
-  // Background archive conversions change stored bytes only (usage.ts); no write event.
-  const countConversions = (on: StorageStack) => {
-    on.delta.onConverted = (bucket, stored, source) => {
-      if (usage.tracks(bucket)) usage.committed(bucket, stored, source);
-    };
-  };
-  countConversions(stack);
+  // Background archive conversions: they change stored bytes only (usage.ts), send no event, and
+  // wait while a maintenance job holds their bucket (its drain waits for one in progress).
+  const startConversions = (on: StorageStack) =>
+    on.delta.startConversions({
+      converted: (bucket, stored, source) => {
+        if (usage.tracks(bucket)) usage.committed(bucket, stored, source);
+      },
+      admit: (bucket) =>
+        maintenanceGate.holder(bucket) !== undefined || maintenanceGate.fenced(bucket) !== undefined
+          ? null
+          : maintenanceGate.enter(bucket),
+    });
+  await startConversions(stack);
   return {
     config: holder,
     clock,
@@ -141,7 +150,9 @@ export async function openServices(
     replaceStorage(next) {
       const old = stack!;
       stack = next;
-      countConversions(next);
+      startConversions(next).catch((err) =>
+        log.error("Background archive conversions did not start", { error: String(err) })
+      );
       for (const [observer, registrations] of observers) {
         registrations.push(next.objects.observers.add(observer));
       }

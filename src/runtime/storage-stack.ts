@@ -148,7 +148,7 @@ export async function openStorageStack(
     multipart,
     readiness,
     stop() {
-      delta.backlog.stop().catch(() => {}); // ends after the conversion in progress
+      delta.stopConversions().catch(() => {}); // ends after the conversion in progress
       stopSweeper();
       stopReprobe();
     },

@@ -32,12 +32,18 @@ interface Queued {
   notBefore: number;
 }
 
-/** What the backlog reports (metrics, usage counters). */
+/** What the backlog reports (metrics, usage counters) and asks (the maintenance gate). */
 export interface BacklogObserver {
   /** One conversion's outcome. */
   outcome(outcome: ConvertOutcome): void;
   /** A write of `bucket` stored as it came (`source`) is now stored as `stored`. */
   converted?(bucket: string, stored: ObjectInfo, source: ObjectInfo): void;
+  /**
+   * Asked before each conversion: null while the bucket takes no writes (a maintenance job holds
+   * it: tried again later), else the function that ends the conversion's write (the job's drain
+   * waits for it).
+   */
+  admit?(bucket: string): (() => void) | null;
 }
 
 export class ArchiveBacklog {
