@@ -19,6 +19,8 @@
  * artifacts: a release is read most right after it is published). Warm GET: the same reads again
  * (rebuilt-object cache, sized to hold a series). Every GET is
  * checked byte-identical by sha256 against the corpus. Each round uses a fresh data dir.
+ * Own level-9 limit: one core recompressing the series' newest version's deflate content (ownLimit)
+ * as MiB of archive output a second, and the older versions' cold GET over it.
  * Archives are converted to deltas in the background by default (docs/DELTA.md): PUT MiB/s is what
  * the client waited for, "stored as deltas MiB/s" the series' bytes over the time until its last
  * conversion ended (the next series starts after that); stored bytes are measured once all ended.
@@ -30,7 +32,8 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { createHash } from "node:crypto";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
+import { unzipSync } from "fflate";
 import { buildCorpus, defaultCorpusDir, readSums } from "./corpus/build.ts";
 import { corpusSeries, type Series } from "./corpus/series.ts";
 import { MiB, peakRss } from "./lib.ts";
@@ -150,6 +153,29 @@ function recompression(file: string) {
     into.push(bytes.length / MiB / seconds);
     if (level === 9) gzip.l9out.push(out.length / MiB / seconds);
   }
+}
+
+/**
+ * One core's level-9 recompression limit for an archive series' own content: its newest version's
+ * deflate streams (the tgz's one, each zip member) inflated, then compressed again with
+ * node:zlib at level 9, as MiB of archive output a second (median of three runs). An older
+ * version's exact rebuild is compared with this rate of the same kind of content.
+ */
+function ownLimit(file: string): number | undefined {
+  const raw = Deno.readFileSync(file);
+  let contents: Uint8Array[];
+  if (file.endsWith(".tgz")) contents = [gunzipSync(raw)];
+  else if (file.endsWith(".zip") || file.endsWith(".jar")) {
+    contents = Object.values(unzipSync(raw)).filter((member) => member.length > 0);
+  } else return undefined;
+  const runs: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    let out = 0;
+    const start = performance.now();
+    for (const content of contents) out += deflateRawSync(content, { level: 9 }).length;
+    runs.push(out / MiB / ((performance.now() - start) / 1000));
+  }
+  return median(runs);
 }
 
 async function start(dataDir: string, configDir: string, names: string[][]): Promise<Server> {
@@ -294,6 +320,7 @@ await buildCorpus(corpusDir);
 for (let r = 1; r <= rounds; r++) await round(r);
 
 const mib = (b: number) => (b / MiB).toFixed(1);
+const limits = new Map(series.map((s) => [s.name, ownLimit(s.files[s.files.length - 1])]));
 console.log(
   `server: ${spec.command ?? spec.tree}; env: ${JSON.stringify(spec.env)}; ` +
     `bucket settings: ${settingsNote}; ` +
@@ -303,22 +330,24 @@ console.log(
   "| series | layout | raw MiB | stored MiB (disk+xattr) | usage API MiB | ratio | deltas | " +
     "PUT MiB/s | stored as deltas MiB/s | newest GET after PUT MiB/s | cold GET MiB/s | " +
     "newest cold GET MiB/s | " +
-    "older cold GET MiB/s | warm GET MiB/s |",
+    "older cold GET MiB/s | own level-9 limit MiB/s | older cold / limit | warm GET MiB/s |",
 );
 console.log(
-  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
 );
 for (const s of series) {
   for (const layout of LAYOUTS) {
     const c = cells.get(`${s.name}|${layout}`)!;
     const stored = median(c.stored);
+    const limit = limits.get(s.name);
     const ratio = c.stored.map((b) => c.raw / b);
     console.log(
       `| ${s.name} | ${layout} | ${mib(c.raw)} | ${mib(stored)} | ${mib(median(c.usage))} | ` +
         `${spread(ratio, 2)}x | ${median(c.deltas)}/${s.files.length} | ${spread(c.put)} | ` +
         `${spread(c.converted ?? [])} | ` +
         `${spread(c.fresh ?? [])} | ${spread(c.cold)} | ${spread(c.newest ?? [])} | ` +
-        `${spread(c.older ?? [])} | ` +
+        `${spread(c.older ?? [])} | ${limit ? limit.toFixed(1) : "-"} | ` +
+        `${limit && layout !== "plain" ? (median(c.older ?? []) / limit).toFixed(2) : "-"} | ` +
         `${spread(c.warm)} |`,
     );
   }
