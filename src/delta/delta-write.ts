@@ -15,6 +15,10 @@
  *   rebaseline ratio, groups/generations.ts): the object becomes the baseline of a new generation
  *   `.dg/<id>/g<N>/` plus a tiny delta, like a group's first object; older deltas keep theirs.
  *
+ * - an archive in a bucket with `archive_deltas: background` (the default): stored passthrough
+ *   (`archive_pending`) and queued; background/archive-convert.ts later stores the same write
+ *   again through commitArchiveOrBody (`sameWrite`), off the request path.
+ *
  * Everything that depends on the baseline runs under the deltaspace lock (a group's one lock for
  * all its generations), so concurrent PUTs of one deltaspace create exactly one baseline and a
  * delete cannot remove it under an encode. Across svc instances sharing the backend, the
