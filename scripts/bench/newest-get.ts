@@ -2,10 +2,13 @@
  * Issue 28: the newest version of an archive series read through the server that stored it (its
  * rebuilt bytes are cached since its PUT), against the same bytes read from a passthrough bucket
  * (`compression: false`), in alternating GETs of one run; the ratio per round, median and spread.
+ * The series are stored under archive names (`builds/<pkg>-<version>.<ext>`) and measured once
+ * their background conversions ended: the newest is an archive delta (checked).
  *
  *   node_modules/.bin/deno run -A scripts/bench/newest-get.ts [--series typescript.tgz,...] [--gets 20]
  */
-import { corpusSeries } from "./corpus/series.ts";
+import { corpusSeries, type Series } from "./corpus/series.ts";
+import { conversionsDone } from "./savings-server.ts";
 import { buildCorpus, defaultCorpusDir } from "./corpus/build.ts";
 import { signedFetch, startSvc } from "../../tests/helpers/svc.ts";
 
@@ -30,9 +33,11 @@ await Deno.writeTextFile(
 );
 const svc = await startSvc({
   args: ["--config", `${configDir}/svc.yaml`],
-  env: { SVC_CACHE_MB: "1024", SVC_REBUILT_CACHE_MB: "1024" },
+  env: { SVC_CACHE_MB: "1024", SVC_REBUILT_CACHE_MB: "1024", SVC_DEBUG_HEADERS: "true" },
 });
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1];
+/** An artifact's name, as a release series stores it (an archive name: an archive delta). */
+const keyOf = (s: Series, i: number) => `builds/${s.pkg}-${s.versions[i]}.${s.ext}`;
 try {
   for (const bucket of ["plain", "flat"]) {
     const res = await signedFetch(`${svc.url}/${bucket}`, { method: "PUT" });
@@ -46,7 +51,7 @@ try {
     for (const [i, file] of s.files.entries()) {
       const body = await Deno.readFile(file);
       for (const bucket of ["plain", "flat"]) {
-        const res = await signedFetch(`${svc.url}/${bucket}/${s.name}/${i}`, {
+        const res = await signedFetch(`${svc.url}/${bucket}/${keyOf(s, i)}`, {
           method: "PUT",
           body,
         });
@@ -54,11 +59,17 @@ try {
         await res.body?.cancel();
       }
     }
+    await conversionsDone(svc.url); // the newest is measured as stored: an archive delta
+    const stored = await signedFetch(`${svc.url}/flat/${keyOf(s, s.files.length - 1)}`, {
+      method: "HEAD",
+    });
+    const kind = stored.headers.get("x-amz-storage-type");
+    if (kind !== "delta") throw new Error(`${s.name}: the newest is stored ${kind}`);
     const last = s.files.length - 1;
     const size = (await Deno.stat(s.files[last])).size;
     const time = async (bucket: string) => {
       const t = performance.now();
-      const res = await signedFetch(`${svc.url}/${bucket}/${s.name}/${last}`);
+      const res = await signedFetch(`${svc.url}/${bucket}/${keyOf(s, last)}`);
       const n = (await res.arrayBuffer()).byteLength;
       if (res.status !== 200 || n !== size) throw new Error(`GET ${bucket}: ${res.status} ${n}`);
       return performance.now() - t;
