@@ -3,7 +3,13 @@
  * tokens are Huffman-coded again with the block's own codes (fixed, or the canonical codes of the
  * recorded dynamic header), which gives back the producer's exact bits. No compressor runs.
  */
-import { type ByteSink, type ByteSource, formatProblem, truncated } from "./byte-io.ts";
+import {
+  type BitSink,
+  type ByteSink,
+  type ByteSource,
+  formatProblem,
+  truncated,
+} from "./byte-io.ts";
 import { bitReader, readDynamicHeader } from "./dynamic-header.ts";
 import {
   buildEncoder,
@@ -50,12 +56,12 @@ export function readVarint(src: ByteSource): number {
 }
 
 /** Deflate's bit order into a ByteSink: whole bytes go out at once (bitCount stays below 8). */
-export class BitOutput {
+export class BitOutput<Sink extends BitSink = ByteSink> {
   bitBuf = 0;
   bitCount = 0;
-  readonly out: ByteSink;
+  readonly out: Sink;
 
-  constructor(out: ByteSink) {
+  constructor(out: Sink) {
     this.out = out;
   }
 
