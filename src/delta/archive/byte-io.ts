@@ -102,36 +102,6 @@ export class ByteSource {
   }
 }
 
-/** Where bits are coded to (token-contract.ts's BitOutput): a ByteSink, or a MemorySink. */
-export interface BitSink {
-  buf: Uint8Array;
-  pos: number;
-  /** Makes room for `n` bytes in `buf` at `pos`. */
-  room(n: number): void;
-}
-
-/** Bytes coded in memory (a chunk's bits, coded on a helper thread): `buf` grows as needed. */
-export class MemorySink implements BitSink {
-  buf: Uint8Array;
-  pos = 0;
-
-  constructor(expected: number) {
-    this.buf = new Uint8Array(Math.max(64, expected));
-  }
-
-  room(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const grown = new Uint8Array(Math.max(this.pos + n, this.buf.length * 2));
-    grown.set(this.buf.subarray(0, this.pos));
-    this.buf = grown;
-  }
-
-  /** The bytes written, in a buffer of their own (to transfer). */
-  take(): Uint8Array {
-    return this.buf.slice(0, this.pos);
-  }
-}
-
 /** Writes a file front to back; `mark`/`rollback` undo output written since a mark. */
 export class ByteSink {
   readonly #file: Deno.FsFile;

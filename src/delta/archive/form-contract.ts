@@ -1,9 +1,8 @@
 /**
  * Contraction of a version 2 token form straight into the archive: RAW bytes go out as they
  * are, `D` records are re-packed from the file (token-contract.ts), predicted records are rebuilt
- * by the model in batches on every core (form-rewrite.ts), each chunk Huffman-coded on the thread
- * that rebuilt it and the chunks' bits joined in order (stream-contract.ts), so no version 1 form
- * is written and read back. The END record's size and
+ * by the model in batches on every core (form-rewrite.ts) and Huffman-coded from memory
+ * (stream-contract.ts), so no version 1 form is written and read back. The END record's size and
  * sha256 are checked against the bytes written: a damaged form fails, never yields other bytes.
  */
 import { type ByteSink, ByteSource, formatProblem, hashingSink, truncated } from "./byte-io.ts";
@@ -12,13 +11,13 @@ import {
   copyBytes,
   HELD_BYTES,
   JobBatch,
-  queueCoded,
+  queueRebuild,
   readBytes,
   readHeader,
 } from "./form-rewrite.ts";
 import { PREDICT_MAX_CONTENT, VERSION_PREDICTED } from "./predicted-form.ts";
 import { readPredicted, TAG_PREDICTED, TAG_PREDICTED_CHUNKED } from "./predicted-record.ts";
-import { contractCoded } from "./stream-contract.ts";
+import { contractStream } from "./stream-contract.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
 
@@ -84,8 +83,8 @@ export async function contractPredictedForm(
       contractDeflate(src, out);
     } else if (tag === TAG_PREDICTED || tag === TAG_PREDICTED_CHUNKED) {
       const record = readPredicted(src, PREDICT_MAX_CONTENT, tag);
-      const coded = queueCoded(batch, record);
-      held.push((o) => contractCoded(coded(), record.finalPadding, o));
+      const rebuilt = queueRebuild(batch, record);
+      held.push((o) => contractStream(rebuilt(), o));
       content += record.content.length;
       if (content >= BATCH_BYTES) await runBatch();
     } else if (tag === TAG_END) {

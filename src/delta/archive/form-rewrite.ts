@@ -15,7 +15,6 @@ import {
 } from "./predicted-record.ts";
 import type { TokenStream } from "./token-stream.ts";
 import type { ChunkTokens } from "./model/model-chunks.ts";
-import { checkBlocks, type CodedBits } from "./stream-contract.ts";
 import { readVarint } from "./token-contract.ts";
 import { type ModelJob, type ModelResult, runJobs } from "./model/model-threads.ts";
 import { MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
@@ -55,27 +54,6 @@ export function queueRebuild(batch: JobBatch, record: PredictedRecord): () => To
     });
   });
   return () => rebuiltStream(record, parts);
-}
-
-/**
- * Queues the model runs that rebuild a predicted record, each chunk Huffman-coded on the thread
- * that rebuilt it (stream-contract.ts codeRange); the coded chunks, in order, once the batch ran.
- */
-export function queueCoded(batch: JobBatch, record: PredictedRecord): () => CodedBits[] {
-  checkBlocks(record.blocks, record.tokenCount);
-  let parts: CodedBits[] = [];
-  const tasks = rebuildTasks(record);
-  const jobs = tasks.map((rebuild, i) => ({
-    rebuild,
-    code: { blocks: record.blocks, last: i === tasks.length - 1 },
-  }));
-  batch.add(jobs, (results) => {
-    parts = results.map((result) => {
-      if ("coded" in result) return result.coded;
-      throw new Error("A rebuild job answered something else");
-    });
-  });
-  return () => parts;
 }
 
 /** A record read ahead, written once its batch ran. */

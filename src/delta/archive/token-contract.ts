@@ -3,13 +3,7 @@
  * tokens are Huffman-coded again with the block's own codes (fixed, or the canonical codes of the
  * recorded dynamic header), which gives back the producer's exact bits. No compressor runs.
  */
-import {
-  type BitSink,
-  type ByteSink,
-  type ByteSource,
-  formatProblem,
-  truncated,
-} from "./byte-io.ts";
+import { type ByteSink, type ByteSource, formatProblem, truncated } from "./byte-io.ts";
 import { bitReader, readDynamicHeader } from "./dynamic-header.ts";
 import {
   buildEncoder,
@@ -56,12 +50,12 @@ export function readVarint(src: ByteSource): number {
 }
 
 /** Deflate's bit order into a ByteSink: whole bytes go out at once (bitCount stays below 8). */
-export class BitOutput<Sink extends BitSink = ByteSink> {
+export class BitOutput {
   bitBuf = 0;
   bitCount = 0;
-  readonly out: Sink;
+  readonly out: ByteSink;
 
-  constructor(out: Sink) {
+  constructor(out: ByteSink) {
     this.out = out;
   }
 

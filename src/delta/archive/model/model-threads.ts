@@ -16,27 +16,15 @@ import {
   type RebuildTask,
 } from "./model-chunks.ts";
 import { type ModelPick, predictStream, type StreamTask } from "./model-pick.ts";
-import { type CodedBits, codeRange } from "../stream-contract.ts";
-import type { TokenBlock } from "../token-stream.ts";
-
-/**
- * A rebuild whose tokens are Huffman-coded where they were rebuilt (contraction,
- * stream-contract.ts codeRange): the stream's blocks, and whether the chunk ends the stream.
- */
-export interface CodeSpec {
-  blocks: TokenBlock[];
-  last: boolean;
-}
 
 export type ModelJob =
   | { predict: PredictTask }
-  | { rebuild: RebuildTask; code?: CodeSpec }
+  | { rebuild: RebuildTask }
   | { stream: StreamTask };
 
 export type ModelResult =
   | { fixes: Correction[] | null }
   | { tokens: ChunkTokens }
-  | { coded: CodedBits }
   | { picked: Required<ModelPick> | null };
 
 export type ModelRequest = ModelJob & { id: number };
@@ -105,21 +93,7 @@ function armIdle(): void {
 /** Runs one job on this thread. */
 export function runJob(job: ModelJob): ModelResult {
   if ("predict" in job) return { fixes: predictChunk(job.predict) };
-  if ("rebuild" in job) {
-    const tokens = rebuildChunk(job.rebuild);
-    if (!job.code) return { tokens };
-    const task = job.rebuild;
-    return {
-      coded: codeRange({
-        ...job.code,
-        from: task.firstToken,
-        to: task.firstToken + task.tokens,
-        ...tokens,
-        content: task.window,
-        contentStart: task.start,
-      }),
-    };
-  }
+  if ("rebuild" in job) return { tokens: rebuildChunk(job.rebuild) };
   return { picked: predictStream(job.stream) };
 }
 
@@ -138,7 +112,7 @@ function detached(job: ModelJob): [ModelJob, ArrayBuffer[]] {
     return copy;
   };
   if ("rebuild" in job) {
-    return [{ ...job, rebuild: { ...job.rebuild, window: own(job.rebuild.window) } }, transfer];
+    return [{ rebuild: { ...job.rebuild, window: own(job.rebuild.window) } }, transfer];
   }
   if ("predict" in job) {
     const t = job.predict;

@@ -19,7 +19,6 @@ self.onmessage = (event: MessageEvent<ModelRequest>) => {
         result.tokens.distances.buffer as ArrayBuffer,
       );
     }
-    if ("coded" in result) transfer.push(result.coded.bytes.buffer as ArrayBuffer);
     reply = { ...result, id };
   } catch (err) {
     reply = {
