@@ -81,7 +81,7 @@ Deno.test({
         assert.equal((plain?.meta as DeltaMeta).storageReason, "archive_pending");
 
         open = true;
-        await until(async () => backlog.size === 0, "the conversions");
+        await until(() => Promise.resolve(backlog.size === 0), "the conversions");
         assert.equal(inFlight, 0, "each conversion ended its write");
         const delta = await inner.headObject("b", "rel/1.1/app.tgz.delta");
         assert.ok(delta, "stored as a delta");
