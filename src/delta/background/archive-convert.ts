@@ -13,6 +13,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { SvcError } from "../../lib/mod.ts";
 import type { ObjectInfo } from "../../storage/mod.ts";
 import { type DeltaContext, type DeltaMeta, type DeltaSettings } from "../delta-context.ts";
 import { removeQuietly } from "../delta-context.ts";
@@ -112,6 +113,7 @@ export async function convertArchive(
     return "converted";
   } catch (err) {
     if (isPreconditionFailed(err)) return "superseded"; // a newer write, or a delete, won
+    if (err instanceof SvcError && err.code === "NoSuchBucket") return "superseded";
     log.warn("Background archive conversion failed; it is tried again later", {
       bucket,
       key,

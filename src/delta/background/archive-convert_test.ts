@@ -93,6 +93,10 @@ Deno.test({
         const bytes = new Uint8Array(await new Response(got!.body).arrayBuffer());
         assert.deepEqual(bytes, bodies[1]);
         assert.equal(got!.info.meta.lastModified, plain!.meta.lastModified);
+
+        // An entry whose bucket is gone is dropped, not retried forever.
+        await backlog.add({ bucket: "gone", key: "a.tgz", sha256: "0".repeat(64), writtenAt: "1" });
+        await until(() => Promise.resolve(backlog.size === 0), "the entry of a gone bucket");
       } finally {
         await backlog.stop();
         shutdownArchiveWorkers();
