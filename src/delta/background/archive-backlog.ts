@@ -13,7 +13,7 @@
 
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { KeyLock, privateDir } from "../../lib/mod.ts";
+import { KeyLock, privateDir, syncDirectory, writeAll } from "../../lib/mod.ts";
 import type { ConvertOutcome, PendingArchive } from "./archive-convert.ts";
 import type { ObjectInfo } from "../../storage/mod.ts";
 import { getLogger } from "../../observability/mod.ts";
@@ -117,9 +117,10 @@ export class ArchiveBacklog {
     const temp = join(this.#dir, `${id}.${crypto.randomUUID()}.tmp`);
     try {
       using file = await Deno.open(temp, { write: true, createNew: true, mode: 0o600 });
-      await file.write(new TextEncoder().encode(JSON.stringify(pending)));
+      await writeAll(file, new TextEncoder().encode(JSON.stringify(pending)));
       await file.sync();
       await Deno.rename(temp, path);
+      await syncDirectory(this.#dir); // the new name too is on disk before the PUT answers
     } catch (err) {
       await Deno.remove(temp).catch(() => {});
       throw err;
@@ -157,9 +158,16 @@ export class ArchiveBacklog {
   async #run(): Promise<void> {
     while (!this.#stopped) {
       const now = Date.now();
-      const next = [...this.#queued].find(([, queued]) => queued.notBefore <= now);
+      let next: [string, Queued] | undefined;
+      let soonest = Infinity; // a loop, not Math.min(...): the backlog may hold many entries
+      for (const entry of this.#queued) {
+        if (entry[1].notBefore <= now) {
+          next = entry;
+          break;
+        }
+        soonest = Math.min(soonest, entry[1].notBefore);
+      }
       if (!next) {
-        const soonest = Math.min(...[...this.#queued.values()].map((q) => q.notBefore));
         await this.#sleep(Number.isFinite(soonest) ? soonest - now : undefined);
         continue;
       }
