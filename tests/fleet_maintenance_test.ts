@@ -122,6 +122,35 @@ async function writeThroughGate(s3: S3Client, bucket: string, key: string, body:
   }
 }
 
+/**
+ * Writers through instances 1 and 2, each putting new keys under `during/` into `bucket` (recorded
+ * in `bodies`) and retrying through the gate, until `stop` (which returns the 503s each met).
+ */
+function gatedWriters(fleet: Fleet, bucket: string, bodies: Map<string, Uint8Array>) {
+  const others = [fleet.instanceClient(1), fleet.instanceClient(2)];
+  const slowDowns = [0, 0];
+  let done = false;
+  let n = 0;
+  const writers = others.map(async (s3, which) => {
+    while (!done) {
+      const key = `during/${which}-${String(n++).padStart(3, "0")}`;
+      bodies.set(key, bodyFor(key));
+      slowDowns[which] += await writeThroughGate(s3, bucket, key, bodies.get(key)!);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  });
+  return {
+    others,
+    /** Ends the writers; throws what one of them failed with. */
+    async stop(): Promise<number[]> {
+      done = true;
+      await Promise.allSettled(writers);
+      await Promise.all(writers);
+      return slowDowns;
+    },
+  };
+}
+
 Deno.test({
   name: "a re-encrypt gates its bucket on every instance, is seen and cancelled from any instance",
   ignore: fleetReason !== null,
@@ -147,20 +176,11 @@ Deno.test({
     const id = await startReencrypt(a, "data");
 
     // Writers on the two other instances, each retrying its writes until accepted.
-    const others = [fleet.instanceClient(1), fleet.instanceClient(2)];
-    const slowDowns = [0, 0];
-    let done = false;
-    let n = 0;
-    const writers = others.map(async (s3, which) => {
-      while (!done) {
-        const key = `during/${which}-${String(n++).padStart(3, "0")}`;
-        bodies.set(key, bodyFor(key));
-        slowDowns[which] += await writeThroughGate(s3, "data", key, bodies.get(key)!);
-        await new Promise((r) => setTimeout(r, 30));
-      }
-    });
+    const writing = gatedWriters(fleet, "data", bodies);
+    const { others } = writing;
 
     let finished: Json;
+    let slowDowns: number[] = [];
     try {
       // Visible on another instance: its holder, type and progress.
       const row = await remoteRow(b, id);
@@ -179,10 +199,8 @@ Deno.test({
 
       finished = await a.jobEnded(id);
     } finally {
-      done = true;
-      await Promise.allSettled(writers);
+      slowDowns = await writing.stop();
     }
-    await Promise.all(writers);
     assert.equal(finished.status, "succeeded", JSON.stringify(finished));
     assert.ok(slowDowns[0] > 0 && slowDowns[1] > 0, `503s per instance: ${slowDowns}`);
 
@@ -244,26 +262,15 @@ Deno.test({
         delete_source: true,
       }, 202);
       const id = String(started.id);
-      const others = [fleet.instanceClient(1), fleet.instanceClient(2)];
-      const slowDowns = [0, 0];
-      let done = false;
-      let n = 0;
-      const writers = others.map(async (s3, which) => {
-        while (!done) {
-          const key = `during/${which}-${String(n++).padStart(3, "0")}`;
-          bodies.set(key, bodyFor(key));
-          slowDowns[which] += await writeThroughGate(s3, "moving", key, bodies.get(key)!);
-          await new Promise((r) => setTimeout(r, 30));
-        }
-      });
+      const writing = gatedWriters(fleet, "moving", bodies);
+      const { others } = writing;
       let finished: Json;
+      let slowDowns: number[] = [];
       try {
         finished = await a.jobEnded(id);
       } finally {
-        done = true;
-        await Promise.allSettled(writers);
+        slowDowns = await writing.stop();
       }
-      await Promise.all(writers);
       assert.equal(finished.status, "succeeded", JSON.stringify(finished));
       assert.ok(slowDowns[0] > 0 && slowDowns[1] > 0, `503s per instance: ${slowDowns}`);
       // Every instance routes the bucket to the second store: a write through each lands there.
