@@ -10,6 +10,7 @@ import { probeXdelta3, Xdelta3Codec } from "./codec/codec.ts";
 import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
+import { deltaTestSettings } from "../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const SIZE = 256 * 1024;
@@ -43,16 +44,14 @@ Deno.test({
         pool: new CodecPool(32),
         spoolDir: `${dir}/spool`,
         referenceCache: new ReferenceCache({ dir: `${dir}/baselines`, maxBytes: 64 * SIZE }),
-        settings: () => ({
-          maxDeltaRatio: 0.9,
-          maxObjectSize: 100 * SIZE,
-          codecTimeoutMs: 60_000,
-          codecSlotWaitMs: 0,
-          bucketCompression: () => true,
-          bucketMaxDeltaRatio: () => undefined,
-          // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
-          bucketDeltaspace: () => "parent",
-        }),
+        settings: () =>
+          deltaTestSettings({
+            maxDeltaRatio: 0.9,
+            maxObjectSize: 100 * SIZE,
+            codecSlotWaitMs: 0,
+            // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
+            bucketDeltaspace: () => "parent",
+          }),
       });
       assert.equal(router.identityOf("one"), router.identityOf("two"));
       const base = randomBytes(SIZE);

@@ -9,6 +9,7 @@ import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend, type DeltaBackendOptions, type DeltaMeta } from "./delta-backend.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
 import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
+import { deltaTestSettings } from "../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -43,16 +44,14 @@ async function withEnv(fn: (env: Env) => Promise<void>): Promise<void> {
     const compression = new Map<string, boolean>();
     const pool = new CodecPool(32);
     const codec = new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA });
-    const settings = () => ({
-      maxDeltaRatio: 0.5,
-      maxObjectSize: 100 * 1024 * 1024,
-      codecTimeoutMs: 60_000,
-      codecSlotWaitMs: 0,
-      bucketCompression: (bucket: string) => compression.get(bucket) ?? true,
-      bucketMaxDeltaRatio: () => undefined,
-      // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
-      bucketDeltaspace: () => "parent",
-    });
+    const settings = () =>
+      deltaTestSettings({
+        maxObjectSize: 100 * 1024 * 1024,
+        codecSlotWaitMs: 0,
+        bucketCompression: (bucket: string) => compression.get(bucket) ?? true,
+        // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
+        bucketDeltaspace: () => "parent",
+      });
     /** A store over `other`; `innerPageKeys: 2` splits listings into tiny inner pages. */
     const over = (other: Backend, extra: Partial<DeltaBackendOptions> = {}) =>
       new DeltaBackend({ inner: other, codec, pool, spoolDir, settings, ...extra });

@@ -10,6 +10,7 @@ import { CodecPool } from "./codec/codec-pool.ts";
 import { DeltaBackend } from "./delta-backend.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
 import { metaFor, randomBytes } from "../testing/object-fixtures.ts";
+import { deltaTestSettings } from "../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -44,16 +45,13 @@ async function withEnv(fn: (env: Env) => Promise<void>): Promise<void> {
       pool: new CodecPool(8),
       spoolDir,
       referenceCache: cache,
-      settings: () => ({
-        maxDeltaRatio: 0.5,
-        maxObjectSize: 100 * SIZE,
-        codecTimeoutMs: 60_000,
-        codecSlotWaitMs: 0,
-        bucketCompression: () => true,
-        bucketMaxDeltaRatio: () => undefined,
-        // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
-        bucketDeltaspace: () => "parent",
-      }),
+      settings: () =>
+        deltaTestSettings({
+          maxObjectSize: 100 * SIZE,
+          codecSlotWaitMs: 0,
+          // These tests check folder baselines (`<folder>reference.bin`): the parent rule.
+          bucketDeltaspace: () => "parent",
+        }),
     });
     await store.createBucket("b");
     await fn({ store, cache, root: `${inner.root}/b` });

@@ -13,6 +13,7 @@ import { metaFor } from "../../testing/object-fixtures.ts";
 import type { DeltaMeta } from "../delta-context.ts";
 import type { ObjectInfo } from "../../storage/mod.ts";
 import { shutdownArchiveWorkers } from "../archive/archive-codec.ts";
+import { deltaTestSettings } from "../../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 
@@ -44,14 +45,7 @@ Deno.test({
         codec: new Xdelta3Codec({ tempDir: `${dir}/spool`, acceptsA: probe.acceptsA }),
         pool: new CodecPool(2),
         spoolDir: `${dir}/spool`,
-        settings: () => ({
-          maxDeltaRatio: 0.5,
-          maxObjectSize: 1 << 30,
-          codecTimeoutMs: 60_000,
-          codecSlotWaitMs: 5_000,
-          bucketCompression: () => true,
-          bucketMaxDeltaRatio: () => undefined,
-        }),
+        settings: () => deltaTestSettings(),
       });
       let open = false;
       let inFlight = 0;

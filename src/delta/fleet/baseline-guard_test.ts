@@ -12,6 +12,7 @@ import { CodecPool } from "../codec/codec-pool.ts";
 import { DeltaBackend, type DeltaMeta } from "../delta-backend.ts";
 import type { DeltaContext } from "../delta-context.ts";
 import { RETIRE_STALE_MS, retireBaseline, retiringNameFor } from "./baseline-guard.ts";
+import { deltaTestSettings } from "../../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -84,15 +85,8 @@ async function withInstances(
     await Deno.mkdir(spoolDir);
     const pool = new CodecPool(8);
     const codec = new Xdelta3Codec({ tempDir: spoolDir, acceptsA: probe.acceptsA });
-    const settings = () => ({
-      maxDeltaRatio: 0.5,
-      maxObjectSize: 100 * 1024 * 1024,
-      codecTimeoutMs: 60_000,
-      codecSlotWaitMs: 5_000,
-      bucketCompression: () => true,
-      bucketMaxDeltaRatio: () => undefined,
-      bucketDeltaspace: () => "parent",
-    });
+    const settings = () =>
+      deltaTestSettings({ maxObjectSize: 100 * 1024 * 1024, bucketDeltaspace: () => "parent" });
     await fn({
       inner,
       instance: (other) => new DeltaBackend({ inner: other, codec, pool, spoolDir, settings }),

@@ -14,6 +14,7 @@ import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import { isNewerStored } from "./stored-order.ts";
 import { withSourceTime } from "../layout.ts";
 import type { Backend, ObjectInfo } from "../../storage/mod.ts";
+import { deltaTestSettings } from "../../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const KEY = "dumps/db.sql";
@@ -41,15 +42,7 @@ function store(inner: FilesystemBackend, spool: string, policy?: string): DeltaB
     codec: new Xdelta3Codec({ tempDir: spool, acceptsA: probe.acceptsA }),
     pool: new CodecPool(4),
     spoolDir: spool,
-    settings: () => ({
-      maxDeltaRatio: 0.5,
-      maxObjectSize: 1 << 30,
-      codecTimeoutMs: 60_000,
-      codecSlotWaitMs: 5_000,
-      bucketCompression: () => true,
-      bucketMaxDeltaRatio: () => undefined,
-      bucketDeltaspace: () => policy,
-    }),
+    settings: () => deltaTestSettings({ bucketDeltaspace: () => policy }),
   });
 }
 

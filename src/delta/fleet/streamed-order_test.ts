@@ -22,6 +22,7 @@ import { probeXdelta3, Xdelta3Codec } from "../codec/codec.ts";
 import { CodecPool } from "../codec/codec-pool.ts";
 import { DeltaBackend } from "../delta-backend.ts";
 import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
+import { deltaTestSettings } from "../../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const KEY = "dumps/db.sql";
@@ -57,15 +58,7 @@ function store(inner: Backend, spool: string, maxObjectSize: number): DeltaBacke
     codec: new Xdelta3Codec({ tempDir: spool, acceptsA: probe.acceptsA }),
     pool: new CodecPool(2),
     spoolDir: spool,
-    settings: () => ({
-      maxDeltaRatio: 0.5,
-      maxObjectSize,
-      codecTimeoutMs: 60_000,
-      codecSlotWaitMs: 5_000,
-      bucketCompression: () => true,
-      bucketMaxDeltaRatio: () => undefined,
-      bucketDeltaspace: () => "parent",
-    }),
+    settings: () => deltaTestSettings({ maxObjectSize, bucketDeltaspace: () => "parent" }),
   });
 }
 

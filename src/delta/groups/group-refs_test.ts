@@ -6,6 +6,7 @@ import { DeltaBackend, type DeltaMeta } from "../delta-backend.ts";
 import { metaFor, randomBytes } from "../../testing/object-fixtures.ts";
 import { groupFolder } from "./deltaspace-policy.ts";
 import { groupFolderOfName, markerName } from "./group-refs.ts";
+import { deltaTestSettings } from "../../testing/delta-fixtures.ts";
 
 const probe = await probeXdelta3();
 const ignore = !probe.available;
@@ -37,15 +38,8 @@ async function withStore(
       codec: new Xdelta3Codec({ tempDir: `${dir}/spool`, acceptsA: probe.acceptsA }),
       pool: new CodecPool(8),
       spoolDir: `${dir}/spool`,
-      settings: () => ({
-        maxDeltaRatio: 0.5,
-        maxObjectSize: 1 << 30,
-        codecTimeoutMs: 60_000,
-        codecSlotWaitMs: 0,
-        bucketCompression: () => true,
-        bucketMaxDeltaRatio: () => undefined,
-        bucketDeltaspace: () => policy.value,
-      }),
+      settings: () =>
+        deltaTestSettings({ codecSlotWaitMs: 0, bucketDeltaspace: () => policy.value }),
     });
     await store.createBucket("b");
     await fn({
