@@ -55,7 +55,7 @@ import { deltaspaceLabel, policyFor, resolveDeltaspace } from "./groups/deltaspa
 import { planLiveEncode, spoolBody, spoolWhileEncoding } from "./live-encode.ts";
 import { hintedFolder } from "./groups/generations.ts";
 import { isArchiveKey } from "./archive-form.ts";
-import { ArchiveBacklog, type BacklogObserver } from "./background/archive-backlog.ts";
+import { ArchiveBacklog, type BacklogHooks } from "./background/archive-backlog.ts";
 import {
   convertArchive,
   type ConvertOutcome,
@@ -109,20 +109,20 @@ export class DeltaBackend implements Backend {
    * `dir` (background/archive-backlog.ts; what a previous run left is resumed). Without it every
    * archive is converted during its PUT.
    */
-  async startBacklog(dir: string, observer?: BacklogObserver): Promise<ArchiveBacklog> {
+  async startBacklog(dir: string, hooks?: BacklogHooks): Promise<ArchiveBacklog> {
     const convert = async (pending: PendingArchive): Promise<ConvertOutcome> => {
-      const leave = observer?.admit ? observer.admit(pending.bucket) : () => {};
+      const leave = hooks?.admit ? hooks.admit(pending.bucket) : () => {};
       if (leave === null) return "retry"; // a maintenance job holds the bucket
       try {
         return await convertArchive(this.#ctx, this.#settings(), pending, {
           forget: () => this.#stored.forget(pending.bucket, pending.key),
-          converted: (stored, source) => observer?.converted?.(pending.bucket, stored, source),
+          converted: (stored, source) => hooks?.converted?.(pending.bucket, stored, source),
         });
       } finally {
         leave();
       }
     };
-    this.#backlog = await ArchiveBacklog.open(dir, convert, observer);
+    this.#backlog = await ArchiveBacklog.open(dir, convert, hooks);
     this.#backlog.start();
     return this.#backlog;
   }

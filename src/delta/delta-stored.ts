@@ -6,7 +6,7 @@
  */
 
 import type { ObjectInfo, ObjectMeta, WriteCondition } from "../storage/mod.ts";
-import { storedNameFor, withSourceTime } from "./layout.ts";
+import { sourceTimeOf, storedNameFor } from "./layout.ts";
 import {
   baselineFolderOf,
   type DecisionReason,
@@ -20,11 +20,6 @@ import type { Spool } from "./live-encode.ts";
 import { newMarkerId, removeMarker, writeMarker } from "./groups/group-refs.ts";
 import { isGroupFolder } from "./groups/deltaspace-policy.ts";
 import { commitOrdered, type SameWrite } from "./fleet/ordered-commit.ts";
-
-/** The Last-Modified a stored-again write keeps (ms, as a string). */
-function sourceTimeOf(source: ObjectInfo): string {
-  return String(withSourceTime(source).meta.lastModified);
-}
 
 export async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path, { read: true })).readable;
@@ -143,7 +138,9 @@ export async function storeDelta(
     storageReason,
     ...(codec ? { codec } : {}),
     ...(markerId !== undefined ? { markerId } : {}),
-    ...(target.sameWrite ? { sourceLastModified: sourceTimeOf(target.sameWrite.source) } : {}),
+    ...(target.sameWrite
+      ? { sourceLastModified: String(sourceTimeOf(target.sameWrite.source)) }
+      : {}),
   };
   let info: ObjectInfo;
   let previous: ObjectInfo | null;

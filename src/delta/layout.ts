@@ -133,6 +133,11 @@ export function withSourceTime(info: ObjectInfo): ObjectInfo {
   return { ...info, meta: { ...info.meta, lastModified: source } };
 }
 
+/** The Last-Modified of the write a stored object holds (withSourceTime), in ms. */
+export function sourceTimeOf(info: ObjectInfo): number {
+  return withSourceTime(info).meta.lastModified;
+}
+
 export function toLogicalEntries(
   stored: readonly ObjectInfo[],
   options: LogicalPageOptions = {},

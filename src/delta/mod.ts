@@ -5,7 +5,7 @@
 export { decodeTransformed, deriveTokenForm } from "./archive-form.ts";
 export { shutdownArchiveWorkers } from "./archive/archive-codec.ts";
 export { ArchiveBacklog } from "./background/archive-backlog.ts";
-export type { BacklogObserver } from "./background/archive-backlog.ts";
+export type { BacklogHooks } from "./background/archive-backlog.ts";
 export { ReferenceCache } from "./cache/reference-cache.ts";
 export { CodecSet, decodedSizeOf } from "./codec/codec-choice.ts";
 export { CodecPool } from "./codec/codec-pool.ts";

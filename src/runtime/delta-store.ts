@@ -16,7 +16,7 @@ import { privateDir } from "../lib/mod.ts";
 import type { Config } from "../config/mod.ts";
 import {
   type ArchiveBacklog,
-  type BacklogObserver,
+  type BacklogHooks,
   CodecPool,
   DeltaBackend,
   type DeltaObserver,
@@ -40,7 +40,7 @@ export interface DeltaStore {
    * with what they tell (usage counters: the object service, and so the event outbox, never sees
    * a conversion) and ask (the maintenance gate).
    */
-  startConversions(hooks: Pick<BacklogObserver, "converted" | "admit">): Promise<void>;
+  startConversions(hooks: Pick<BacklogHooks, "converted" | "admit">): Promise<void>;
   /** Stops them after the one in progress (the stack stops). */
   stopConversions(): Promise<void>;
   pool: CodecPool;

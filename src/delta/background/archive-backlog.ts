@@ -33,7 +33,7 @@ interface Queued {
 }
 
 /** What the backlog reports (metrics, usage counters) and asks (the maintenance gate). */
-export interface BacklogObserver {
+export interface BacklogHooks {
   /** One conversion's outcome. */
   outcome(outcome: ConvertOutcome): void;
   /** A write of `bucket` stored as it came (`source`) is now stored as `stored`. */
@@ -49,7 +49,7 @@ export interface BacklogObserver {
 export class ArchiveBacklog {
   readonly #dir: string;
   readonly #convert: (pending: PendingArchive) => Promise<ConvertOutcome>;
-  readonly #observer: BacklogObserver | undefined;
+  readonly #hooks: BacklogHooks | undefined;
   readonly #queued = new Map<string, Queued>();
   readonly #keys = new KeyLock();
   #wake: (() => void) | null = null;
@@ -59,21 +59,21 @@ export class ArchiveBacklog {
   private constructor(
     dir: string,
     convert: (pending: PendingArchive) => Promise<ConvertOutcome>,
-    observer?: BacklogObserver,
+    hooks?: BacklogHooks,
   ) {
     this.#dir = dir;
     this.#convert = convert;
-    this.#observer = observer;
+    this.#hooks = hooks;
   }
 
   /** Opens (or creates) the backlog in `dir` with the entries a previous run left. */
   static async open(
     dir: string,
     convert: (pending: PendingArchive) => Promise<ConvertOutcome>,
-    observer?: BacklogObserver,
+    hooks?: BacklogHooks,
   ): Promise<ArchiveBacklog> {
     await privateDir(dir);
-    const backlog = new ArchiveBacklog(dir, convert, observer);
+    const backlog = new ArchiveBacklog(dir, convert, hooks);
     const found: { id: string; file: string; pending: PendingArchive; mtime: number }[] = [];
     for await (const entry of Deno.readDir(dir)) {
       const path = join(dir, entry.name);
@@ -137,8 +137,8 @@ export class ArchiveBacklog {
    * lands after a delete of this instance returned).
    */
   guard<T>(bucket: string, key: string, work: () => Promise<T>): Promise<T> {
-    if (!this.#queued.has(idOf(bucket, key))) return work();
-    return this.#keys.run(idOf(bucket, key), work);
+    const id = idOf(bucket, key);
+    return this.#queued.has(id) ? this.#keys.run(id, work) : work();
   }
 
   /** Starts converting (once). */
@@ -173,7 +173,7 @@ export class ArchiveBacklog {
       }
       const [id, queued] = next;
       const outcome = await this.#keys.run(id, () => this.#convert(queued.pending));
-      this.#observer?.outcome(outcome);
+      this.#hooks?.outcome(outcome);
       if (this.#queued.get(id) !== queued) continue; // a newer write of the key was queued
       if (outcome === "retry") {
         queued.attempts++;

@@ -17,7 +17,7 @@ import { SvcError } from "../../lib/mod.ts";
 import type { ObjectInfo } from "../../storage/mod.ts";
 import { type DeltaContext, type DeltaMeta, type DeltaSettings } from "../delta-context.ts";
 import { removeQuietly } from "../delta-context.ts";
-import { storedNameFor, withSourceTime } from "../layout.ts";
+import { sourceTimeOf, storedNameFor } from "../layout.ts";
 import { isNewerStored, writtenAtOf } from "../fleet/stored-order.ts";
 import { isPreconditionFailed } from "../fleet/baseline-guard.ts";
 import { policyFor, resolveDeltaspace } from "../groups/deltaspace-policy.ts";
@@ -162,7 +162,7 @@ async function keep(
   const meta: DeltaMeta = {
     ...source.meta,
     storageReason: reason,
-    sourceLastModified: String(withSourceTime(source).meta.lastModified),
+    sourceLastModified: String(sourceTimeOf(source)),
   };
   await storeFile(ctx, pending.bucket, pending.key, spool.path, meta, { ifMatch: source.version });
   return "kept";

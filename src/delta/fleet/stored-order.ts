@@ -23,7 +23,7 @@
 
 import type { ObjectInfo } from "../../storage/mod.ts";
 import type { DeltaMeta } from "../delta-context.ts";
-import { logicalKeyOf, withSourceTime } from "../layout.ts";
+import { logicalKeyOf, sourceTimeOf } from "../layout.ts";
 
 /** The writer's stamp of a stored object, its Last-Modified when it has none (older writes). */
 export function writtenAtOf(info: ObjectInfo): number {
@@ -43,11 +43,6 @@ export function writtenAtNow(): string {
  */
 export function stampAfter(previous: ObjectInfo | null): string {
   return String(Math.max(Date.now(), previous ? writtenAtOf(previous) + 1 : 0));
-}
-
-/** The Last-Modified of the write a stored object holds (withSourceTime), in ms. */
-function sourceTimeOf(info: ObjectInfo): number {
-  return withSourceTime(info).meta.lastModified;
 }
 
 /** A tie's order: a converted delta, then the passthrough name, then a delta written as one. */
