@@ -201,16 +201,22 @@ export function insertPositions(
 export let walkStart = 0;
 
 /**
- * The rest of a walk of zlib's longest_match along a middle or long chain (`links`) from `cur`, a
- * position on s's chain: candidates that share s's first four bytes and rank at least
- * `lowestRank` (the ones zlib's chain budget reaches), before the window's `limit`. Stops early
- * at a match of `upTo` bytes, whose start (walkStart) is on the next chain. Returns the best
- * length (at least `bestLen`, whose match starts at `start`).
+ * The rest of a walk of zlib's longest_match along a middle or long chain (`links`, positions with
+ * the same hash of `hashed` bytes) from `cur`, a position on s's chain: candidates that share s's
+ * first four bytes and rank at least `lowestRank` (the ones zlib's chain budget reaches), before
+ * the window's `limit`. Stops early at a match of `upTo` bytes, whose start (walkStart) is on the
+ * next chain. Returns the best length (at least `bestLen`, whose match starts at `start`).
+ *
+ * A run of one byte value (a tar's zero padding, indentation) puts each of its positions on the
+ * chain one after the other, and a walk from s, which starts with a run of the same byte, would
+ * visit them all: thousands of steps a search in tar content. The walk crosses such a run at once
+ * instead (`run` below), with what visiting each position would have given.
  */
 export function rankedWalk(
   view: DataView,
   d: Uint8Array,
   links: Uint16Array,
+  hashed: number,
   cur: number,
   s: number,
   bestLen: number,
@@ -223,21 +229,82 @@ export function rankedWalk(
   const ranks = rankAt;
   const scanWord = view.getInt32(s, true);
   let scanEnd = view.getUint16(s + bestLen - 1, true);
+  const stopLen = upTo < maxLen ? upTo : maxLen;
+  /** How many bytes s starts with equal to its first, up to maxLen (-1: not counted yet). */
+  let sRun = -1;
   for (;;) {
     cur -= links[cur & WMASK];
     if (cur <= limit) break;
+    if (links[cur & WMASK] === 1) {
+      // The chain goes on at cur - 1: cur is in a run (or, rarely, a collision of the hash).
+      const z = d[cur];
+      if (sRun < 0) {
+        sRun = 1;
+        while (sRun < maxLen && d[s + sRun] === d[s]) sRun++;
+      }
+      const k = sRun;
+      if (d[s] === z && k >= hashed) {
+        // f: where the run ends after cur, looked for up to cur + k + 1 (all that matters).
+        let f = cur + 1;
+        const fStop = cur + k + 1;
+        while (f < fStop && d[f] === z) f++;
+        if (f - cur >= hashed) {
+          // Every position of the run from r0 to cur is on this chain, one after the other, each
+          // ranked one below the next. lo: the lowest one within the window and the budget.
+          const budgetLo = cur - (ranks[cur & WMASK] - lowestRank);
+          const lo = budgetLo > limit + 1 ? budgetLo : limit + 1;
+          if (lo > cur) break; // past the budget: nothing from here on can be taken
+          let r0 = cur;
+          while (r0 > lo && d[r0 - 1] === z) r0--;
+          // A candidate c of the run matches s for f - c bytes while that is under k (the
+          // run's end meets s's run), for k when its run reaches past s's (f - c > k), and the
+          // one whose run ends where s's does (c = f - k) matches on after it. Going down from
+          // cur, the lengths rise one a step until f - k: each beats the best once past it.
+          let stop = false;
+          const aLo = r0 > f - k + 1 ? r0 : f - k + 1;
+          const aHi = cur < f - bestLen - 1 ? cur : f - bestLen - 1;
+          if (aHi >= aLo) {
+            const cStop = f - stopLen; // the first of them as long as stopLen
+            const c = cStop >= aHi ? aHi : cStop >= aLo ? cStop : aLo;
+            start = c;
+            bestLen = f - c;
+            stop = bestLen >= stopLen;
+          }
+          const star = f - k;
+          if (!stop && star >= r0 && star <= cur) {
+            const len = matchLength(view, d, star, s, maxLen);
+            if (len > bestLen) {
+              start = star;
+              bestLen = len;
+              stop = len >= stopLen;
+            }
+          } else if (!stop && star > cur && k > bestLen) {
+            // Every run from cur down reaches past s's: cur, the first, matches k bytes.
+            start = cur;
+            bestLen = k;
+            stop = k >= stopLen;
+          }
+          if (stop || r0 === lo) break; // a match long enough, or the rest is out of reach
+          scanEnd = view.getUint16(s + bestLen - 1, true);
+          cur = r0;
+          continue;
+        }
+      }
+    }
+    // Most candidates end before the best: the two bytes ending it decide first (one load).
+    if (view.getUint16(cur + bestLen - 1, true) !== scanEnd) continue;
     // Other first four bytes: perhaps another short hash (its rank means nothing here), and a
     // candidate that cannot share this chain's bytes (a collision of its hash).
     if (view.getInt32(cur, true) !== scanWord) continue;
-    if (ranks[cur & WMASK] < lowestRank) break; // past the budget: zlib stops before it
-    if (view.getUint16(cur + bestLen - 1, true) === scanEnd) {
-      const len = matchLength(view, d, cur, s, maxLen);
-      if (len > bestLen) {
-        start = cur;
-        bestLen = len;
-        if (len >= upTo || len >= maxLen) break;
-        scanEnd = view.getUint16(s + bestLen - 1, true);
-      }
+    // Past the budget: zlib stops before it. Ranks fall along the walk among candidates with
+    // s's first four bytes, so one skipped above was past the budget only if this one is too.
+    if (ranks[cur & WMASK] < lowestRank) break;
+    const len = matchLength(view, d, cur, s, maxLen);
+    if (len > bestLen) {
+      start = cur;
+      bestLen = len;
+      if (len >= upTo || len >= maxLen) break;
+      scanEnd = view.getUint16(s + bestLen - 1, true);
     }
   }
   walkStart = start;

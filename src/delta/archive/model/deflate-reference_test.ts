@@ -158,6 +158,32 @@ function runs(seed: number, size: number): Uint8Array {
   return out;
 }
 
+/**
+ * Tar-like content: headers and files padded with zeros to 512 bytes, some long zero runs (past
+ * the chain budget, across the window's limit), and runs that end in the same bytes: the run
+ * crossing of the middle and long walks (deflate-chains.ts) at every budget and limit.
+ */
+function tarLike(seed: number, size: number): Uint8Array {
+  let state = seed >>> 0;
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0);
+  const out = new Uint8Array(size);
+  const text = indented(seed + 1, 40_000);
+  let at = 0;
+  while (at < size) {
+    const name = new TextEncoder().encode(`package/lib/file-${next() % 50}.js`);
+    out.set(name.subarray(0, size - at), at);
+    at += 512; // the header: its name, then zeros
+    const pick = next() % 8;
+    const length = pick === 0 ? 5_000 + (next() % 40_000) : next() % 3_000;
+    if (pick !== 1) {
+      const from = next() % (text.length - 3_000);
+      out.set(text.subarray(from, from + Math.min(length, 3_000, size - at)), at);
+    } // else a run of zeros as long as a file
+    at += length + (511 - ((length + 511) % 512)); // the padding stays zero
+  }
+  return out;
+}
+
 function compare(data: Uint8Array, set: number, every: number): void {
   const model = new DeflateModel(data, MODEL_PARAMS[set]);
   const reference = new ReferenceParse(data, MODEL_PARAMS[set]);
@@ -187,6 +213,7 @@ const INPUTS: [string, Uint8Array][] = [
   ["indented", indented(11, 160_000)],
   ["runs", runs(12, 60_000)],
   ["sample", sample(13, 100_000)],
+  ["tar-like", tarLike(17, 400_000)],
 ];
 
 for (const [name, data] of INPUTS) {

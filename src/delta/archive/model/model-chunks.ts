@@ -19,10 +19,12 @@ import { LENGTH_258_AS_284, type TokenStream } from "../token-stream.ts";
 export const LOOKAHEAD = 1024;
 /**
  * Content per chunk a writer aims at (a chunk ends at the first match past it); streams of more
- * than two are chunked. 1 MiB rather than 2: a 3 MB stream (a small npm package) then runs on two
- * cores, 20% faster to rebuild, and larger ones are no slower (docs/BENCHMARKS.md).
+ * than two are chunked. 512 KiB rather than 1 MiB (and 2 before): the threads then share a stream
+ * evenly (a 3.3 MB one was cut into 1.0, 1.0 and 1.3 MB, and one thread ran two of them while the
+ * other waited): a 3 MB npm package rebuilds 20% faster, a 7 MB one 10%; 256 KiB gained no more
+ * (docs/BENCHMARKS.md). Forms written with larger chunks keep them.
  */
-export const CHUNK_BYTES = 1 << 20;
+export const CHUNK_BYTES = 512 << 10;
 
 /** A token the model got wrong, by its index in the stream. */
 export interface Correction {
