@@ -115,11 +115,17 @@ Deno.test({
       assert.equal(next.meta?.transform, "archive-tokens-1");
       assert.ok(next.size < second.length / 10, `delta of ${next.size} for ${second.length}`);
 
-      // Restarted: nothing cached, every read derives the token form from the stored archive.
+      // Restarted: nothing cached. A lone archive is its baseline's own bytes: read as they are
+      // (one baseline fetched), no token form derived and rebuilt; the second version derives it.
       await svc.stop();
       svc = await start(dataDir);
+      const cold = await cacheCounts(svc);
       for (const [key, body] of Object.entries(lone)) await readsBack(svc, key, body);
+      const read = await cacheCounts(svc);
+      assert.deepEqual([read.hits - cold.hits, read.misses - cold.misses], [0, 3]);
       await readsBack(svc, "r/1.0/app-next.tgz", second);
+      const derived = await cacheCounts(svc);
+      assert.deepEqual([derived.hits - read.hits, derived.misses - read.misses], [1, 1]);
       const ranged = await signedFetch(`${svc.url}/${BUCKET}/z/1.0/app.zip`, {
         headers: { range: "bytes=10-5000" },
       });

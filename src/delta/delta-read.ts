@@ -25,7 +25,7 @@ import {
   deriveTokenForm,
 } from "./archive-form.ts";
 import { openVerifiedRange } from "./cache/verified-file.ts";
-import { decodedSizeOf } from "./codec/codec-choice.ts";
+import { decodedSizeOf, IDENTITY } from "./codec/codec-choice.ts";
 import { getLogger } from "../observability/mod.ts";
 
 const log = getLogger("svc::delta");
@@ -173,13 +173,25 @@ export async function readDelta(
     } else ctx.referenceCache.evict(baselineCacheKey(ctx, bucket, deltaspace));
     return internalError(`Delta object "${stored.key}" cannot be rebuilt: ${detail}`);
   };
+  /** Set by leaseBaseline: the object is its baseline's own bytes (an archive's first version). */
+  let wholeBaseline = false;
   const leaseBaseline = async (): Promise<BaselineLease> => {
     const refInfo = await ctx.inner.headObject(bucket, referenceNameFor(deltaspace));
     if (!refInfo) throw fail("its baseline is missing");
     if (meta.referenceSha256 !== undefined && meta.referenceSha256 !== refInfo.meta.sha256) {
       throw fail("it was encoded against a different baseline");
     }
-    const baseline = await verifiedBaseline(ctx, bucket, deltaspace, refInfo.meta.sha256, refInfo);
+    // An archive baseline keeps the archive's own bytes and its object is an empty delta: those
+    // bytes are the object, so they are read as they are rather than rebuilt from the token form.
+    wholeBaseline = meta.codec === IDENTITY && refInfo.meta.sha256 === meta.sha256 &&
+      baselineFormOf(refInfo.meta) !== null;
+    const baseline = await verifiedBaseline(
+      ctx,
+      bucket,
+      deltaspace,
+      refInfo.meta.sha256,
+      wholeBaseline ? undefined : refInfo,
+    );
     if ("corrupt" in baseline) throw fail("its baseline does not match its sha256");
     baselineSha256 = baseline.sha256;
     baselineHit = baseline.cacheHit;
@@ -194,7 +206,7 @@ export async function readDelta(
     try {
       await ctx.pool.run(
         (signal) =>
-          meta.transform === undefined
+          meta.transform === undefined || wholeBaseline
             ? codec.decodeToFile(baseline.path, deltaBody, path, { signal })
             : decodeTransformed(
               ctx.spoolDir,
