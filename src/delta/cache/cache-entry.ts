@@ -1,6 +1,6 @@
 /**
- * Hashing of the delta caches' files: the whole-file sha256 (the content address) and one sha256
- * per CHUNK_BYTES chunk, taken in the same pass when an entry is created. The chunk digests stay
+ * Hashing of the delta caches' files: the whole-file sha256 (the content address) and one seal
+ * per chunk (`chunkStart`), taken in the same pass when an entry is created. The chunk digests stay
  * in memory beside the entry (the caches are emptied at start, so nothing on disk needs them and
  * nothing on disk can forge them); every read of a cached file checks the chunks it touches before
  * their bytes are used (verified-file.ts). Also the leases reference-cache.ts hands out.
@@ -12,12 +12,42 @@ import { type ChunkMac, createChunkMac } from "../../native/mod.ts";
 
 /** Verification granule: a ranged read re-hashes at most one chunk more at each end. */
 export const CHUNK_BYTES = 1 << 20;
+/**
+ * The first chunks are smaller and grow (128, 256 and 512 KiB, then CHUNK_BYTES): a read sends
+ * nothing before its first chunk is checked, and a small first chunk starts the response sooner
+ * (a 1 MiB one took ~0.45 ms to read and check, a tenth of a 4 MiB read), while the next,
+ * larger ones are checked as it is sent. Whole 1 MiB chunks from 896 KiB on keep per-chunk costs
+ * low on large objects.
+ */
+const FIRST_CHUNK = 128 << 10;
+const GROWING = 3;
+const GROWN = FIRST_CHUNK * ((1 << GROWING) - 1);
+
+/** Where chunk `index` starts. */
+export function chunkStart(index: number): number {
+  return index < GROWING
+    ? FIRST_CHUNK * ((1 << index) - 1)
+    : GROWN + (index - GROWING) * CHUNK_BYTES;
+}
+
+/** How long chunk `index` is (the last chunk of a file may be shorter). */
+export function chunkLength(index: number): number {
+  return index < GROWING ? FIRST_CHUNK << index : CHUNK_BYTES;
+}
+
+/** The chunk that holds byte `offset`. */
+export function chunkAt(offset: number): number {
+  if (offset >= GROWN) return GROWING + Math.floor((offset - GROWN) / CHUNK_BYTES);
+  let index = 0;
+  while (chunkStart(index + 1) <= offset) index++;
+  return index;
+}
 
 export interface FileDigests {
   /** sha256 of the whole content, hex. */
   sha256: string;
   size: number;
-  /** sha256 of each CHUNK_BYTES chunk (the last may be shorter), raw. */
+  /** The seal of each chunk (`chunkStart`, `chunkLength`; the last may be shorter). */
   chunks: Uint8Array[];
 }
 
@@ -90,11 +120,12 @@ export class ChunkHasher {
     this.#size += bytes.byteLength;
     let at = 0;
     while (at < bytes.byteLength) {
-      const take = Math.min(CHUNK_BYTES - this.#filled, bytes.byteLength - at);
+      const length = chunkLength(this.#chunks.length);
+      const take = Math.min(length - this.#filled, bytes.byteLength - at);
       this.#chunk.update(bytes.subarray(at, at + take));
       at += take;
       this.#filled += take;
-      if (this.#filled === CHUNK_BYTES) {
+      if (this.#filled === length) {
         this.#chunks.push(this.#chunk.finish());
         this.#chunk = this.#check.begin();
         this.#filled = 0;
@@ -135,11 +166,11 @@ export async function digestFile(
   let inFlight = Promise.resolve();
   for (;;) {
     signal?.throwIfAborted();
-    const buffer = new Uint8Array(CHUNK_BYTES);
+    const index = chunks.length;
+    const buffer = new Uint8Array(chunkLength(index));
     const n = await readFull(file, buffer);
     if (n === 0) break;
     const bytes = buffer.subarray(0, n);
-    const index = chunks.length;
     chunks.push(new Uint8Array(0));
     await inFlight;
     inFlight = check.seal(bytes).then((digest) => {
@@ -147,7 +178,7 @@ export async function digestFile(
     });
     whole.update(bytes);
     size += n;
-    if (n < CHUNK_BYTES) break;
+    if (n < buffer.length) break;
   }
   await inFlight;
   return { sha256: whole.digest("hex"), size, chunks };
@@ -167,7 +198,7 @@ export async function findDamage(
   let checking: Promise<string | undefined> = Promise.resolve(undefined);
   for (let index = 0;; index++) {
     signal?.throwIfAborted();
-    const buffer = new Uint8Array(CHUNK_BYTES);
+    const buffer = new Uint8Array(chunkLength(index));
     const n = await readFull(file, buffer);
     const damage = await checking;
     if (damage !== undefined) return damage;
@@ -177,7 +208,7 @@ export async function findDamage(
     checking = check.matches(buffer.subarray(0, n), expected).then((same) =>
       same ? undefined : `chunk ${index} is damaged`
     );
-    if (n < CHUNK_BYTES) {
+    if (n < buffer.length) {
       return (await checking) ?? (index + 1 === chunks.length ? undefined : "is short");
     }
   }
@@ -195,7 +226,7 @@ export interface BaselineLease {
   readonly cacheHit: boolean;
   /** Hashed while this acquisition downloaded it: `verify` answers true without reading. */
   readonly verified: boolean;
-  /** sha256 of each 1 MiB chunk, taken when the file was filled: readers check against them. */
+  /** The seal of each chunk, taken when the file was filled: readers check against them. */
   readonly chunks: readonly Uint8Array[];
   release(): Promise<void>;
 }

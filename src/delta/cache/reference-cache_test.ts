@@ -5,7 +5,7 @@ import {
   ReferenceCache,
   sha256Hex,
 } from "./reference-cache.ts";
-import { PROCESS_CHUNK_CHECK } from "./cache-entry.ts";
+import { chunkLength, chunkStart, PROCESS_CHUNK_CHECK } from "./cache-entry.ts";
 
 function bytes(n: number, fill = 1): Uint8Array<ArrayBuffer> {
   return new Uint8Array(n).fill(fill);
@@ -214,16 +214,18 @@ Deno.test("reference cache: evict and evictPrefix forget owners; shared bytes st
     assert.equal(cache.stats().sizeBytes, 0);
   }));
 
-Deno.test("reference cache: leases carry a seal per MiB; files are 0600", () =>
+Deno.test("reference cache: leases carry a seal per chunk; files are 0600", () =>
   withCache(8 << 20, async (cache) => {
     const data = new Uint8Array((2 << 20) + 5);
     for (let i = 0; i < data.length; i++) data[i] = i % 251;
     const lease = leased(await cache.acquire("a", sha256Hex(data), fetcher(data)));
-    const chunk = (n: number) => data.slice(n << 20, Math.min(data.length, (n + 1) << 20));
-    assert.equal(lease.chunks.length, 3);
-    for (let n = 0; n < 3; n++) {
+    const chunk = (n: number) =>
+      data.slice(chunkStart(n), Math.min(data.length, chunkStart(n) + chunkLength(n)));
+    // 128, 256 and 512 KiB, a MiB, then the last 128 KiB and 5 bytes.
+    assert.equal(lease.chunks.length, 5);
+    for (let n = 0; n < 5; n++) {
       assert.ok(await PROCESS_CHUNK_CHECK.matches(chunk(n), lease.chunks[n]), `chunk ${n}`);
-      const other = chunk((n + 1) % 3);
+      const other = chunk((n + 1) % 5);
       assert.equal(await PROCESS_CHUNK_CHECK.matches(other, lease.chunks[n]), false);
     }
     assert.equal((await Deno.stat(lease.path)).mode! & 0o777, 0o600);

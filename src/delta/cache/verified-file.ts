@@ -9,13 +9,20 @@
  * (the response is cut short, never completed with wrong bytes).
  */
 
-import { CHUNK_BYTES, type ChunkCheck, PROCESS_CHUNK_CHECK, readFull } from "./cache-entry.ts";
+import {
+  chunkAt,
+  type ChunkCheck,
+  chunkLength,
+  chunkStart,
+  PROCESS_CHUNK_CHECK,
+  readFull,
+} from "./cache-entry.ts";
 
 /** Chunks read and hashed ahead of the one being sent: hashing overlaps sending (memory: 3 MiB). */
 const READ_AHEAD_CHUNKS = 2;
 
 export interface VerifiedRangeOptions {
-  /** Open on the cached file; closed by this function in every case. */
+  /** Open on the cached file, at its start; closed by this function in every case. */
   file: Deno.FsFile;
   chunks: readonly Uint8Array[];
   size: number;
@@ -36,6 +43,8 @@ export async function openVerifiedRange(
   const check = options.check ?? PROCESS_CHUNK_CHECK;
   let closed = false;
   let reads: Promise<unknown> = Promise.resolve();
+  /** Where the file's position is (a fresh open is at 0): chunks read in order need no seek. */
+  let position = 0;
   const close = () => {
     if (closed) return;
     closed = true;
@@ -44,12 +53,15 @@ export async function openVerifiedRange(
   };
   /** The chunk's bytes inside the range, or its index when it does not match its digest. */
   const load = (index: number): Promise<Uint8Array | number> => {
-    const from = index * CHUNK_BYTES;
-    const bytes = new Uint8Array(Math.min(CHUNK_BYTES, size - from));
+    const from = chunkStart(index);
+    const bytes = new Uint8Array(Math.min(chunkLength(index), size - from));
     // Reads go one after another (they share the file position); digests may overlap them.
     const read = reads.then(async () => {
-      await file.seek(from, Deno.SeekMode.Start);
-      return await readFull(file, bytes);
+      if (position !== from) await file.seek(from, Deno.SeekMode.Start);
+      position = -1; // unknown until the read below ends
+      const filled = await readFull(file, bytes);
+      position = from + filled;
+      return filled;
     });
     reads = read.catch(() => {});
     return read.then(async (filled) => {
@@ -61,8 +73,8 @@ export async function openVerifiedRange(
     });
   };
 
-  const last = size === 0 ? -1 : Math.floor(end / CHUNK_BYTES);
-  let scheduled = Math.floor(start / CHUNK_BYTES);
+  const last = size === 0 ? -1 : chunkAt(end);
+  let scheduled = chunkAt(start);
   const ahead: Promise<Uint8Array | number>[] = [];
   const fill = () => {
     while (!closed && ahead.length < READ_AHEAD_CHUNKS && scheduled <= last) {

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import {
   CHUNK_BYTES,
+  chunkAt,
   type ChunkCheck,
+  ChunkHasher,
+  chunkLength,
+  chunkStart,
   digestFile,
   findDamage,
   PROCESS_CHUNK_CHECK,
@@ -22,7 +26,8 @@ for (const [name, check] of [["process", PROCESS_CHUNK_CHECK], ["sha256", SHA256
     try {
       await Deno.writeFile(path, data);
       const { chunks, size } = await digestFile(path, undefined, check as ChunkCheck);
-      assert.equal(chunks.length, 3);
+      // 128 + 256 + 512 KiB, then 1 MiB, then the last 640 KiB.
+      assert.equal(chunks.length, 5);
       assert.equal(await findDamage(path, chunks, undefined, check), undefined);
       const read = async (start: number, end: number, damaged: number[] = []) => {
         const body = await openVerifiedRange({
@@ -40,21 +45,50 @@ for (const [name, check] of [["process", PROCESS_CHUNK_CHECK], ["sha256", SHA256
         return body === null ? null : await drain(body);
       };
       assert.deepEqual(await read(0, size - 1), data);
-      const from = CHUNK_BYTES - 10;
-      assert.deepEqual(await read(from, from + 99), data.subarray(from, from + 100));
-      // One flipped byte in the second chunk.
+      for (const boundary of [1, 2, 3, 4].map(chunkStart)) {
+        const from = boundary - 10;
+        assert.deepEqual(await read(from, from + 99), data.subarray(from, from + 100));
+      }
+      // One flipped byte in the fourth chunk (the first whole MiB).
+      const at = chunkStart(3) + 7;
       const file = await Deno.open(path, { write: true });
-      await file.seek(CHUNK_BYTES + 7, Deno.SeekMode.Start);
-      await file.write(new Uint8Array([data[CHUNK_BYTES + 7] ^ 1]));
+      await file.seek(at, Deno.SeekMode.Start);
+      await file.write(new Uint8Array([data[at] ^ 1]));
       file.close();
-      assert.equal(await findDamage(path, chunks, undefined, check), "chunk 1 is damaged");
+      assert.equal(await findDamage(path, chunks, undefined, check), "chunk 3 is damaged");
       const damaged: number[] = [];
-      assert.equal(await read(CHUNK_BYTES, CHUNK_BYTES + 10, damaged), null, "before a byte");
-      assert.deepEqual(damaged, [1]);
-      await assert.rejects(read(0, size - 1), /chunk 1 is damaged/, "the stream is cut");
+      assert.equal(await read(at - 7, at + 10, damaged), null, "before a byte");
+      assert.deepEqual(damaged, [3]);
+      await assert.rejects(read(0, size - 1), /chunk 3 is damaged/, "the stream is cut");
       assert.deepEqual(await read(0, 99), data.subarray(0, 100), "an intact chunk still reads");
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
   });
 }
+
+Deno.test("chunks: each offset in the chunk that starts at or before it; fills in parts agree", async () => {
+  for (let index = 0; index < 8; index++) {
+    const start = chunkStart(index);
+    assert.equal(chunkStart(index + 1), start + chunkLength(index));
+    for (const offset of [start, start + 1, start + chunkLength(index) - 1]) {
+      assert.equal(chunkAt(offset), index, `offset ${offset}`);
+    }
+  }
+  assert.equal(chunkLength(0), 128 << 10);
+  assert.equal(chunkLength(5), CHUNK_BYTES);
+  // A fill fed in odd parts seals the same chunks digestFile reads.
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = new Uint8Array(3 * CHUNK_BYTES + 12345).map((_, i) => (i * 7) & 255);
+    await Deno.writeFile(`${dir}/f`, data);
+    const hasher = new ChunkHasher();
+    for (let at = 0; at < data.length; at += 99_991) hasher.update(data.subarray(at, at + 99_991));
+    const filled = hasher.finish();
+    assert.equal(filled.chunks.length, chunkAt(data.length - 1) + 1);
+    assert.equal(await findDamage(`${dir}/f`, filled.chunks), undefined);
+    assert.equal(filled.sha256, (await digestFile(`${dir}/f`)).sha256);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
