@@ -195,8 +195,9 @@ export class DeflateModel {
     const scanStart = view.getUint16(s, true);
     const d = this.#data;
     const useLong = this.#useLong;
-    // 0: the short chain; 1: the middle chain; 2: the long chain (deflate-chains.ts).
-    let level = useLong ? (bestLen >= LONG ? 2 : bestLen >= MID ? 1 : 0) : 0;
+    // 0: the short chain; 1: the middle chain; 2: the long chain (deflate-chains.ts). A better
+    // match than one of MID - 1 bytes has MID, so it is on s's middle chain (the same for LONG).
+    let level = useLong ? (bestLen >= LONG - 1 ? 2 : bestLen >= MID - 1 ? 1 : 0) : 0;
     if (level !== 0) cur = s; // the chain from s itself: the short head may not share its bytes
     else {
       for (;;) {
@@ -210,8 +211,11 @@ export class DeflateModel {
             bestLen = len;
             if (len >= nice || len >= maxLen) break;
             scanEnd = view.getUint16(s + bestLen - 1, true);
-            if (useLong && bestLen >= MID) {
-              level = bestLen >= LONG ? 2 : 1; // cur shares s's first bytes: it is on s's chain
+            if (useLong && bestLen >= MID - 1) {
+              level = bestLen >= LONG - 1 ? 2 : 1;
+              // cur is on s's chain of that level if it shares as many bytes; else the walk
+              // starts from s again (the candidates down to cur cannot beat the best).
+              if (bestLen < (level === 2 ? LONG : MID)) cur = s;
               break;
             }
           }
@@ -240,12 +244,13 @@ export class DeflateModel {
         maxLen,
         limit,
         lowestRank,
-        LONG,
+        LONG - 1,
       );
       start = walkStart;
-      cur = start; // where a match of LONG bytes was found: on s's long chain
+      // The long walk goes on from a match of LONG bytes (on s's long chain), else from s.
+      cur = bestLen >= LONG ? start : s;
     }
-    if (bestLen >= LONG && bestLen < upTo) {
+    if (bestLen >= LONG - 1 && bestLen < upTo) {
       bestLen = rankedWalk(
         view,
         d,
