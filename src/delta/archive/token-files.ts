@@ -12,11 +12,11 @@ import {
   isFormatProblem,
   truncated,
 } from "./byte-io.ts";
-import { walkGzip } from "./gzip-walk.ts";
-import { RawRecords } from "./raw-records.ts";
+import { walkGzip } from "./walk/gzip-walk.ts";
+import { RawRecords } from "./walk/raw-records.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { FORMAT_BYTE, MAGIC, TAG_DEFLATE, TAG_END, TAG_RAW, VERSION } from "./token-format.ts";
-import { walkZip } from "./zip-walk.ts";
+import { walkZip } from "./walk/zip-walk.ts";
 import { formVersion, predictForm, VERSION_PREDICTED } from "./predicted-form.ts";
 import { contractPredictedForm, endOfContraction } from "./form-contract.ts";
 import { readHeader } from "./form-rewrite.ts";

@@ -21,8 +21,7 @@
  * hashed before admission), so a repeat GET streams a file instead of decoding.
  *
  * Verification policy. A file on disk can be damaged: filling an entry hashes it whole and per
- * chunk (cache-entry.ts: 128 KiB growing to 1 MiB); the digests stay in memory with the entry,
- * leases carry them.
+ * chunk (cache-entry.ts); the digests stay in memory with the entry, leases carry them.
  * - rebuilt objects (GET): every chunk a response touches is checked before it is sent
  *   (verified-file.ts); damage evicts the entry and counts `onCorruption`.
  * - baselines feed xdelta3 as a file, so a cache hit is hashed whole by `verify` before a decode

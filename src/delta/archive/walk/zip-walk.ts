@@ -6,9 +6,9 @@
  * header on (central directory, end records, comments, an unsupported member) is RAW: always exact,
  * at worst not delta-friendly.
  */
-import { type ByteSink, type ByteSource, isFormatProblem } from "./byte-io.ts";
+import { type ByteSink, type ByteSource, isFormatProblem } from "../byte-io.ts";
 import type { RawRecords } from "./raw-records.ts";
-import { expandDeflate } from "./token-expand.ts";
+import { expandDeflate } from "../token-expand.ts";
 
 const LOCAL = 0x04034b50;
 const CENTRAL = 0x02014b50;

@@ -4,9 +4,9 @@
  * trailer. Headers and trailers become RAW records; whatever follows the last member that does not
  * start like one (zero padding, garbage) is RAW too.
  */
-import type { ByteSink, ByteSource } from "./byte-io.ts";
+import type { ByteSink, ByteSource } from "../byte-io.ts";
 import type { RawRecords } from "./raw-records.ts";
-import { expandDeflate } from "./token-expand.ts";
+import { expandDeflate } from "../token-expand.ts";
 
 const FHCRC = 2;
 const FEXTRA = 4;

@@ -3,8 +3,8 @@
  * container; they are gathered and written as records of at most MAX_RAW bytes, so a long run of
  * headers or stored data costs one record header per MiB.
  */
-import type { ByteSink, ByteSource } from "./byte-io.ts";
-import { MAX_RAW, TAG_RAW } from "./token-format.ts";
+import type { ByteSink, ByteSource } from "../byte-io.ts";
+import { MAX_RAW, TAG_RAW } from "../token-format.ts";
 
 export class RawRecords {
   readonly #out: ByteSink;
