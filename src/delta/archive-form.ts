@@ -12,7 +12,13 @@
 
 import { createHash } from "node:crypto";
 import { SvcError } from "../lib/mod.ts";
-import { archiveFormatOf, contractArchive, expandArchive } from "./archive/archive-codec.ts";
+import {
+  archiveFormatOf,
+  contractArchive,
+  expandArchive,
+  type MemoStream,
+  type StreamMemo,
+} from "./archive/archive-codec.ts";
 import type { DeltaContext, DeltaSettings } from "./delta-context.ts";
 import { removeQuietly } from "./delta-context.ts";
 import { getLogger } from "../observability/mod.ts";
@@ -40,6 +46,8 @@ export interface ArchiveForm {
   /** The token form's digests, computed once when first asked (a new baseline needs them). */
   digests(): Promise<{ sha256: string; md5: string }>;
   transform: typeof ARCHIVE_TOKENS;
+  /** Its predicted records' streams in the archive (a new baseline remembers them). */
+  streams?: MemoStream[];
 }
 
 export type ArchivePreparation =
@@ -99,6 +107,7 @@ export async function prepareArchiveForm(
         spool: { path: formPath, size: expanded.expandedSize },
         digests: () => hashed ??= hashFile(formPath),
         transform: ARCHIVE_TOKENS,
+        streams: expanded.streams,
       };
     }, { timeoutMs: settings.codecTimeoutMs + 2 * archiveAllowanceMs(spool.size), permit });
   } finally {
@@ -161,24 +170,27 @@ export async function containerOf(path: string): Promise<"gzip" | "zip" | null> 
 /**
  * Writes the token form of the archive at `rawPath` to `outPath` (the container sniffed from its
  * first bytes: gzip's magic, else zip). The caller checks the result's sha256 against the
- * recorded one; an archive that does not expand rejects.
+ * recorded one; an archive that does not expand rejects. Answers the form's predicted streams
+ * (archive/stream-memo.ts).
  */
 export async function deriveTokenForm(
   rawPath: string,
   outPath: string,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<MemoStream[] | undefined> {
   const format = (await containerOf(rawPath)) === "gzip" ? "gzip" : "zip";
   const expanded = await expandArchive(format, rawPath, outPath, signal);
   if (!expanded.ok) {
     throw new SvcError("InternalError", `Baseline archive does not expand: ${expanded.reason}`);
   }
+  return expanded.streams;
 }
 
 /**
  * Decodes a delta whose metadata has `transform` into `outPath`: `decode` writes the token form
  * to a file in `scratchDir`, which is contracted into `outPath` (the caller hashes `outPath` as for
- * any rebuilt object). An unknown transform is an error, never bytes.
+ * any rebuilt object), copying the streams `memo` knows from its baseline archive (`copied`
+ * counts them). An unknown transform is an error, never bytes.
  */
 export async function decodeTransformed(
   scratchDir: string,
@@ -186,14 +198,15 @@ export async function decodeTransformed(
   outPath: string,
   decode: (path: string) => Promise<void>,
   signal?: AbortSignal,
-): Promise<void> {
+  memo?: StreamMemo,
+): Promise<{ copied: number }> {
   if (transform !== ARCHIVE_TOKENS) {
     throw new SvcError("InternalError", `Unknown delta transform "${transform}"`);
   }
   const formPath = await Deno.makeTempFile({ dir: scratchDir, prefix: "form-" });
   try {
     await decode(formPath);
-    await contractArchive(formPath, outPath, signal);
+    return await contractArchive(formPath, outPath, signal, memo);
   } finally {
     await removeQuietly(formPath);
   }

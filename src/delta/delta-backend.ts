@@ -33,6 +33,7 @@ import type {
 import { CodecSet } from "./codec/codec-choice.ts";
 import { isInternalName, validateClientKey, withSourceTime } from "./layout.ts";
 import { ReferenceCache } from "./cache/reference-cache.ts";
+import { StreamMemos } from "./archive/archive-codec.ts";
 import { isDeltaEligible } from "./eligibility.ts";
 import {
   baselineCacheKey,
@@ -94,6 +95,7 @@ export class DeltaBackend implements Backend {
         new ReferenceCache({ dir: options.spoolDir, maxBytes: 0 }),
       rebuiltCache: options.rebuiltCache ??
         new ReferenceCache({ dir: options.spoolDir, maxBytes: 0, label: "rebuilt object" }),
+      streamMemos: new StreamMemos(),
       observer: options.observer,
       codecUnavailable: options.codecUnavailable,
       deltaspaceLocks: new KeyLock(),

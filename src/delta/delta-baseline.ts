@@ -47,6 +47,8 @@ export type EncodeInput = {
   codecSetting?: string;
   /** An archive's own bytes beside its token form (a new baseline keeps them). */
   original?: { spool: Spool; sha256: string; md5: string };
+  /** The token form's predicted streams in the archive (ArchiveForm). */
+  streams?: ArchiveForm["streams"];
 };
 
 /** Encodes the input's spool against `reference` with the codec chosen for it (in a slot). */
@@ -129,7 +131,9 @@ export async function createBaselineAndDelta(
   } as DeltaMeta;
   const stored = await createBaselineFile(ctx, bucket, referenceName, source.path, referenceMeta);
   if (stored === "lost") return "lost";
-  if (original) await seedDerivedBaseline(ctx, bucket, target.space.folder, stored, spool.path);
+  if (original) {
+    await seedDerivedBaseline(ctx, bucket, target.space.folder, stored, spool.path, input.streams);
+  }
   try {
     const encoded = original
       ? await identityDelta(ctx.spoolDir)

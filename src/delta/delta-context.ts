@@ -11,6 +11,7 @@ import type { DeltaCodec } from "./codec/codec.ts";
 import type { CodecPool } from "./codec/codec-pool.ts";
 import type { CodecSet } from "./codec/codec-choice.ts";
 import type { ReferenceCache } from "./cache/reference-cache.ts";
+import type { StreamMemos } from "./archive/archive-codec.ts";
 import type { MetadataCache } from "./metadata-cache.ts";
 import { deltaspaceOf } from "./layout.ts";
 
@@ -114,6 +115,8 @@ export interface DeltaObserver {
   encoded(seconds: number): void;
   decoded(seconds: number): void;
   referenceCache(hit: boolean): void;
+  /** Archive streams a rebuild copied from its baseline archive (archive/stream-memo.ts). */
+  streamsCopied?(count: number): void;
 }
 
 export interface DeltaContext {
@@ -133,6 +136,8 @@ export interface DeltaContext {
    * hands out private files, deleted after the read).
    */
   rebuiltCache: ReferenceCache;
+  /** The predicted streams of archive baselines' derived forms (archive/stream-memo.ts). */
+  streamMemos?: StreamMemos;
   /** Set when no codec can run: eligible writes go passthrough. */
   codecUnavailable?: string;
   /** Serializes baseline creation, encode and cleanup per `bucket/deltaspace`. */

@@ -17,6 +17,7 @@ import {
 import { referenceNameFor } from "./layout.ts";
 import type { BaselineAcquired, BaselineLease } from "./cache/reference-cache.ts";
 import { streamVerified } from "./stream-verify.ts";
+import type { MemoStream } from "./archive/archive-codec.ts";
 import {
   archiveAllowanceMs,
   type BaselineForm,
@@ -76,7 +77,8 @@ async function fetchDerived(
     const raw = await verifiedBaseline(ctx, bucket, deltaspace, stored.meta.sha256);
     if ("corrupt" in raw) return;
     try {
-      await deriveTokenForm(raw.path, path);
+      const streams = await deriveTokenForm(raw.path, path);
+      if (stored.sealed !== true) ctx.streamMemos?.remember(form.sha256, raw.sha256, streams);
     } finally {
       await raw.release();
     }
@@ -88,8 +90,9 @@ async function fetchDerived(
 /**
  * Puts the token form of a baseline just created from an archive into the reference cache, as
  * `fetchDerived` would derive it (its sha256 is checked on admission): the PUT has the form in
- * hand, so the group's next write does not expand the baseline again. Best effort: a failure only
- * leaves the derivation to the first use.
+ * hand, so the group's next write does not expand the baseline again, and its predicted streams
+ * (`streams`, archive/stream-memo.ts). Best effort: a failure only leaves the derivation to the
+ * first use.
  */
 export async function seedDerivedBaseline(
   ctx: DeltaContext,
@@ -97,9 +100,11 @@ export async function seedDerivedBaseline(
   deltaspace: string,
   stored: ObjectInfo,
   formPath: string,
+  streams?: MemoStream[],
 ): Promise<void> {
   const form = baselineFormOf(stored.meta);
   if (form === null || stored.sealed === true) return; // sealed: never kept on disk
+  ctx.streamMemos?.remember(form.sha256, stored.meta.sha256, streams);
   const owner = `${baselineCacheKey(ctx, bucket, deltaspace)}#${form.transform}`;
   try {
     const acquired = await ctx.referenceCache.acquireBuilt(
@@ -197,14 +202,33 @@ export async function readDelta(
     baselineHit = baseline.cacheHit;
     return baseline;
   };
+  /**
+   * The baseline archive of a derived form with known streams (stream-memo.ts), leased; none when
+   * it cannot be had (the rebuild then runs the model for every stream, as without a memo).
+   */
+  const leaseMemoArchive = async (formSha256: string) => {
+    const known = ctx.streamMemos?.of(formSha256);
+    if (known === undefined) return undefined;
+    try {
+      const lease = await verifiedBaseline(ctx, bucket, deltaspace, known.archiveSha256);
+      return "corrupt" in lease ? undefined : { lease, streams: known.streams };
+    } catch (err) {
+      log.debug("Baseline archive not leased for copying", { key: stored.key, error: String(err) });
+      return undefined;
+    }
+  };
   // The codec that wrote the delta (a zstd decode holds its memory in the budget).
   const codec = ctx.codecs.decoderFor(meta.codec, decodedSizeOf(meta.size, meta.transform));
   const build = async (path: string) => {
     deltaUsed = true;
     const baseline = await leaseBaseline();
     const started = performance.now();
+    // An archive's members unchanged since its baseline are copied from the baseline archive.
+    const archive = meta.transform !== undefined && !wholeBaseline
+      ? await leaseMemoArchive(baseline.sha256)
+      : undefined;
     try {
-      await ctx.pool.run(
+      const decoded = await ctx.pool.run<{ copied: number } | void>(
         (signal) =>
           meta.transform === undefined || wholeBaseline
             ? codec.decodeToFile(baseline.path, deltaBody, path, { signal })
@@ -214,6 +238,7 @@ export async function readDelta(
               path,
               (formPath) => codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
               signal,
+              archive && { archivePath: archive.lease.path, streams: archive.streams },
             ),
         {
           timeoutMs: meta.transform === undefined
@@ -222,6 +247,7 @@ export async function readDelta(
           maxWaitMs: timeoutMs,
         },
       );
+      if (decoded?.copied) ctx.observer?.streamsCopied?.(decoded.copied);
     } catch (err) {
       // A full disk or a busy/slow codec says nothing about the baseline: it stays.
       if (err instanceof SvcError && err.code !== "InternalError") throw err;
@@ -229,6 +255,7 @@ export async function readDelta(
       throw fail(err instanceof Error ? err.message : String(err));
     } finally {
       await baseline.release(); // the decoder has exited: the baseline file is no longer read
+      await archive?.lease.release();
     }
     ctx.observer?.decoded((performance.now() - started) / 1000);
   };

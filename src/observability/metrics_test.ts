@@ -217,6 +217,7 @@ const TABLE: Record<string, [string, string[]]> = {
   svc_delta_decisions_total: ["counter", ["decision", "reason"]],
   svc_archive_backlog: ["gauge", []],
   svc_archive_conversions_total: ["counter", ["outcome"]],
+  svc_archive_streams_copied_total: ["counter", []],
   svc_cache_hits_total: ["counter", []],
   svc_cache_misses_total: ["counter", []],
   svc_cache_corruption_total: ["counter", ["cache"]],

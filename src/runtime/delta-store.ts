@@ -77,6 +77,7 @@ function observerFor(metrics: Pick<Metrics, "delta" | "cache">): DeltaObserver {
     },
     encoded: (seconds) => metrics.delta.encodeDuration.observe(seconds),
     decoded: (seconds) => metrics.delta.decodeDuration.observe(seconds),
+    streamsCopied: (count) => metrics.delta.archiveStreamsCopied.inc(count),
     referenceCache: (hit) => (hit ? metrics.cache.hits : metrics.cache.misses).inc(),
   };
 }

@@ -15,8 +15,10 @@ import { SvcError } from "../../lib/mod.ts";
 import type { ArchiveReply, ArchiveRequest } from "./archive-worker.ts";
 import type { ArchiveFormat, ExpandResult } from "./token-files.ts";
 import { WorkerPool } from "./worker-pool.ts";
+import type { StreamMemo } from "./stream-memo.ts";
 
 export type { ArchiveFormat, ExpandResult } from "./token-files.ts";
+export { type MemoStream, type StreamMemo, StreamMemos } from "./stream-memo.ts";
 
 const GZIP_EXTENSIONS = [".gz", ".tgz", ".crate"];
 const ZIP_EXTENSIONS = [
@@ -61,14 +63,16 @@ export function expandArchive(
  * Rebuilds the original archive from the token form at `expandedPath` into `outPath`, and checks
  * it against the size and sha256 the token form records. Rejects with an InternalError SvcError
  * when the token form is damaged or the rebuilt bytes differ, on I/O failure and on abort (the
- * output is removed then).
+ * output is removed then). With a `memo` (stream-memo.ts), the streams it knows are copied from
+ * its archive rather than rebuilt (`copied` counts them).
  */
 export function contractArchive(
   expandedPath: string,
   outPath: string,
   signal?: AbortSignal,
-): Promise<{ size: number; sha256: string }> {
-  return run({ op: "contract", expandedPath, outPath }, signal).then((reply) => {
+  memo?: StreamMemo,
+): Promise<{ size: number; sha256: string; copied: number }> {
+  return run({ op: "contract", expandedPath, outPath, memo }, signal).then((reply) => {
     if ("contract" in reply) return reply.contract;
     throw new SvcError("InternalError", "Archive worker answered a contraction with an expansion");
   });

@@ -7,14 +7,15 @@
 /// <reference lib="deno.worker" />
 import { isFormatProblem } from "./byte-io.ts";
 import { type ArchiveFormat, contractFile, expandFile, type ExpandResult } from "./token-files.ts";
+import type { StreamMemo } from "./stream-memo.ts";
 
 export type ArchiveRequest =
   | { op: "expand"; format: ArchiveFormat; inPath: string; outPath: string }
-  | { op: "contract"; expandedPath: string; outPath: string };
+  | { op: "contract"; expandedPath: string; outPath: string; memo?: StreamMemo };
 
 export type ArchiveReply =
   | { ok: true; expand: ExpandResult }
-  | { ok: true; contract: { size: number; sha256: string } }
+  | { ok: true; contract: { size: number; sha256: string; copied: number } }
   | { ok: false; message: string; damaged: boolean };
 
 self.onmessage = async (event: MessageEvent<ArchiveRequest>) => {
@@ -23,7 +24,10 @@ self.onmessage = async (event: MessageEvent<ArchiveRequest>) => {
   try {
     reply = request.op === "expand"
       ? { ok: true, expand: await expandFile(request.format, request.inPath, request.outPath) }
-      : { ok: true, contract: await contractFile(request.expandedPath, request.outPath) };
+      : {
+        ok: true,
+        contract: await contractFile(request.expandedPath, request.outPath, request.memo),
+      };
   } catch (err) {
     reply = {
       ok: false,

@@ -20,6 +20,14 @@ import { readPredicted, TAG_PREDICTED, TAG_PREDICTED_CHUNKED } from "./predicted
 import { contractStream } from "./stream-contract.ts";
 import { contractDeflate, readVarint } from "./token-contract.ts";
 import { TAG_DEFLATE, TAG_END, TAG_RAW } from "./token-format.ts";
+import { recordDigest, type StreamMemo } from "./stream-memo.ts";
+
+/** The digest of the record from `start` to where the source is (read again, then past it). */
+function digestOfRecord(src: ByteSource, start: number): string {
+  const end = src.offset;
+  src.seek(start);
+  return recordDigest(readBytes(src, end - start, "a predicted record"));
+}
 
 const hex = (bytes: Uint8Array) =>
   Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -47,13 +55,33 @@ export function endOfContraction(
   return rebuilt;
 }
 
-/** Writes the archive the version 2 form at `inPath` describes to `outPath`, checked. */
+/** The bytes at `offset` of `file`, `length` of them (the file must hold them). */
+function readAt(file: Deno.FsFile, offset: number, length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  file.seekSync(offset, Deno.SeekMode.Start);
+  for (let got = 0; got < length;) {
+    const n = file.readSync(bytes.subarray(got));
+    if (n === null) throw formatProblem("A baseline archive ends before a stream it should hold");
+    got += n;
+  }
+  return bytes;
+}
+
+/**
+ * Writes the archive the version 2 form at `inPath` describes to `outPath`, checked. A predicted
+ * record whose bytes `memo` knows (stream-memo.ts) is not rebuilt: its stream is copied from the
+ * memo's archive (`copied` counts them).
+ */
 export async function contractPredictedForm(
   inPath: string,
   outPath: string,
-): Promise<{ size: number; sha256: string }> {
+  memo?: StreamMemo,
+): Promise<{ size: number; sha256: string; copied: number }> {
   using input = Deno.openSync(inPath);
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
+  using archive = memo ? Deno.openSync(memo.archivePath) : undefined;
+  const known = new Map(memo?.streams.map((stream) => [stream.digest, stream]));
+  let copied = 0;
   const src = new ByteSource(input);
   const { out, digest } = hashingSink(output);
   const head = readHeader(src, inPath);
@@ -82,14 +110,22 @@ export async function contractPredictedForm(
       await runBatch();
       contractDeflate(src, out);
     } else if (tag === TAG_PREDICTED || tag === TAG_PREDICTED_CHUNKED) {
+      const start = src.offset - 1;
       const record = readPredicted(src, PREDICT_MAX_CONTENT, tag);
-      const rebuilt = queueRebuild(batch, record);
-      held.push((o) => contractStream(rebuilt(), o));
+      const stream = archive && known.get(digestOfRecord(src, start));
+      if (archive && stream) {
+        const bytes = readAt(archive, stream.offset, stream.length);
+        held.push((o) => o.bytes(bytes));
+        copied++;
+      } else {
+        const rebuilt = queueRebuild(batch, record);
+        held.push((o) => contractStream(rebuilt(), o));
+      }
       content += record.content.length;
       if (content >= BATCH_BYTES) await runBatch();
     } else if (tag === TAG_END) {
       await runBatch();
-      return endOfContraction(src, out, digest);
+      return { ...endOfContraction(src, out, digest), copied };
     } else if (tag < 0) {
       throw truncated("the token form");
     } else {

@@ -23,6 +23,7 @@ import {
   writePredicted,
 } from "./predicted-record.ts";
 import { TAG_DEFLATE, VERSION } from "./token-format.ts";
+import type { RecordSpan } from "./stream-memo.ts";
 import { readTokenStream, type TokenStream, writeTokenStream } from "./token-stream.ts";
 
 export { formVersion } from "./form-rewrite.ts";
@@ -49,15 +50,22 @@ interface Decision {
  * Rewrites the version 1 token form at `inPath` as version 2 at `outPath`. The model of a
  * batch's streams is tried first with the one the previous batch's last stream used (the members
  * of a zip come from one producer), so the streams of a batch are predicted independently.
+ * `spans` gets where each predicted record was written (stream-memo.ts).
  */
-export async function predictForm(inPath: string, outPath: string): Promise<PredictResult> {
+export async function predictForm(
+  inPath: string,
+  outPath: string,
+  spans: RecordSpan[] = [],
+): Promise<PredictResult> {
   let predicted = 0;
   let kept = 0;
   let preferred = 0;
   let lastModel = 0;
+  let streams = 0;
   const batch = new JobBatch();
   const size = await rewriteForm(inPath, outPath, VERSION, VERSION_PREDICTED, {
     deflate(src) {
+      const index = streams++;
       const start = src.offset;
       const stream = readTokenStream(src, PREDICT_MAX_CONTENT);
       if ("skip" in stream || stream.tokenCount === 0) return null;
@@ -68,7 +76,9 @@ export async function predictForm(inPath: string, outPath: string): Promise<Pred
         content: stream.content.length,
         write(out: ByteSink) {
           if (decision?.fixes) {
+            const from = out.size;
             writePredicted(out, stream, decision.model, as284, decision.fixes, decision.chunks);
+            spans.push({ stream: index, from, to: out.size });
             predicted++;
           } else {
             // The record as it was, read again from the form (most records are predicted: none

@@ -20,6 +20,7 @@ import { walkZip } from "./walk/zip-walk.ts";
 import { formVersion, predictForm, VERSION_PREDICTED } from "./predicted-form.ts";
 import { contractPredictedForm, endOfContraction } from "./form-contract.ts";
 import { readHeader } from "./form-rewrite.ts";
+import { type MemoStream, type RecordSpan, spanDigests, type StreamMemo } from "./stream-memo.ts";
 
 /** Ends the deflate model's helper threads (a script calling this module directly, at its end). */
 export { stopModelThreads } from "./model/model-threads.ts";
@@ -27,7 +28,13 @@ export { stopModelThreads } from "./model/model-threads.ts";
 export type ArchiveFormat = "gzip" | "zip";
 
 export type ExpandResult =
-  | { ok: true; expandedSize: number; deflateStreams: number }
+  | {
+    ok: true;
+    expandedSize: number;
+    deflateStreams: number;
+    /** Each predicted record's digest and its stream's place in the archive (stream-memo.ts). */
+    streams?: MemoStream[];
+  }
   | { ok: false; reason: string };
 
 /** Size and hex sha256 of a whole file (read in 1 MiB parts). */
@@ -56,17 +63,20 @@ export async function expandFile(
 ): Promise<ExpandResult> {
   const tokensPath = `${outPath}.tokens`;
   try {
-    const result = expandTokensSync(format, inPath, tokensPath);
+    const ranges: number[] = [];
+    const result = expandTokensSync(format, inPath, tokensPath, ranges);
     if (!result.ok || result.deflateStreams === 0) {
       Deno.renameSync(tokensPath, outPath);
       return result;
     }
-    const predicted = await predictForm(tokensPath, outPath);
+    const spans: RecordSpan[] = [];
+    const predicted = await predictForm(tokensPath, outPath, spans);
     if (predicted.predicted === 0) {
       Deno.renameSync(tokensPath, outPath);
       return result;
     }
-    return { ...result, expandedSize: predicted.size };
+    const streams = spanDigests(outPath, spans, ranges);
+    return { ...result, expandedSize: predicted.size, streams };
   } finally {
     try {
       Deno.removeSync(tokensPath);
@@ -74,7 +84,12 @@ export async function expandFile(
   }
 }
 
-function expandTokensSync(format: ArchiveFormat, inPath: string, outPath: string): ExpandResult {
+function expandTokensSync(
+  format: ArchiveFormat,
+  inPath: string,
+  outPath: string,
+  ranges: number[],
+): ExpandResult {
   const original = digestFile(inPath);
   using input = Deno.openSync(inPath);
   using output = Deno.openSync(outPath, { write: true, create: true, truncate: true });
@@ -86,7 +101,9 @@ function expandTokensSync(format: ArchiveFormat, inPath: string, outPath: string
   out.byte(FORMAT_BYTE[format]);
   let deflateStreams: number;
   try {
-    deflateStreams = format === "gzip" ? walkGzip(src, out, raw) : walkZip(src, out, raw);
+    deflateStreams = format === "gzip"
+      ? walkGzip(src, out, raw, ranges)
+      : walkZip(src, out, raw, ranges);
   } catch (err) {
     if (isFormatProblem(err)) return { ok: false, reason: err.message };
     throw err;
@@ -108,14 +125,19 @@ function hexBytes(hex: string): Uint8Array {
   return bytes;
 }
 
-export async function contractFile(expandedPath: string, outPath: string): Promise<{
-  size: number;
-  sha256: string;
-}> {
+/**
+ * Rebuilds the archive the form at `expandedPath` describes into `outPath`, checked against the
+ * size and sha256 it records; with a `memo`, predicted records it knows are copied from there.
+ */
+export async function contractFile(
+  expandedPath: string,
+  outPath: string,
+  memo?: StreamMemo,
+): Promise<{ size: number; sha256: string; copied: number }> {
   if (formVersion(expandedPath) !== VERSION_PREDICTED) {
-    return contractTokensSync(expandedPath, outPath);
+    return { ...contractTokensSync(expandedPath, outPath), copied: 0 };
   }
-  return await contractPredictedForm(expandedPath, outPath);
+  return await contractPredictedForm(expandedPath, outPath, memo);
 }
 
 function contractTokensSync(expandedPath: string, outPath: string): {

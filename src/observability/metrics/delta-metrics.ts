@@ -33,6 +33,8 @@ export interface DeltaMetrics {
   archiveBacklog: GaugeHandle;
   /** Background archive conversions by outcome (converted, kept, superseded, retry). */
   archiveConversions: LabelledCounterHandle<{ outcome: string }>;
+  /** Archive streams (zip members) a rebuild copied from its baseline archive. */
+  archiveStreamsCopied: CounterHandle;
 }
 
 /** The delta caches kept on disk (reference-cache.ts): baseline files and rebuilt objects. */
@@ -72,6 +74,10 @@ export function deltaMetrics(
       "svc_archive_conversions_total",
       "Background archive conversions, by outcome.",
       ["outcome"],
+    ),
+    archiveStreamsCopied: counter(
+      "svc_archive_streams_copied_total",
+      "Archive members a rebuild copied from its baseline archive instead of re-running the model.",
     ),
   };
 

@@ -128,7 +128,7 @@ export async function openDiagnosticsPlane(
                 out,
                 (form) => decoder.decodeToFile(base, delta, form, { signal: s }),
                 s,
-              ),
+              ).then(() => {}),
         ),
       { timeoutMs, signal, maxWaitMs: timeoutMs },
     );

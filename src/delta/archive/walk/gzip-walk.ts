@@ -14,8 +14,16 @@ const FNAME = 8;
 const FCOMMENT = 16;
 const RESERVED = 0xe0;
 
-/** Walks every member; returns the number of deflate streams expanded. */
-export function walkGzip(src: ByteSource, out: ByteSink, raw: RawRecords): number {
+/**
+ * Walks every member; returns the number of deflate streams expanded. `ranges` gets each
+ * expanded stream's start and end offset in the input.
+ */
+export function walkGzip(
+  src: ByteSource,
+  out: ByteSink,
+  raw: RawRecords,
+  ranges: number[] = [],
+): number {
   let streams = 0;
   while (
     src.peek(0) === 0x1f && src.peek(1) === 0x8b && src.peek(2) === 8 &&
@@ -32,7 +40,9 @@ export function walkGzip(src: ByteSource, out: ByteSink, raw: RawRecords): numbe
     if (flags & FHCRC) raw.copy(src, 2);
     if (src.peek(0) < 0) break;
     raw.flush();
+    const dataStart = src.offset;
     expandDeflate(src, out);
+    ranges.push(dataStart, src.offset);
     streams++;
     raw.copy(src, 8);
   }

@@ -40,8 +40,16 @@ function peek32(src: ByteSource, ahead: number): number {
   return value;
 }
 
-/** Walks the members; returns the number of deflate streams expanded. */
-export function walkZip(src: ByteSource, out: ByteSink, raw: RawRecords): number {
+/**
+ * Walks the members; returns the number of deflate streams expanded. `ranges` gets each expanded
+ * stream's start and end offset in the input.
+ */
+export function walkZip(
+  src: ByteSource,
+  out: ByteSink,
+  raw: RawRecords,
+  ranges: number[] = [],
+): number {
   let streams = 0;
   while (peek32(src, 0) === LOCAL && src.peek(29) >= 0) {
     const start = src.offset;
@@ -71,6 +79,7 @@ export function walkZip(src: ByteSource, out: ByteSink, raw: RawRecords): number
       if (fits && sizeKnown && used > size) fits = false;
       if (fits) {
         streams++;
+        ranges.push(dataStart, dataStart + used);
         if (sizeKnown) raw.copy(src, size - used);
       } else {
         out.rollback(mark);
