@@ -219,8 +219,16 @@ export async function readDelta(
   };
   // The codec that wrote the delta (a zstd decode holds its memory in the budget).
   const codec = ctx.codecs.decoderFor(meta.codec, decodedSizeOf(meta.size, meta.transform));
+  /** The stored delta a rebuild decodes: read once; a rebuild after this read returned reopens it. */
+  let delta: ReadableStream<Uint8Array> | undefined = deltaBody;
+  const takeDelta = (): ReadableStream<Uint8Array> => {
+    const taken = delta ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+    delta = undefined;
+    return taken;
+  };
   const build = async (path: string) => {
     deltaUsed = true;
+    const source = takeDelta();
     const baseline = await leaseBaseline();
     const started = performance.now();
     // An archive's members unchanged since its baseline are copied from the baseline archive.
@@ -231,12 +239,12 @@ export async function readDelta(
       const decoded = await ctx.pool.run<{ copied: number } | void>(
         (signal) =>
           meta.transform === undefined || wholeBaseline
-            ? codec.decodeToFile(baseline.path, deltaBody, path, { signal })
+            ? codec.decodeToFile(baseline.path, source, path, { signal })
             : decodeTransformed(
               ctx.spoolDir,
               meta.transform,
               path,
-              (formPath) => codec.decodeToFile(baseline.path, deltaBody, formPath, { signal }),
+              (formPath) => codec.decodeToFile(baseline.path, source, formPath, { signal }),
               signal,
               archive && { archivePath: archive.lease.path, streams: archive.streams },
             ),
@@ -265,15 +273,65 @@ export async function readDelta(
     }
     // An encrypted backend's object is rebuilt for this read only, never kept on disk.
     const persist = stored.sealed !== true;
-    for (let attempt = 1;; attempt++) {
-      let rebuilt: BaselineAcquired;
+    const damaged = (chunk: number) => {
+      ctx.rebuiltCache.reportDamaged(meta.sha256, `"${stored.key}": chunk ${chunk} is damaged`);
+      return internalError(`Delta object "${stored.key}": its rebuilt file is damaged`);
+    };
+    /** The rebuilt object (cached, else rebuilt) from `from` to the range's end, verified. */
+    const openRebuilt = async (
+      from: number,
+      resume?: (offset: number) => Promise<ReadableStream<Uint8Array> | null>,
+    ) => {
+      const rebuilt = await ctx.rebuiltCache.acquireBuilt(
+        rebuiltOwner(ctx, bucket, stored.key),
+        meta.sha256,
+        build,
+        persist,
+      );
+      if ("corrupt" in rebuilt) throw fail("the rebuilt bytes do not match the object's sha256");
+      let file: Deno.FsFile;
       try {
-        rebuilt = await ctx.rebuiltCache.acquireBuilt(
-          rebuiltOwner(ctx, bucket, stored.key),
-          meta.sha256,
-          build,
-          persist,
-        );
+        // Once open, the bytes stay readable even if the entry is evicted meanwhile.
+        file = await Deno.open(rebuilt.path, { read: true });
+      } finally {
+        await rebuilt.release();
+      }
+      const chunks = rebuilt.chunks;
+      const size = meta.size;
+      const body = await openVerifiedRange({
+        file,
+        chunks,
+        size,
+        start: from,
+        end,
+        damaged,
+        resume,
+      });
+      return { body, cacheHit: rebuilt.cacheHit };
+    };
+    /**
+     * Damage found after bytes were sent (the entry is evicted): the object is rebuilt from its
+     * stored delta once more and the response goes on from there with the same bytes.
+     */
+    const resume = async (offset: number) => {
+      delta = await reopenDelta();
+      try {
+        return (await openRebuilt(offset)).body;
+      } catch (err) {
+        log.warn("A damaged rebuilt object could not be rebuilt during its read", {
+          key: stored.key,
+          error: String(err),
+        });
+        return null;
+      } finally {
+        await delta?.cancel().catch(() => {});
+        delta = undefined;
+      }
+    };
+    for (let attempt = 1;; attempt++) {
+      let opened: Awaited<ReturnType<typeof openRebuilt>>;
+      try {
+        opened = await openRebuilt(start, resume);
       } catch (err) {
         if (!isNoSpaceError(err)) throw err;
         // An archive's token form needs a file to be contracted from: no streaming fallback.
@@ -283,34 +341,17 @@ export async function readDelta(
         // No room for the rebuilt object: verify and stream it in two decodes instead.
         return await readWithoutSpace();
       }
-      if ("corrupt" in rebuilt) throw fail("the rebuilt bytes do not match the object's sha256");
-      let file: Deno.FsFile;
-      try {
-        // Once open, the bytes stay readable even if the entry is evicted meanwhile.
-        file = await Deno.open(rebuilt.path, { read: true });
-      } finally {
-        await rebuilt.release();
+      if (opened.body !== null) {
+        return { body: opened.body, cacheHit: opened.cacheHit || baselineHit };
       }
-      const damaged = (chunk: number) => {
-        ctx.rebuiltCache.reportDamaged(meta.sha256, `"${stored.key}": chunk ${chunk} is damaged`);
-        return internalError(`Delta object "${stored.key}": its rebuilt file is damaged`);
-      };
-      const body = await openVerifiedRange({
-        file,
-        chunks: rebuilt.chunks,
-        size: meta.size,
-        start,
-        end,
-        damaged,
-      });
-      if (body !== null) return { body, cacheHit: rebuilt.cacheHit || baselineHit };
       // Damaged before a byte left (counted, evicted): rebuild it once from the stored delta.
       if (deltaUsed || attempt === 2) {
         throw internalError(`Delta object "${stored.key}": its rebuilt file is damaged`);
       }
     }
   } finally {
-    if (!deltaUsed) await deltaBody.cancel().catch(() => {});
+    await delta?.cancel().catch(() => {});
+    delta = undefined;
   }
 
   async function readWithoutSpace(): Promise<

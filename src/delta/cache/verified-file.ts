@@ -5,8 +5,9 @@
  * while one is sent (hashing runs off the JS thread); memory does not grow with the object.
  *
  * The first chunk is checked before the stream is handed out, so damage there is reported while
- * nothing has been sent and the caller can rebuild instead; damage further on errors the stream
- * (the response is cut short, never completed with wrong bytes).
+ * nothing has been sent and the caller can rebuild instead; damage further on goes on from what
+ * `resume` gives for the rest (a rebuilt object), else errors the stream (the response is cut
+ * short, never completed with wrong bytes).
  */
 
 import {
@@ -31,6 +32,11 @@ export interface VerifiedRangeOptions {
   end: number;
   /** Called once for a chunk that does not match (evict, count); its error ends the stream. */
   damaged(chunk: number): Error;
+  /**
+   * For damage found after bytes were sent: the rest of the range from `offset` on, from bytes
+   * known good (a rebuilt object), or null. The response then goes on instead of ending short.
+   */
+  resume?(offset: number): Promise<ReadableStream<Uint8Array> | null>;
   /** How chunks were sealed (the process's check by default). */
   check?: ChunkCheck;
 }
@@ -106,25 +112,44 @@ export async function openVerifiedRange(
     return null;
   }
   let pending = first;
+  /** Where the next byte to send is. */
+  let offset = start;
+  /** The rest of the range from elsewhere, once this file was found damaged (`resume`). */
+  let rest: ReadableStreamDefaultReader<Uint8Array> | undefined;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const bytes = pending ?? await take();
-        pending = undefined;
-        if (typeof bytes === "number") throw options.damaged(bytes);
-        if (bytes === undefined) {
+        if (rest === undefined) {
+          const bytes = pending ?? await take();
+          pending = undefined;
+          if (typeof bytes !== "number") {
+            if (bytes === undefined) {
+              close();
+              controller.close();
+              return;
+            }
+            offset += bytes.byteLength;
+            if (bytes.byteLength > 0) controller.enqueue(bytes);
+            return;
+          }
+          const error = options.damaged(bytes);
           close();
-          controller.close();
-          return;
+          const resumed = await options.resume?.(offset);
+          if (!resumed) throw error;
+          rest = resumed.getReader();
         }
-        if (bytes.byteLength > 0) controller.enqueue(bytes);
+        const { done, value } = await rest.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
       } catch (err) {
         close();
+        rest?.cancel().catch(() => {});
         controller.error(err);
       }
     },
     cancel() {
       close();
+      rest?.cancel().catch(() => {});
     },
   }, { highWaterMark: 0 }); // the read-ahead above is the buffer
 }

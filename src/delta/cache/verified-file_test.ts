@@ -92,3 +92,38 @@ Deno.test("chunks: each offset in the chunk that starts at or before it; fills i
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("verified ranges: damage found after bytes were sent goes on from `resume`", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = new Uint8Array(3 * CHUNK_BYTES).map((_, i) => (i * 31) & 255);
+    await Deno.writeFile(`${dir}/f`, data);
+    const { chunks, size } = await digestFile(`${dir}/f`);
+    const at = chunkStart(4) + 5; // past the bytes the first chunks send
+    const file = await Deno.open(`${dir}/f`, { write: true });
+    await file.seek(at, Deno.SeekMode.Start);
+    await file.write(new Uint8Array([data[at] ^ 1]));
+    file.close();
+    const open = (resume?: (offset: number) => Promise<ReadableStream<Uint8Array> | null>) =>
+      openVerifiedRange({
+        file: Deno.openSync(`${dir}/f`),
+        chunks,
+        size,
+        start: 10,
+        end: size - 1,
+        damaged: (chunk) => new Error(`chunk ${chunk} is damaged`),
+        resume,
+      });
+    const offsets: number[] = [];
+    const resumed = await open((offset) => {
+      offsets.push(offset);
+      return Promise.resolve(new Blob([data.subarray(offset)]).stream());
+    });
+    assert.deepEqual(await drain(resumed!), data.subarray(10), "the range whole and exact");
+    assert.deepEqual(offsets, [chunkStart(4)], "resumed where the damaged chunk starts");
+    const refused = await open(() => Promise.resolve(null));
+    await assert.rejects(drain(refused!), /chunk 4 is damaged/, "nothing to go on with: cut");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
