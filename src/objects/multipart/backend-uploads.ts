@@ -351,8 +351,11 @@ export class BackendUploads implements UploadStore {
       const claim = await this.claim(bucket, uploadId, olderThanMs);
       if (claim === null) continue;
       const record = await this.get(bucket, uploadId).catch(() => null);
-      await this.remove(bucket, uploadId).finally(() => claim.release().catch(() => {}));
-      removed.push({ uploadId, bucket, key: record?.key, ...state });
+      const existed = await this.remove(bucket, uploadId)
+        .finally(() => claim.release().catch(() => {}));
+      // Another instance removed it between our listing and our claim (its removal deletes the
+      // record first, and its claim with the rest): what was left is gone now, counted there.
+      if (existed) removed.push({ uploadId, bucket, key: record?.key, ...state });
     }
     return removed;
   }
