@@ -6,6 +6,7 @@
  * their background conversions ended: the newest is an archive delta (checked).
  *
  *   node_modules/.bin/deno run -A scripts/bench/newest-get.ts [--series typescript.tgz,...] [--gets 20]
+ *     [--older]
  */
 import { corpusSeries, type Series } from "./corpus/series.ts";
 import { conversionsDone } from "./savings-server.ts";
@@ -18,6 +19,11 @@ const arg = (name: string, fallback: string) => {
   return at >= 0 ? args[at + 1] : fallback;
 };
 const gets = Number(arg("--gets", "20"));
+/**
+ * `--older`: the version before the newest instead, read once (cold: rebuilt from its delta
+ * into the rebuilt-object cache) before the timed GETs, which then read it warm.
+ */
+const older = args.includes("--older");
 const only = arg(
   "--series",
   "typescript.tgz,prettier.tgz,eslint.tgz,react-dom.tgz,react-dom.zip,eslint.jar",
@@ -65,7 +71,7 @@ try {
     });
     const kind = stored.headers.get("x-amz-storage-type");
     if (kind !== "delta") throw new Error(`${s.name}: the newest is stored ${kind}`);
-    const last = s.files.length - 1;
+    const last = s.files.length - (older ? 2 : 1);
     const size = (await Deno.stat(s.files[last])).size;
     const time = async (bucket: string) => {
       const t = performance.now();
@@ -74,6 +80,7 @@ try {
       if (res.status !== 200 || n !== size) throw new Error(`GET ${bucket}: ${res.status} ${n}`);
       return performance.now() - t;
     };
+    if (older) await time("flat"); // the cold read that fills the rebuilt-object cache
     const plain: number[] = [], flat: number[] = [], ratios: number[] = [];
     for (let g = 0; g < gets; g++) {
       const p = await time("plain");
