@@ -229,7 +229,13 @@ export async function readDelta(
   const build = async (path: string) => {
     deltaUsed = true;
     const source = takeDelta();
-    const baseline = await leaseBaseline();
+    let baseline: BaselineLease;
+    try {
+      baseline = await leaseBaseline();
+    } catch (err) {
+      await source.cancel().catch(() => {}); // no decode reads it: its file is closed here
+      throw err;
+    }
     const started = performance.now();
     // An archive's members unchanged since its baseline are copied from the baseline archive.
     const archive = meta.transform !== undefined && !wholeBaseline
