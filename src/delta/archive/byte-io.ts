@@ -102,6 +102,23 @@ export class ByteSource {
   }
 }
 
+/** `length` bytes of `file` from `offset`; a file that ends before them is `truncated(what)`. */
+export function readAt(
+  file: Deno.FsFile,
+  offset: number,
+  length: number,
+  what: string,
+): Uint8Array {
+  const bytes = new Uint8Array(length);
+  file.seekSync(offset, Deno.SeekMode.Start);
+  for (let got = 0; got < length;) {
+    const n = file.readSync(bytes.subarray(got));
+    if (n === null) throw truncated(what);
+    got += n;
+  }
+  return bytes;
+}
+
 /** Writes a file front to back; `mark`/`rollback` undo output written since a mark. */
 export class ByteSink {
   readonly #file: Deno.FsFile;

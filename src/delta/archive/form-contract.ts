@@ -5,7 +5,14 @@
  * (stream-contract.ts), so no version 1 form is written and read back. The END record's size and
  * sha256 are checked against the bytes written: a damaged form fails, never yields other bytes.
  */
-import { type ByteSink, ByteSource, formatProblem, hashingSink, truncated } from "./byte-io.ts";
+import {
+  type ByteSink,
+  ByteSource,
+  formatProblem,
+  hashingSink,
+  readAt,
+  truncated,
+} from "./byte-io.ts";
 import {
   BATCH_BYTES,
   copyBytes,
@@ -55,18 +62,6 @@ export function endOfContraction(
   return rebuilt;
 }
 
-/** The bytes at `offset` of `file`, `length` of them (the file must hold them). */
-function readAt(file: Deno.FsFile, offset: number, length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
-  file.seekSync(offset, Deno.SeekMode.Start);
-  for (let got = 0; got < length;) {
-    const n = file.readSync(bytes.subarray(got));
-    if (n === null) throw formatProblem("A baseline archive ends before a stream it should hold");
-    got += n;
-  }
-  return bytes;
-}
-
 /**
  * Writes the archive the version 2 form at `inPath` describes to `outPath`, checked. A predicted
  * record whose bytes `memo` knows (stream-memo.ts) is not rebuilt: its stream is copied from the
@@ -114,7 +109,7 @@ export async function contractPredictedForm(
       const record = readPredicted(src, PREDICT_MAX_CONTENT, tag);
       const stream = archive && known.get(digestOfRecord(src, start));
       if (archive && stream) {
-        const bytes = readAt(archive, stream.offset, stream.length);
+        const bytes = readAt(archive, stream.offset, stream.length, "a baseline archive's stream");
         held.push((o) => o.bytes(bytes));
         copied++;
       } else {

@@ -10,6 +10,7 @@
  * its sha256, as every contraction is.
  */
 import { createHash } from "node:crypto";
+import { readAt } from "./byte-io.ts";
 
 /** A predicted record's digest and where its stream lies in the baseline archive. */
 export interface MemoStream {
@@ -52,13 +53,7 @@ export function spanDigests(formPath: string, spans: RecordSpan[], ranges: numbe
         `Stream ${stream} has no place in the archive (${ranges.length / 2} streams)`,
       );
     }
-    const bytes = new Uint8Array(to - from);
-    file.seekSync(from, Deno.SeekMode.Start);
-    for (let got = 0; got < bytes.length;) {
-      const n = file.readSync(bytes.subarray(got));
-      if (n === null) throw new Error(`The form ends inside a record (${formPath})`);
-      got += n;
-    }
+    const bytes = readAt(file, from, to - from, "a predicted record");
     streams.push({ digest: recordDigest(bytes), offset: start, length: end - start });
   }
   return streams;
