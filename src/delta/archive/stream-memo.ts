@@ -32,6 +32,12 @@ export interface RecordSpan {
   to: number;
 }
 
+/**
+ * A form with fewer predicted streams is not remembered: a gzip's single stream is the same only
+ * when the whole archive is, and leasing the archive for it would cost every read.
+ */
+export const MEMO_MIN_STREAMS = 2;
+
 /** The digest of a predicted record's bytes (its tag through its content). */
 export function recordDigest(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -40,9 +46,14 @@ export function recordDigest(bytes: Uint8Array): string {
 /**
  * The memo streams of a form just written at `formPath`: each predicted record's span digested,
  * with its stream's place in the archive (`ranges`: start and end offsets of each stream in the
- * archive, in the form's order).
+ * archive, in the form's order). None for fewer than MEMO_MIN_STREAMS (not read at all).
  */
-export function spanDigests(formPath: string, spans: RecordSpan[], ranges: number[]): MemoStream[] {
+export function spanDigests(
+  formPath: string,
+  spans: RecordSpan[],
+  ranges: number[],
+): MemoStream[] | undefined {
+  if (spans.length < MEMO_MIN_STREAMS) return undefined;
   const streams: MemoStream[] = [];
   using file = Deno.openSync(formPath);
   for (const { stream, from, to } of spans) {
@@ -66,12 +77,9 @@ export class StreamMemos {
   /** At most `limit` forms are remembered (the least recently used goes first). */
   constructor(readonly limit = 64) {}
 
-  /**
-   * Remembers a form's streams. Not one alone (a gzip's single stream): it is the same only when
-   * the whole archive is, and leasing the archive for it would cost every read.
-   */
+  /** Remembers a form's streams (not fewer than MEMO_MIN_STREAMS). */
   remember(formSha256: string, archiveSha256: string, streams: MemoStream[] | undefined): void {
-    if (streams === undefined || streams.length < 2) return;
+    if (streams === undefined || streams.length < MEMO_MIN_STREAMS) return;
     this.#byForm.delete(formSha256);
     this.#byForm.set(formSha256, { archiveSha256, streams });
     while (this.#byForm.size > this.limit) {

@@ -31,6 +31,10 @@ Deno.test("a rebuild copies the members its baseline has and models the others, 
     const next = members(changed);
     await Deno.writeFile(`${dir}/base.gz`, baseline);
     await Deno.writeFile(`${dir}/next.gz`, next);
+    // One stream (a .tgz) is never remembered: its records are not even digested.
+    await Deno.writeFile(`${dir}/one.gz`, members(parts.slice(0, 1)));
+    const one = await expandFile("gzip", `${dir}/one.gz`, `${dir}/one.form`);
+    assert.ok(one.ok && one.streams === undefined, JSON.stringify(one));
     const base = await expandFile("gzip", `${dir}/base.gz`, `${dir}/base.form`);
     assert.ok(base.ok && base.streams, JSON.stringify(base));
     assert.equal(base.streams.length, 6, "every member predicted");
