@@ -222,7 +222,8 @@ export async function readDelta(
   /** The stored delta a rebuild decodes: read once; a rebuild after this read returned reopens it. */
   let delta: ReadableStream<Uint8Array> | undefined = deltaBody;
   const takeDelta = (): ReadableStream<Uint8Array> => {
-    const taken = delta ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+    const taken = delta;
+    if (taken === undefined) throw internalError(`The delta of "${stored.key}" was read already`);
     delta = undefined;
     return taken;
   };
